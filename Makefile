@@ -1,0 +1,29 @@
+# Two commands on a fresh machine: `make demo` runs a close, `make test` runs every check.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo auto test lint clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)  ## a close of the sample period in the terminal
+	$(VENV)/bin/closebot run 2026-10
+
+auto: $(STAMP)  ## the same close, every question answered with its recommendation
+	$(VENV)/bin/closebot run 2026-10 --auto
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check bot tests
+	$(VENV)/bin/ruff format --check bot tests
+	$(VENV)/bin/mypy
+
+test: lint  ## lint, type-check and the whole test suite
+	$(VENV)/bin/pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

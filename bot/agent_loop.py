@@ -1,0 +1,262 @@
+"""The agent loop: model ⇄ tools until the work is done or a person must answer.
+
+Everything lives in the store: `advance(run_id)` works out where a run stands from
+its transcript alone, so a new process (or a new Store) resumes exactly there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bot.errors import ModelError
+from bot.models import Model
+from bot.questions import (
+    TOOL_NAME,
+    TOOL_SCHEMA,
+    Ask,
+    AskInvalid,
+    Outcome,
+    parse_ask,
+    tool_result_content,
+)
+from bot.store import QuestionRecord, Store
+from bot.tools import ToolContext, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_STEPS = 60
+
+
+class Presenter(Protocol):
+    """Where a run shows what happens: Slack, a terminal, or a test's recorder."""
+
+    def text(self, run_id: str, text: str) -> None: ...
+
+    def progress(self, run_id: str, steps: dict[str, str]) -> None: ...
+
+    def question(self, run_id: str, question: QuestionRecord) -> None: ...
+
+    def finished(self, run_id: str, text: str) -> None: ...
+
+    def failed(self, run_id: str, error: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Paused:
+    """A question is pending; the turn returned. Answer it, then call advance()."""
+
+    question_id: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    text: str
+
+
+@dataclass(frozen=True)
+class Failed:
+    error: str
+
+
+TurnOutcome = Paused | Finished | Failed
+
+
+def _tool_uses(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [b for b in content if b.get("type") == "tool_use"]
+
+
+def _text_of(content: list[dict[str, Any]]) -> str:
+    return "\n\n".join(
+        b["text"].strip() for b in content if b.get("type") == "text" and b.get("text", "").strip()
+    )
+
+
+class AgentLoop:
+    """One loop serves every mode; what differs is the presenter and who answers."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        model: Model,
+        tools: ToolRegistry,
+        presenter: Presenter,
+        system_prompt: str,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        self.store = store
+        self.model = model
+        self.tools = tools
+        self.presenter = presenter
+        self.system_prompt = system_prompt
+        self.max_steps = max_steps
+
+    def start(self, run_id: str, prompt: str) -> TurnOutcome:
+        """Begin a run with the user's request."""
+        self.store.append_message(run_id, role="user", content=[{"type": "text", "text": prompt}])
+        return self.advance(run_id)
+
+    def say(self, run_id: str, text: str) -> TurnOutcome:
+        """A person's message in an idle run's conversation."""
+        messages = self.store.messages(run_id)
+        if messages and messages[-1].role == "assistant" and _tool_uses(messages[-1].content):
+            raise ValueError(
+                "the run is in the middle of a turn; its question must be answered first"
+            )
+        self.store.append_message(run_id, role="user", content=[{"type": "text", "text": text}])
+        return self.advance(run_id)
+
+    def advance(self, run_id: str) -> TurnOutcome:
+        """Take the run forward from what the store holds, until done or a question is pending."""
+        self.store.set_run_status(run_id, "running")
+        schemas = [*self.tools.schemas(), TOOL_SCHEMA]
+        for _ in range(self.max_steps):
+            messages = self.store.messages(run_id)
+            if not messages:
+                return self._fail(run_id, "the run has no messages to work from")
+            last = messages[-1]
+            if last.role == "user":
+                try:
+                    reply = self.model.respond(
+                        system=self.system_prompt,
+                        messages=[m.api() for m in messages],
+                        tools=schemas,
+                    )
+                except ModelError as e:
+                    return self._fail(run_id, str(e))
+                content = reply.content or [{"type": "text", "text": "(no reply)"}]
+                self.store.append_message(run_id, role="assistant", content=content)
+                if _tool_uses(content) and (text := _text_of(content)):
+                    self.presenter.text(run_id, text)
+                continue
+            uses = _tool_uses(last.content)
+            if not uses:
+                return self._finish(run_id, _text_of(last.content))
+            pending = self._settle(run_id, uses)
+            if pending is not None:
+                return pending
+            results = []
+            for use in uses:
+                stored = self.store.tool_result(use["id"])
+                assert stored is not None
+                block: dict[str, Any] = {
+                    "type": "tool_result",
+                    "tool_use_id": use["id"],
+                    "content": stored.content,
+                }
+                if stored.is_error:
+                    block["is_error"] = True
+                results.append(block)
+            self.store.append_message(run_id, role="user", content=results)
+        return self._fail(run_id, f"stopped after {self.max_steps} steps without finishing")
+
+    def _settle(self, run_id: str, uses: list[dict[str, Any]]) -> Paused | None:
+        """Give every tool_use of one assistant message a stored result, or pause on a question."""
+        ctx = ToolContext(run_id=run_id, store=self.store)
+        # Ordinary tools first, each result stored before anything else happens.
+        for use in uses:
+            if use["name"] == TOOL_NAME or self.store.tool_result(use["id"]) is not None:
+                continue
+            tool = self.tools.get(use["name"])
+            if tool is not None and tool.step:
+                self.presenter.progress(run_id, self.store.set_step(run_id, tool.step, "running"))
+            content, is_error = self.tools.call(use["name"], ctx, use.get("input"))
+            self.store.record_tool_result(
+                run_id,
+                tool_use_id=use["id"],
+                name=use["name"],
+                input=use.get("input") or {},
+                content=content,
+                is_error=is_error,
+            )
+            if tool is not None and tool.step:
+                self.presenter.progress(
+                    run_id, self.store.set_step(run_id, tool.step, "failed" if is_error else "done")
+                )
+        paused: Paused | None = None
+        for use in uses:
+            if use["name"] != TOOL_NAME or self.store.tool_result(use["id"]) is not None:
+                continue
+            waiting = self._settle_question(run_id, use)
+            if waiting is not None and paused is None:
+                paused = waiting
+        return paused
+
+    def _settle_question(self, run_id: str, use: dict[str, Any]) -> Paused | None:
+        raw = use.get("input")
+        try:
+            ask = parse_ask(raw)
+        except AskInvalid as e:
+            content = (
+                "ask_user_question input is invalid, nothing was shown to the user. Fix these and ask again:\n- "
+                + "\n- ".join(e.problems)
+            )
+            self.store.record_tool_result(
+                run_id,
+                tool_use_id=use["id"],
+                name=TOOL_NAME,
+                input=raw if isinstance(raw, dict) else {},
+                content=content,
+                is_error=True,
+            )
+            return None
+        record, new = self.store.create_question(
+            run_id, question_id=use["id"], context=ask.context, questions=ask.questions_json()
+        )
+        if record.status == "pending":
+            self.store.set_run_status(run_id, "waiting")
+            if new:
+                steps = self._mark_waiting(run_id)
+                if steps is not None:
+                    self.presenter.progress(run_id, steps)
+                self.presenter.question(run_id, record)
+            return Paused(question_id=record.id)
+        outcome = Outcome(
+            status=record.status,
+            source=record.source,
+            by=record.answered_by,
+            at=record.answered_at,
+            answers=record.answer,
+        )
+        self.store.record_tool_result(
+            run_id,
+            tool_use_id=use["id"],
+            name=TOOL_NAME,
+            input=raw if isinstance(raw, dict) else {},
+            content=tool_result_content(ask, outcome),
+            is_error=False,
+        )
+        return None
+
+    def _mark_waiting(self, run_id: str) -> dict[str, str] | None:
+        """The step in progress (the latest one touched) now waits on a person."""
+        steps = self.store.run(run_id).steps
+        touched = [s for s in self.tools.steps if steps.get(s) in ("running", "done")]
+        if not touched:
+            return None
+        return self.store.set_step(run_id, touched[-1], "waiting")
+
+    def _finish(self, run_id: str, text: str) -> Finished:
+        self.presenter.progress(run_id, self.store.finish_steps(run_id))
+        self.store.set_run_status(run_id, "done")
+        self.presenter.finished(run_id, text)
+        return Finished(text=text)
+
+    def _fail(self, run_id: str, error: str) -> Failed:
+        log.warning("run %s failed: %s", run_id, error)
+        self.store.set_run_status(run_id, "failed", error=error)
+        self.presenter.failed(run_id, error)
+        return Failed(error=error)
+
+
+def ask_of(record: QuestionRecord) -> Ask:
+    """The validated Ask a stored question was made from."""
+    return Ask.from_record(record.context, record.questions)
+
+
+def transcript_json(store: Store, run_id: str) -> str:
+    """The run's transcript as the API saw it (for debugging and export)."""
+    return json.dumps([m.api() for m in store.messages(run_id)], indent=2, ensure_ascii=False)

@@ -1,0 +1,322 @@
+"""The `closebot` command: run, resume, audit and list closes in a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sqlite3
+import sys
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import TextIO
+
+from bot import __version__
+from bot.agent_loop import AgentLoop, Paused
+from bot.audit import decision_rows, to_csv
+from bot.close import data as close_data
+from bot.close.interests import money
+from bot.close.playbook import PlaybookModel
+from bot.close.prompts import SYSTEM_PROMPT, start_prompt
+from bot.close.tools import CloseTools
+from bot.config import Settings
+from bot.console import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Answerer,
+    AutoAnswerer,
+    ConsoleAnswerer,
+    ConsolePresenter,
+    drive,
+)
+from bot.errors import CloseBotError, ConfigError
+from bot.models import ClaudeModel, Model
+from bot.store import Store
+
+ENTRY_COLUMNS = (
+    "entry_no",
+    "line_no",
+    "entry",
+    "account",
+    "account_name",
+    "debit",
+    "credit",
+    "well_id",
+    "memo",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"closebot: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="closebot",
+        description="Run a month-end close with an agent that asks you when a decision is yours.",
+    )
+    parser.add_argument("--version", action="version", version=f"closebot {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run a close in this terminal")
+    run.add_argument(
+        "period", nargs="?", help="accounting period YYYY-MM (default: the latest with data)"
+    )
+    run.add_argument(
+        "--auto",
+        action="store_true",
+        help="answer every question with its recommendation (benchmark mode)",
+    )
+    run.add_argument("--db", help="SQLite file (default: $CLOSEBOT_DB or ./closebot.db)")
+    run.add_argument(
+        "--data",
+        help="folder of close data, one YYYY-MM folder per period (default: the shipped sample)",
+    )
+
+    resume = sub.add_parser("resume", help="continue a paused or interrupted run")
+    resume.add_argument("run_id")
+    resume.add_argument(
+        "--auto", action="store_true", help="answer pending questions with their recommendations"
+    )
+    resume.add_argument("--db")
+    resume.add_argument("--data")
+
+    audit = sub.add_parser(
+        "audit", help="print a run's decision log: question, answer, who, when, how"
+    )
+    audit.add_argument("run_id")
+    audit.add_argument("--csv", action="store_true", help="as CSV")
+    audit.add_argument("--db")
+
+    entries = sub.add_parser("entries", help="print a run's journal entries")
+    entries.add_argument("run_id")
+    entries.add_argument("--csv", action="store_true", help="as CSV")
+    entries.add_argument("--db")
+
+    runs = sub.add_parser("runs", help="list recent runs")
+    runs.add_argument("--db")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    env = dict(os.environ)
+    if getattr(args, "db", None):
+        env["CLOSEBOT_DB"] = args.db
+    if getattr(args, "data", None):
+        env["CLOSEBOT_DATA"] = args.data
+    return Settings.from_env(env)
+
+
+def open_store(settings: Settings) -> Store:
+    try:
+        return Store(settings.db_path)
+    except sqlite3.DatabaseError as e:
+        raise ConfigError(f"cannot use {settings.db_path} as closebot's database: {e}") from e
+
+
+def build_model(settings: Settings) -> Model:
+    """Claude with an API key, the offline playbook without one."""
+    if settings.anthropic_api_key:
+        return ClaudeModel(model=settings.model, api_key=settings.anthropic_api_key)
+    return PlaybookModel()
+
+
+def _loop(settings: Settings, store: Store, out: TextIO) -> AgentLoop:
+    tools = CloseTools(data_dir=settings.data_dir, approvers=settings.approvers)
+    return AgentLoop(
+        store=store,
+        model=build_model(settings),
+        tools=tools.registry(),
+        presenter=ConsolePresenter(out),
+        system_prompt=SYSTEM_PROMPT,
+        max_steps=settings.max_steps,
+    )
+
+
+def _answerer(auto: bool, out: TextIO) -> Answerer:
+    return AutoAnswerer(out) if auto else ConsoleAnswerer(stdin=sys.stdin, out=out)
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    settings = _settings(args)
+    period = args.period or close_data.latest_period(settings.data_dir)
+    close_data.load(
+        period, settings.data_dir
+    )  # an unknown period or bad data stops here, before a run exists
+    store = open_store(settings)
+    loop = _loop(settings, store, out)
+    mode = "auto" if args.auto else "console"
+    run = store.create_run(
+        period=period, mode=mode, started_by=settings.console_user, model=loop.model.name
+    )
+    driver = (
+        "Claude " + loop.model.name
+        if settings.uses_claude
+        else "the offline playbook (no ANTHROPIC_API_KEY)"
+    )
+    print(
+        f"closebot · Month-end close · {close_data.period_label(period)} · run {run.id}", file=out
+    )
+    print(f"Driven by {driver}; state in {settings.db_path}.\n", file=out, flush=True)
+    outcome = loop.start(run.id, start_prompt(period))
+    code = drive(
+        loop,
+        store,
+        run.id,
+        outcome,
+        answerer=_answerer(args.auto, out),
+        user=_answered_by(args.auto, settings),
+        out=out,
+    )
+    return _closing(store, run.id, code, out)
+
+
+def _answered_by(auto: bool, settings: Settings) -> str:
+    """Auto answers are nobody's decision: they are logged as 'auto', not as the operator."""
+    return "auto" if auto else settings.console_user
+
+
+def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
+    settings = _settings(args)
+    store = open_store(settings)
+    run = store.run(args.run_id)
+    if run.status == "done":
+        print(
+            f"closebot: run {run.id} is already finished; see `closebot audit {run.id}`.", file=out
+        )
+        return EXIT_OK
+    loop = _loop(settings, store, out)
+    print(
+        f"closebot · resuming run {run.id} ({close_data.period_label(run.period)}, was {run.status})",
+        file=out,
+        flush=True,
+    )
+    pending = store.pending_question(run.id)
+    outcome = Paused(pending.id) if pending else loop.advance(run.id)
+    code = drive(
+        loop,
+        store,
+        run.id,
+        outcome,
+        answerer=_answerer(args.auto, out),
+        user=_answered_by(args.auto, settings),
+        out=out,
+    )
+    return _closing(store, run.id, code, out)
+
+
+def _closing(store: Store, run_id: str, code: int, out: TextIO) -> int:
+    if code == EXIT_OK:
+        print(
+            f"\nDecision log: closebot audit {run_id}   Entries: closebot entries {run_id}",
+            file=out,
+            flush=True,
+        )
+    elif code == EXIT_FAILED and store.run(run_id).status == "failed":
+        print(f"Fix the cause, then continue with: closebot resume {run_id}", file=out, flush=True)
+    return code
+
+
+def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
+    store = open_store(_settings(args))
+    rows = decision_rows(store, args.run_id)
+    if args.csv:
+        out.write(to_csv(rows))
+        return EXIT_OK
+    if not rows:
+        print(f"Run {args.run_id} asked no questions.", file=out)
+    for row in rows:
+        print(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}", file=out)
+        answer = row["answer"] or f"({row['status']})"
+        who = row["answered_by"] or "-"
+        print(
+            f"    → {answer}\n      by {who} at {row['answered_at'] or '-'} via {row['source'] or '-'}",
+            file=out,
+        )
+    events = store.audit_events(args.run_id)
+    posted = [e for e in events if e.kind in ("journal_posted", "posting_refused", "doi_update")]
+    for e in posted:
+        print(f"{e.at} {e.kind} by {e.actor or '-'}: {e.detail}", file=out)
+    return EXIT_OK
+
+
+def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
+    store = open_store(_settings(args))
+    store.run(args.run_id)
+    batches = store.journal_batches(args.run_id)
+    if not batches:
+        print(f"Run {args.run_id} drafted no journal entries.", file=out)
+        return EXIT_OK
+    batch = batches[-1]
+    lines = store.journal_lines(batch["id"])
+    if args.csv:
+        out.write(to_csv(lines, ENTRY_COLUMNS))
+        return EXIT_OK
+    print(
+        f"Batch {batch['id']} ({batch['status']}) · debits {money(Decimal(batch['total_debit']))} = credits {money(Decimal(batch['total_credit']))}",
+        file=out,
+    )
+    current = None
+    for line in lines:
+        if line["entry_no"] != current:
+            current = line["entry_no"]
+            print(f"\n{line['entry_no']}. {line['entry']}", file=out)
+        dr = f"{line['debit']:>14,.2f}" if line["debit"] else " " * 14
+        cr = f"{line['credit']:>14,.2f}" if line["credit"] else " " * 14
+        print(
+            f"   {line['account']} {line['account_name'][:28]:<28} {dr} {cr}  {line['memo'][:40]}",
+            file=out,
+        )
+    return EXIT_OK
+
+
+def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
+    store = open_store(_settings(args))
+    runs = store.runs()
+    if not runs:
+        print("No runs yet. Start one with: closebot run", file=out)
+    for r in runs:
+        print(
+            f"{r.id}  {r.period}  {r.status:<9} {r.mode:<8} {r.started_by or '-':<12} {r.created_at}",
+            file=out,
+        )
+    return EXIT_OK
+
+
+COMMANDS = {
+    "run": cmd_run,
+    "resume": cmd_resume,
+    "audit": cmd_audit,
+    "entries": cmd_entries,
+    "runs": cmd_runs,
+}
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """The closebot command; errors are one clear line, never a traceback."""
+    out = out or sys.stdout
+    logging.basicConfig(
+        level=os.environ.get("CLOSEBOT_LOG_LEVEL", "WARNING").upper(),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args, out)
+    except CloseBotError as e:
+        print(f"closebot: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(
+            "\nclosebot: interrupted; nothing is lost. `closebot runs` lists runs to resume.",
+            file=sys.stderr,
+        )
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+__all__ = ["main"]

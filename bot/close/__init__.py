@@ -1,0 +1,1 @@
+"""The month-end close: data, checks, entries, the toolset and the offline playbook."""

@@ -1,0 +1,132 @@
+"""Settings from the environment: read once, validated, secrets masked in repr."""
+
+from __future__ import annotations
+
+import getpass
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.errors import ConfigError
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+DEFAULT_SLACK_API_URL = "https://slack.com/api/"
+DEFAULT_DB = "closebot.db"
+DEFAULT_MAX_STEPS = 60
+
+_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+_MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")
+
+
+def _mask(secret: str | None) -> str:
+    if not secret:
+        return "None"
+    return f"'{secret[:4]}…' ({len(secret)} chars)"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything closebot reads from its environment."""
+
+    db_path: Path = Path(DEFAULT_DB)
+    model: str = DEFAULT_MODEL
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    slack_bot_token: str | None = field(default=None, repr=False)
+    slack_signing_secret: str | None = field(default=None, repr=False)
+    slack_app_token: str | None = field(default=None, repr=False)
+    slack_api_url: str = DEFAULT_SLACK_API_URL
+    approvers: frozenset[str] = frozenset()
+    data_dir: Path | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    console_user: str = "console"
+
+    def __repr__(self) -> str:
+        return (
+            f"Settings(db_path={str(self.db_path)!r}, model={self.model!r}, "
+            f"anthropic_api_key={_mask(self.anthropic_api_key)}, "
+            f"slack_bot_token={_mask(self.slack_bot_token)}, "
+            f"slack_signing_secret={_mask(self.slack_signing_secret)}, "
+            f"slack_app_token={_mask(self.slack_app_token)}, "
+            f"slack_api_url={self.slack_api_url!r}, approvers={sorted(self.approvers)!r}, "
+            f"data_dir={str(self.data_dir) if self.data_dir else None!r}, "
+            f"max_steps={self.max_steps}, console_user={self.console_user!r})"
+        )
+
+    @property
+    def uses_claude(self) -> bool:
+        """True when an API key is set: Claude drives runs, else the offline playbook."""
+        return bool(self.anthropic_api_key)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read and validate the environment; raise ConfigError naming the variable."""
+        env = os.environ if env is None else env
+
+        def get(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        db_path = Path(get("CLOSEBOT_DB") or DEFAULT_DB).expanduser()
+        if db_path.is_dir():
+            raise ConfigError(f"CLOSEBOT_DB={db_path} is a directory; give a file path")
+        if not db_path.parent.is_dir():
+            raise ConfigError(
+                f"CLOSEBOT_DB={db_path}: the directory {db_path.parent} does not exist"
+            )
+
+        model = get("CLOSEBOT_MODEL") or DEFAULT_MODEL
+        if not _MODEL_NAME.match(model):
+            raise ConfigError(f"CLOSEBOT_MODEL={model!r} is not a model name")
+
+        approvers = frozenset(
+            a.strip() for a in (get("CLOSEBOT_APPROVERS") or "").split(",") if a.strip()
+        )
+        bad = sorted(a for a in approvers if not _SLACK_USER_ID.match(a))
+        if bad:
+            raise ConfigError(
+                f"CLOSEBOT_APPROVERS: {', '.join(repr(b) for b in bad)} is not a Slack user id "
+                "(like U024BE7LH); separate ids with commas"
+            )
+
+        slack_api_url = get("SLACK_API_URL") or DEFAULT_SLACK_API_URL
+        if not re.match(r"^https?://[^/\s]+", slack_api_url):
+            raise ConfigError(f"SLACK_API_URL={slack_api_url!r} is not an http(s) URL")
+        if not slack_api_url.endswith("/"):
+            slack_api_url += "/"
+
+        data_dir = None
+        if raw_data := get("CLOSEBOT_DATA"):
+            data_dir = Path(raw_data).expanduser()
+            if not data_dir.is_dir():
+                raise ConfigError(f"CLOSEBOT_DATA={raw_data}: no such directory")
+
+        max_steps = DEFAULT_MAX_STEPS
+        if raw_steps := get("CLOSEBOT_MAX_STEPS"):
+            if not raw_steps.isdigit() or not 1 <= int(raw_steps) <= 1000:
+                raise ConfigError(
+                    f"CLOSEBOT_MAX_STEPS={raw_steps!r} must be a whole number from 1 to 1000"
+                )
+            max_steps = int(raw_steps)
+
+        return cls(
+            db_path=db_path,
+            model=model,
+            anthropic_api_key=get("ANTHROPIC_API_KEY"),
+            slack_bot_token=get("SLACK_BOT_TOKEN"),
+            slack_signing_secret=get("SLACK_SIGNING_SECRET"),
+            slack_app_token=get("SLACK_APP_TOKEN"),
+            slack_api_url=slack_api_url,
+            approvers=approvers,
+            data_dir=data_dir,
+            max_steps=max_steps,
+            console_user=get("CLOSEBOT_USER") or _login_name(),
+        )
+
+
+def _login_name() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "console"

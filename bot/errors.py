@@ -1,0 +1,54 @@
+"""The small named hierarchy of errors closebot raises and explains to its user."""
+
+
+class CloseBotError(Exception):
+    """Base class: the message is written for the person running closebot."""
+
+
+class ConfigError(CloseBotError):
+    """A setting in the environment or on the command line is missing or malformed."""
+
+
+class DataError(CloseBotError):
+    """Close data is missing or malformed (unknown period, bad CSV)."""
+
+
+class NotFoundError(CloseBotError):
+    """A run or question id that the store does not know."""
+
+
+class AnswerError(CloseBotError):
+    """An answer to a question is malformed (out of range, required left empty)."""
+
+
+class AlreadyAnsweredError(CloseBotError):
+    """A claim lost: the question was answered, cancelled or expired before."""
+
+    def __init__(self, message: str, *, status: str, by: str | None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.by = by
+
+
+class ModelError(CloseBotError):
+    """The model could not produce a reply (after the SDK's own retries)."""
+
+
+class ModelAuthError(ModelError):
+    """The API key was refused (401/403)."""
+
+
+class ModelRateLimitedError(ModelError):
+    """Rate limited (429) and retries did not get through."""
+
+
+class ModelOverloadedError(ModelError):
+    """The API is overloaded (529) and retries did not get through."""
+
+
+class ModelUnavailableError(ModelError):
+    """Connection failures, timeouts and 5xx answers after retries."""
+
+
+class ModelRequestError(ModelError):
+    """The API rejected the request itself (400, 404, 413, 422)."""

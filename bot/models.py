@@ -1,0 +1,137 @@
+"""The Model protocol and the Claude adapter on the anthropic SDK."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anthropic
+
+from bot.errors import (
+    ModelAuthError,
+    ModelError,
+    ModelOverloadedError,
+    ModelRateLimitedError,
+    ModelRequestError,
+    ModelUnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_TOKENS = 4096
+DEFAULT_MAX_RETRIES = 4
+DEFAULT_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant message: content blocks as the Messages API takes them back."""
+
+    content: list[dict[str, Any]]
+    stop_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+class Model(Protocol):
+    """Anything that turns a transcript into the next assistant message."""
+
+    name: str
+
+    def respond(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> Reply: ...
+
+
+def _block_dict(block: Any) -> dict[str, Any]:
+    """An SDK content block as a plain dict the API accepts back in the next request."""
+    data: dict[str, Any] = block.model_dump(mode="json", exclude_none=True)
+    if data.get("type") == "text":
+        return {"type": "text", "text": data.get("text", "")}
+    if data.get("type") == "tool_use":
+        return {
+            "type": "tool_use",
+            "id": data["id"],
+            "name": data["name"],
+            "input": data.get("input") or {},
+        }
+    return data
+
+
+class ClaudeModel:
+    """Claude through the Messages API, with prompt caching and the SDK's own retries."""
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        base_url: str | None = None,
+    ) -> None:
+        self.name = model
+        self.max_tokens = max_tokens
+        # base_url None lets the SDK read ANTHROPIC_BASE_URL itself.
+        self._client = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
+        )
+
+    def respond(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> Reply:
+        cached_tools = [dict(t) for t in tools]
+        if cached_tools:
+            # One breakpoint after the last tool caches tools and system together.
+            cached_tools[-1]["cache_control"] = {"type": "ephemeral"}
+        try:
+            response = self._client.messages.create(
+                model=self.name,
+                max_tokens=self.max_tokens,
+                system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+                tools=cached_tools,  # type: ignore[arg-type]
+                messages=messages,  # type: ignore[arg-type]
+            )
+        except anthropic.AuthenticationError as e:
+            raise ModelAuthError(f"the Anthropic API refused the key (401): {_detail(e)}") from e
+        except anthropic.PermissionDeniedError as e:
+            raise ModelAuthError(f"the Anthropic API denied access (403): {_detail(e)}") from e
+        except anthropic.RateLimitError as e:
+            raise ModelRateLimitedError(
+                f"rate limited by the Anthropic API (429) after retries: {_detail(e)}"
+            ) from e
+        except anthropic.APIStatusError as e:
+            if e.status_code == 529:
+                raise ModelOverloadedError(
+                    f"the Anthropic API is overloaded (529) after retries: {_detail(e)}"
+                ) from e
+            if e.status_code >= 500:
+                raise ModelUnavailableError(
+                    f"the Anthropic API failed ({e.status_code}) after retries: {_detail(e)}"
+                ) from e
+            raise ModelRequestError(
+                f"the Anthropic API rejected the request ({e.status_code}): {_detail(e)}"
+            ) from e
+        except anthropic.APITimeoutError as e:
+            raise ModelUnavailableError("the Anthropic API timed out after retries") from e
+        except anthropic.APIConnectionError as e:
+            raise ModelUnavailableError(f"could not reach the Anthropic API: {e}") from e
+        except anthropic.AnthropicError as e:
+            raise ModelError(f"the Anthropic SDK failed: {e}") from e
+        usage = response.usage.model_dump(exclude_none=True) if response.usage else {}
+        log.info("model reply stop=%s usage=%s", response.stop_reason, usage)
+        return Reply(
+            content=[_block_dict(b) for b in response.content],
+            stop_reason=response.stop_reason,
+            usage={k: v for k, v in usage.items() if isinstance(v, int)},
+        )
+
+
+def _detail(error: anthropic.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return error.message
