@@ -113,12 +113,18 @@ class AgentLoop:
         """Take the run forward from what the store holds, until done or a question is pending."""
         self.store.set_run_status(run_id, "running")
         schemas = [*self.tools.schemas(), TOOL_SCHEMA]
-        for _ in range(self.max_steps):
+        steps = 0  # model calls in this turn
+        while True:
             messages = self.store.messages(run_id)
             if not messages:
                 return self._fail(run_id, "the run has no messages to work from")
             last = messages[-1]
             if last.role == "user":
+                if steps >= self.max_steps:
+                    return self._fail(
+                        run_id, f"stopped after {self.max_steps} steps without finishing"
+                    )
+                steps += 1
                 try:
                     reply = self.model.respond(
                         system=self.system_prompt,
@@ -151,7 +157,6 @@ class AgentLoop:
                     block["is_error"] = True
                 results.append(block)
             self.store.append_message(run_id, role="user", content=results)
-        return self._fail(run_id, f"stopped after {self.max_steps} steps without finishing")
 
     def _settle(self, run_id: str, uses: list[dict[str, Any]]) -> Paused | None:
         """Give every tool_use of one assistant message a stored result, or pause on a question."""

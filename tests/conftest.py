@@ -1,0 +1,129 @@
+"""Hermetic tests: the DB in tmp_path, dummy tokens, no API key, fakes at the boundaries."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.models import Reply
+from bot.store import QuestionRecord, Store
+
+
+@pytest.fixture(autouse=True)
+def hermetic_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    db = tmp_path / "closebot.db"
+    monkeypatch.setenv("CLOSEBOT_DB", str(db))
+    monkeypatch.setenv("CLOSEBOT_USER", "alice")
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "CLOSEBOT_DATA",
+        "CLOSEBOT_APPROVERS",
+        "CLOSEBOT_MODEL",
+        "CLOSEBOT_MAX_STEPS",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-test-token")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "test-signing-secret")
+    return db
+
+
+@pytest.fixture
+def db_path(hermetic_env: Path) -> Path:
+    return hermetic_env
+
+
+@pytest.fixture
+def store(db_path: Path) -> Iterator[Store]:
+    s = Store(db_path)
+    yield s
+    s.close()
+
+
+class ScriptedModel:
+    """A Model that replays enqueued replies and records every request it was given."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.replies: list[Reply | Exception] = []
+        self.history: list[dict[str, Any]] = []
+
+    def enqueue(self, *content: dict[str, Any]) -> None:
+        self.replies.append(
+            Reply(
+                content=list(content),
+                stop_reason="tool_use"
+                if any(b["type"] == "tool_use" for b in content)
+                else "end_turn",
+            )
+        )
+
+    def enqueue_error(self, error: Exception) -> None:
+        self.replies.append(error)
+
+    def respond(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> Reply:
+        self.history.append(
+            {"system": system, "messages": [dict(m) for m in messages], "tools": tools}
+        )
+        if not self.replies:
+            raise AssertionError("the scripted model was called more times than scripted")
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+class RecordingPresenter:
+    """Keeps every event a run reported, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []
+
+    def text(self, run_id: str, text: str) -> None:
+        self.events.append(("text", text))
+
+    def progress(self, run_id: str, steps: dict[str, str]) -> None:
+        self.events.append(("progress", dict(steps)))
+
+    def question(self, run_id: str, question: QuestionRecord) -> None:
+        self.events.append(("question", question.id))
+
+    def finished(self, run_id: str, text: str) -> None:
+        self.events.append(("finished", text))
+
+    def failed(self, run_id: str, error: str) -> None:
+        self.events.append(("failed", error))
+
+    def kinds(self) -> list[str]:
+        return [k for k, _ in self.events]
+
+
+def text(t: str) -> dict[str, Any]:
+    return {"type": "text", "text": t}
+
+
+def tool_use(id: str, name: str, **input: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+
+def ask_input(*questions: dict[str, Any], context: str = "Need a decision.") -> dict[str, Any]:
+    return {"context": context, "questions": list(questions)}
+
+
+WI_QUESTION: dict[str, Any] = {
+    "question": "Smith 14-2H billed at 0.275 vs DOI 0.25. How should it be booked?",
+    "header": "WI · Smith 14-2H",
+    "options": [
+        {"label": "Accept operator's decimal", "description": "update DOI"},
+        {"label": "Short-pay and dispute"},
+        {"label": "Hold in suspense"},
+    ],
+    "recommended": 1,
+    "reasoning": "Both operator documents agree.",
+}

@@ -1,0 +1,89 @@
+"""A loopback stand-in for the Anthropic Messages API that the real SDK talks to."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class FakeAnthropic:
+    """Answers POST /v1/messages from a queue and records every request."""
+
+    url: str = ""
+    answers: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
+
+    def reply(self, *content: dict[str, Any], stop_reason: str = "end_turn") -> None:
+        body = {
+            "id": f"msg_{len(self.answers)}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test",
+            "content": list(content),
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": 10,
+                "output_tokens": 5,
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 8,
+            },
+        }
+        self.answers.append((200, body, {}))
+
+    def fail(self, status: int, error_type: str, message: str) -> None:
+        body = {"type": "error", "error": {"type": error_type, "message": message}}
+        # retry-after-ms keeps the SDK's backoff short in tests
+        self.answers.append((status, body, {"retry-after-ms": "5"}))
+
+
+@contextmanager
+def fake_anthropic() -> Iterator[FakeAnthropic]:
+    fake = FakeAnthropic()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", 0))
+            fake.requests.append(json.loads(self.rfile.read(length)))
+            fake.headers.append({k.lower(): v for k, v in self.headers.items()})
+            if self.path != "/v1/messages" or not fake.answers:
+                status, body, headers = (
+                    500,
+                    {
+                        "type": "error",
+                        "error": {"type": "api_error", "message": f"unscripted {self.path}"},
+                    },
+                    {"x-should-retry": "false"},
+                )
+            else:
+                status, body, headers = fake.answers.pop(0)
+            raw = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(raw)))
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(raw)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()

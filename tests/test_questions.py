@@ -1,0 +1,333 @@
+"""The ask_user_question contract: every validation limit, answers, and the tool_result."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot.errors import AnswerError
+from bot.questions import (
+    TOOL_SCHEMA,
+    Ask,
+    AskInvalid,
+    NoDefaultAnswer,
+    Outcome,
+    QuestionType,
+    Response,
+    answer_payload,
+    check_responses,
+    default_responses,
+    parse_ask,
+    parse_typed,
+    tool_result_content,
+)
+
+
+def q(**over: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}
+    base.update(over)
+    return {k: v for k, v in base.items() if v is not None}
+
+
+def problems(raw: Any) -> list[str]:
+    with pytest.raises(AskInvalid) as info:
+        parse_ask(raw)
+    return info.value.problems
+
+
+def test_a_valid_ask_parses_with_defaults() -> None:
+    ask = parse_ask(
+        {"context": " Why ", "questions": [q(recommended=2, reasoning="because", header="H")]}
+    )
+    (question,) = ask.questions
+    assert ask.context == "Why"
+    assert question.type is QuestionType.SINGLE and question.required and not question.allow_other
+    assert [o.label for o in question.options] == ["A", "B"] and question.recommended == 2
+    assert Ask.from_record(ask.context, ask.questions_json()) == ask
+
+
+def test_schema_is_named_and_requires_context_and_questions() -> None:
+    assert TOOL_SCHEMA["name"] == "ask_user_question"
+    assert TOOL_SCHEMA["input_schema"]["required"] == ["context", "questions"]
+    items = TOOL_SCHEMA["input_schema"]["properties"]["questions"]
+    assert (items["minItems"], items["maxItems"]) == (1, 5)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("not an object", "input: must be an object"),
+        ({"questions": [q()]}, "context: missing"),
+        ({"context": "  ", "questions": [q()]}, "context: is empty"),
+        (
+            {"context": "x" * 1001, "questions": [q()]},
+            "context: 1001 characters, the limit is 1000",
+        ),
+        ({"context": "c", "questions": []}, "questions: 0 questions, one call takes 1 to 5"),
+        ({"context": "c", "questions": [q()] * 6}, "questions: 6 questions, one call takes 1 to 5"),
+        ({"context": "c", "questions": "q"}, "questions: must be a list"),
+        ({"context": "c", "questions": [q()], "extra": 1}, "input: unknown field(s) extra"),
+        (
+            {"context": "c", "questions": [q(question="x" * 501)]},
+            "questions[1].question: 501 characters, the limit is 500",
+        ),
+        ({"context": "c", "questions": [q(question=None)]}, "questions[1].question: missing"),
+        (
+            {"context": "c", "questions": [q(header="h" * 25)]},
+            "questions[1].header: 25 characters, the limit is 24",
+        ),
+        (
+            {"context": "c", "questions": [q(type="ranking")]},
+            "questions[1].type: 'ranking' is not one of",
+        ),
+        (
+            {"context": "c", "questions": [q(options=[{"label": "A"}])]},
+            "questions[1].options: 1 options, a choice question takes 2 to 100",
+        ),
+        (
+            {"context": "c", "questions": [q(options=[{"label": str(i)} for i in range(101)])]},
+            "questions[1].options: 101 options",
+        ),
+        (
+            {"context": "c", "questions": [q(options=None)]},
+            "questions[1].options: a choice question needs a list",
+        ),
+        (
+            {"context": "c", "questions": [q(options=[{"label": "A" * 76}, {"label": "B"}])]},
+            "questions[1].options[1].label: 76 characters, the limit is 75",
+        ),
+        (
+            {
+                "context": "c",
+                "questions": [
+                    q(options=[{"label": "A", "description": "d" * 151}, {"label": "B"}])
+                ],
+            },
+            "questions[1].options[1].description: 151 characters, the limit is 150",
+        ),
+        (
+            {"context": "c", "questions": [q(options=[{"label": "A"}, {"label": "a"}])]},
+            "questions[1].options[2].label: 'a' repeats option 1",
+        ),
+        (
+            {
+                "context": "c",
+                "questions": [q(options=[{"label": "A", "value": 1}, {"label": "B"}])],
+            },
+            "questions[1].options[1]: unknown field(s) value",
+        ),
+        (
+            {"context": "c", "questions": [q(recommended=3)]},
+            "questions[1].recommended: 3 is not an option number (1–2)",
+        ),
+        (
+            {"context": "c", "questions": [q(recommended=0)]},
+            "questions[1].recommended: 0 is not an option number",
+        ),
+        (
+            {"context": "c", "questions": [q(recommended="1")]},
+            "questions[1].recommended: must be a 1-based option number",
+        ),
+        (
+            {"context": "c", "questions": [q(recommended=True)]},
+            "questions[1].recommended: must be a 1-based option number",
+        ),
+        (
+            {"context": "c", "questions": [q(reasoning="r" * 1001, recommended=1)]},
+            "questions[1].reasoning: 1001 characters, the limit is 1000",
+        ),
+        (
+            {"context": "c", "questions": [q(reasoning="why")]},
+            "questions[1].reasoning: explains a recommendation",
+        ),
+        (
+            {"context": "c", "questions": [q(required="yes")]},
+            "questions[1].required: must be true or false",
+        ),
+        (
+            {"context": "c", "questions": [q(allow_other=1)]},
+            "questions[1].allow_other: must be true or false",
+        ),
+        (
+            {
+                "context": "c",
+                "questions": [
+                    {
+                        "question": "Why?",
+                        "type": "free_text",
+                        "options": [{"label": "A"}, {"label": "B"}],
+                    }
+                ],
+            },
+            "questions[1].options: a free_text question takes no options",
+        ),
+        (
+            {
+                "context": "c",
+                "questions": [{"question": "Why?", "type": "free_text", "recommended": 1}],
+            },
+            "questions[1].recommended: a free_text question takes no recommended",
+        ),
+        (
+            {"context": "c", "questions": [q(), q(colour="red")]},
+            "questions[2]: unknown field(s) colour",
+        ),
+        ({"context": "c", "questions": [q(), "text"]}, "questions[2]: must be an object"),
+    ],
+)
+def test_each_limit_is_reported_precisely(raw: Any, expected: str) -> None:
+    assert any(p.startswith(expected) for p in problems(raw)), problems(raw)
+
+
+def test_the_limits_themselves_are_allowed() -> None:
+    ask = parse_ask(
+        {
+            "context": "x" * 1000,
+            "questions": [
+                q(
+                    question="x" * 500,
+                    header="h" * 24,
+                    options=[{"label": "L" * 75, "description": "d" * 150}]
+                    + [{"label": f"o{i}"} for i in range(1, 100)],
+                    recommended=100,
+                    reasoning="r" * 1000,
+                )
+            ]
+            + [q()] * 4,
+        }
+    )
+    assert len(ask.questions) == 5 and len(ask.questions[0].options) == 100
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    found = problems({"context": "", "questions": [q(header="h" * 30, recommended=9)]})
+    assert len(found) == 3
+
+
+def test_bare_string_options_are_accepted() -> None:
+    ask = parse_ask({"context": "c", "questions": [q(options=["Yes", "No"])]})
+    assert [o.label for o in ask.questions[0].options] == ["Yes", "No"]
+
+
+def _ask() -> Ask:
+    return parse_ask(
+        {
+            "context": "c",
+            "questions": [
+                q(question="Pick one", recommended=1, allow_other=True),
+                q(
+                    question="Pick some",
+                    type="multiple_choice",
+                    options=["x", "y", "z"],
+                    required=False,
+                ),
+                {"question": "Notes?", "type": "free_text", "required": False},
+            ],
+        }
+    )
+
+
+def test_answer_payload_carries_labels_other_text_and_skips() -> None:
+    payload = answer_payload(
+        _ask(),
+        {1: Response(other="hold it"), 2: Response(selected=(1, 3)), 3: Response(text="see memo")},
+    )
+    assert payload == {
+        "1": {"question": "Pick one", "selected": [], "labels": [], "other": "hold it"},
+        "2": {"question": "Pick some", "selected": [1, 3], "labels": ["x", "z"]},
+        "3": {"question": "Notes?", "text": "see memo"},
+    }
+    skipped = answer_payload(_ask(), {1: Response(selected=(2,))})
+    assert (
+        skipped["2"] == {"question": "Pick some", "skipped": True}
+        and skipped["3"]["skipped"] is True
+    )
+
+
+@pytest.mark.parametrize(
+    ("responses", "message"),
+    [
+        ({}, "question 1 (Pick one) is required"),
+        ({1: Response(selected=(3,))}, "question 1 (Pick one): 3 is not an option (1–2)"),
+        ({1: Response(selected=(1, 2))}, "question 1 (Pick one) takes one choice, got 2"),
+        ({1: Response(selected=(1,), other="and this")}, "takes one choice, got 2"),
+        ({1: Response(selected=(1,)), 2: Response(selected=(1, 1))}, "an option is chosen twice"),
+        ({1: Response(selected=(1,)), 2: Response(other="x")}, "does not take an 'Other' answer"),
+        ({1: Response(selected=(1,)), 3: Response(selected=(1,))}, "takes a typed answer"),
+        ({1: Response(text="free")}, "takes a choice, not free text"),
+        ({1: Response(selected=(1,)), 4: Response(text="x")}, "there is no question 4"),
+        ({1: Response(selected=(1,)), 3: Response(text="x" * 3001)}, "the limit is 3000"),
+    ],
+)
+def test_bad_answers_are_refused_with_the_reason(
+    responses: dict[int, Response], message: str
+) -> None:
+    with pytest.raises(AnswerError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        check_responses(_ask(), responses)
+
+
+def test_defaults_use_the_recommendation_and_skip_optional_ones() -> None:
+    assert default_responses(_ask()) == {
+        1: Response(selected=(1,)),
+        2: Response(skipped=True),
+        3: Response(skipped=True),
+    }
+    no_default = parse_ask({"context": "c", "questions": [q(question="Post it?")]})
+    with pytest.raises(
+        NoDefaultAnswer,
+        match="question 1 \\('Post it\\?'\\) is required and has no recommended answer",
+    ):
+        default_responses(no_default)
+
+
+def test_tool_result_says_status_source_and_labels() -> None:
+    ask = _ask()
+    answers = answer_payload(ask, {1: Response(selected=(2,))})
+    body = json.loads(
+        tool_result_content(ask, Outcome("answered", "user", "U1", "2026-10-31T10:00", answers))
+    )
+    assert body["status"] == "answered" and body["source"] == "user" and body["answered_by"] == "U1"
+    assert body["answers"]["1"]["labels"] == ["B"] and body["answers"]["1"]["selected"] == [2]
+    auto = json.loads(
+        tool_result_content(ask, Outcome("answered", "auto_default", "auto", "t", answers))
+    )
+    assert "No person chose this" in auto["note"]
+    cancelled = json.loads(tool_result_content(ask, Outcome("cancelled", "user", "U2", "t")))
+    assert (
+        cancelled["status"] == "cancelled"
+        and cancelled["cancelled_by"] == "U2"
+        and "Do not assume" in cancelled["message"]
+    )
+    expired = json.loads(tool_result_content(ask, Outcome("expired", "timeout", None, "t")))
+    assert expired["status"] == "expired" and "Do not assume" in expired["message"]
+    with pytest.raises(ValueError):
+        tool_result_content(ask, Outcome("pending", None, None, None))
+
+
+@pytest.mark.parametrize(
+    ("index", "raw", "expected"),
+    [
+        (0, "2", Response(selected=(2,))),
+        (0, " other: hold it ", Response(other="hold it")),
+        (1, "1,3", Response(selected=(1, 3))),
+        (1, "1 3", Response(selected=(1, 3))),
+        (1, "", Response(skipped=True)),
+        (2, "free words, 1,2", Response(text="free words, 1,2")),
+    ],
+)
+def test_typed_answers_parse(index: int, raw: str, expected: Response) -> None:
+    assert parse_typed(_ask().questions[index], raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("yes", "'yes' is not an option; type one number from 1 to 2 or 'other: your answer'"),
+        ("other:", "type your answer after 'other:'"),
+    ],
+)
+def test_typed_nonsense_is_explained(raw: str, message: str) -> None:
+    with pytest.raises(AnswerError, match=message):
+        parse_typed(_ask().questions[0], raw)

@@ -1,0 +1,223 @@
+"""The store: migrations, the append-only transcript, atomic claims, audit."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from bot.errors import AlreadyAnsweredError, NotFoundError
+from bot.store import Store, migrations
+
+
+def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
+    db = store.db
+    assert [m.name for m in migrations.applied(db)] == ["m001_core", "m002_close"]
+    assert db.table("runs").columns_dict == {
+        "id": str,
+        "period": str,
+        "mode": str,
+        "status": str,
+        "started_by": str,
+        "channel": str,
+        "thread_ts": str,
+        "model": str,
+        "steps": str,
+        "error": str,
+        "created_at": str,
+        "updated_at": str,
+    }
+    assert db.table("messages").columns_dict == {
+        "id": int,
+        "run_id": str,
+        "seq": int,
+        "role": str,
+        "content": str,
+        "created_at": str,
+    }
+    assert db.table("tool_calls").columns_dict == {
+        "tool_use_id": str,
+        "run_id": str,
+        "name": str,
+        "input": str,
+        "result": str,
+        "is_error": int,
+        "created_at": str,
+    }
+    assert db.table("questions").columns_dict == {
+        "id": str,
+        "run_id": str,
+        "context": str,
+        "questions": str,
+        "status": str,
+        "answer": str,
+        "answered_by": str,
+        "source": str,
+        "answered_at": str,
+        "channel": str,
+        "message_ts": str,
+        "created_at": str,
+        "expires_at": str,
+    }
+    assert db.table("audit_events").columns_dict == {
+        "id": int,
+        "run_id": str,
+        "at": str,
+        "kind": str,
+        "actor": str,
+        "detail": str,
+    }
+    assert set(db.table("exceptions").columns_dict) >= {
+        "id",
+        "run_id",
+        "status",
+        "resolution",
+        "question_id",
+        "decided_by",
+    }
+    assert set(db.table("journal_lines").columns_dict) >= {
+        "batch_id",
+        "entry_no",
+        "account",
+        "debit",
+        "credit",
+    }
+
+
+def test_reopening_applies_nothing_twice_and_uses_wal(db_path: Path) -> None:
+    Store(db_path).close()
+    s = Store(db_path)
+    assert len(migrations.applied(s.db)) == 2
+    assert s.db.execute("pragma journal_mode").fetchone()[0] == "wal"
+    assert s.db.execute("pragma busy_timeout").fetchone()[0] == 10_000
+    s.close()
+
+
+def test_transcript_is_append_only_and_ordered(store: Store) -> None:
+    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
+    assert store.append_message(run.id, role="user", content=[{"type": "text", "text": "hi"}]) == 1
+    assert (
+        store.append_message(run.id, role="assistant", content=[{"type": "text", "text": "yo"}])
+        == 2
+    )
+    assert [m.api() for m in store.messages(run.id)] == [
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "yo"}]},
+    ]
+    with pytest.raises(ValueError, match="unknown role"):
+        store.append_message(run.id, role="system", content=[])
+    with pytest.raises(sqlite3.IntegrityError):  # the seq of a message is never reused
+        store.db.execute(
+            "insert into messages (run_id, seq, role, content, created_at) values (?, 1, 'user', '[]', 'x')",
+            (run.id,),
+        )
+
+
+def test_a_stored_tool_result_is_final(store: Store) -> None:
+    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
+    store.record_tool_result(
+        run.id, tool_use_id="t1", name="x", input={"a": 1}, content="first", is_error=False
+    )
+    store.record_tool_result(
+        run.id, tool_use_id="t1", name="x", input={"a": 1}, content="second", is_error=True
+    )
+    result = store.tool_result("t1")
+    assert result is not None and (result.content, result.is_error, result.input) == (
+        "first",
+        False,
+        {"a": 1},
+    )
+
+
+def _pending(store: Store) -> str:
+    run = store.create_run(period="2026-10", mode="slack", started_by="U1", model="m")
+    record, new = store.create_question(
+        run.id, question_id="toolu_q", context="c", questions=[{"question": "q?"}]
+    )
+    assert new and record.status == "pending"
+    again, new_again = store.create_question(
+        run.id, question_id="toolu_q", context="other", questions=[]
+    )
+    assert not new_again and again.context == "c"
+    return run.id
+
+
+def test_claim_records_who_when_and_how_then_refuses_a_second(store: Store) -> None:
+    run_id = _pending(store)
+    record = store.claim_answer(
+        "toolu_q", answer={"1": {"selected": [1]}}, answered_by="U1", source="user"
+    )
+    assert (record.status, record.answered_by, record.source) == ("answered", "U1", "user")
+    assert record.answered_at
+    with pytest.raises(AlreadyAnsweredError) as info:
+        store.claim_answer(
+            "toolu_q", answer={"1": {"selected": [2]}}, answered_by="U2", source="user"
+        )
+    assert info.value.by == "U1" and "already answered by U1" in str(info.value)
+    assert store.question("toolu_q").answer == {"1": {"selected": [1]}}
+    kinds = [e.kind for e in store.audit_events(run_id)]
+    assert kinds == ["run_started", "question_asked", "question_answered"]
+
+
+def test_two_concurrent_claims_from_two_connections_have_exactly_one_winner(db_path: Path) -> None:
+    setup = Store(db_path)
+    run = setup.create_run(period="2026-10", mode="slack", started_by="U1", model="m")
+    stores = [Store(db_path), Store(db_path)]
+    for round_no in range(10):
+        qid = f"toolu_race_{round_no}"
+        setup.create_question(run.id, question_id=qid, context="c", questions=[{"question": "q?"}])
+        barrier = threading.Barrier(2)
+        outcomes: dict[int, str] = {}
+
+        def claim(
+            i: int,
+            qid: str = qid,
+            barrier: threading.Barrier = barrier,
+            outcomes: dict[int, str] = outcomes,
+        ) -> None:
+            barrier.wait()
+            try:
+                stores[i].claim_answer(
+                    qid, answer={"1": {"selected": [i + 1]}}, answered_by=f"U{i}", source="user"
+                )
+                outcomes[i] = "won"
+            except AlreadyAnsweredError:
+                outcomes[i] = "lost"
+
+        threads = [threading.Thread(target=claim, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=20)
+        assert sorted(outcomes.values()) == ["lost", "won"]
+        winner = next(i for i, o in outcomes.items() if o == "won")
+        record = setup.question(qid)
+        assert record.answered_by == f"U{winner}" and record.answer == {
+            "1": {"selected": [winner + 1]}
+        }
+    assert len(setup.audit_events(run.id, kind="question_answered")) == 10
+
+
+def test_cancel_and_expire_are_final_states(store: Store) -> None:
+    _pending(store)
+    record = store.cancel_question("toolu_q", cancelled_by="U1", source="user")
+    assert record.status == "cancelled" and record.answered_by == "U1"
+    with pytest.raises(AlreadyAnsweredError, match="already cancelled"):
+        store.expire_question("toolu_q")
+
+
+def test_unknown_ids_raise_not_found(store: Store) -> None:
+    with pytest.raises(NotFoundError, match="no run with id 'nope'"):
+        store.run("nope")
+    with pytest.raises(NotFoundError):
+        store.question("nope")
+
+
+def test_step_states_move_one_at_a_time(store: Store) -> None:
+    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
+    store.set_step(run.id, "Intake", "running")
+    assert store.set_step(run.id, "Checks", "running") == {"Intake": "done", "Checks": "running"}
+    assert store.set_step(run.id, "Checks", "waiting") == {"Intake": "done", "Checks": "waiting"}
+    assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "done"}
