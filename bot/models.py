@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import anthropic
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bot.errors import (
     ModelAuthError,
@@ -16,6 +14,9 @@ from bot.errors import (
     ModelRequestError,
     ModelUnavailableError,
 )
+
+if TYPE_CHECKING:
+    import anthropic
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,8 @@ class ClaudeModel:
         timeout: float = DEFAULT_TIMEOUT_S,
         base_url: str | None = None,
     ) -> None:
+        import anthropic  # imported here: a second of start-up the offline playbook never needs
+
         self.name = model
         self.max_tokens = max_tokens
         # base_url None lets the SDK read ANTHROPIC_BASE_URL itself.
@@ -81,6 +84,8 @@ class ClaudeModel:
     def respond(
         self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
     ) -> Reply:
+        import anthropic
+
         cached_tools = [dict(t) for t in tools]
         if cached_tools:
             # One breakpoint after the last tool caches tools and system together.

@@ -1,0 +1,276 @@
+"""The closebot command as a user runs it: real subprocesses, real stdin, a real SQLite file."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import queue
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.agent_loop import AgentLoop
+from bot.console import EXIT_FAILED, AutoAnswerer, drive
+from bot.store import Store
+from bot.tools import ToolRegistry
+from tests.conftest import RecordingPresenter, ScriptedModel, ask_input, tool_use
+
+TIMEOUT = 60
+
+
+def closebot(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def run_id_of(output: str) -> str:
+    m = re.search(r"run ([0-9a-f]{12})", output)
+    assert m, output
+    return m.group(1)
+
+
+def test_yes_1_piped_finishes_a_close_with_a_summary_and_balanced_posted_entries() -> None:
+    done = subprocess.run(
+        f"yes 1 | {sys.executable} -m bot run 2026-10",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Month-end close · October 2026 · run" in out and "offline playbook" in out
+    assert "Smith 14-2H (TX, Permian Ridge Operating LLC). JIB billed WI 0.27500000 vs DOI" in out
+    assert "1. Accept operator's decimal, update DOI  ★ recommended" in out
+    assert "Why recommended: Both operator documents agree" in out
+    assert "Month-end close · October 2026 — finished" in out
+    m = re.search(
+        r"Journal batch (JE-2026-10-\w+) \(posted by alice\): debits (\$[\d,.]+) = credits (\$[\d,.]+)",
+        out,
+    )
+    assert m and m.group(2) == m.group(3)
+    assert "Traceback" not in done.stderr
+
+
+def test_auto_mode_finishes_and_logs_every_answer_as_auto_default(db_path: Path) -> None:
+    done = closebot("run", "2026-10", "--auto")
+    assert done.returncode == 0, done.stderr
+    assert (
+        "auto: question 1 → Accept operator's decimal, update DOI (recommended answer, source auto_default)"
+        in done.stdout
+    )
+    assert "Posting refused" in done.stdout and "draft, not posted" in done.stdout
+    audit = closebot("audit", run_id_of(done.stdout), "--csv")
+    rows = list(csv.DictReader(io.StringIO(audit.stdout)))
+    assert [r["answer"] for r in rows] == [
+        "Accept operator's decimal, update DOI",
+        "Book at DOI, short-pay and dispute",
+        "Approve and post",
+    ]
+    assert {r["source"] for r in rows} == {"auto_default"} and {r["answered_by"] for r in rows} == {
+        "auto"
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (
+            ("run", "2026-13"),
+            {},
+            "closebot: error: '2026-13' is not an accounting period; write it as YYYY-MM, e.g. 2026-10",
+        ),
+        (("run", "2026-09"), {}, "closebot: error: no close data for 2026-09"),
+        (
+            ("run",),
+            {"CLOSEBOT_DB": "/no/such/dir/closebot.db"},
+            "closebot: error: CLOSEBOT_DB=/no/such/dir/closebot.db: the directory /no/such/dir does not exist",
+        ),
+        (
+            ("run",),
+            {"CLOSEBOT_APPROVERS": "U123,bob"},
+            "closebot: error: CLOSEBOT_APPROVERS: 'bob' is not a Slack user id",
+        ),
+        (
+            ("run",),
+            {"CLOSEBOT_MAX_STEPS": "lots"},
+            "closebot: error: CLOSEBOT_MAX_STEPS='lots' must be a whole number",
+        ),
+        (("audit", "nope"), {}, "closebot: error: no run with id 'nope'"),
+        (("run", "--bogus"), {}, "closebot: error: unrecognized arguments: --bogus"),
+    ],
+)
+def test_bad_input_gets_one_clear_line_and_changes_nothing(
+    db_path: Path, args: tuple[str, ...], env: dict[str, str], message: str
+) -> None:
+    done = closebot(*args, env=env)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("closebot: error")]
+    assert len(errors) == 1 and errors[0].startswith(message), done.stderr
+    if db_path.exists():
+        assert Store(db_path).runs() == []
+
+
+def test_a_file_that_is_not_a_database_is_refused_clearly(tmp_path: Path) -> None:
+    bogus = tmp_path / "notes.txt"
+    bogus.write_text("this is not sqlite " * 100)
+    done = closebot("runs", env={"CLOSEBOT_DB": str(bogus)})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"closebot: error: cannot use {bogus} as closebot's database" in done.stderr
+
+
+def test_malformed_answers_are_re_asked_with_the_reason() -> None:
+    done = closebot("run", "2026-10", stdin="9\nabc\n1,2\n1\nother:\n2\n1\n")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert "✗ question 1 (WI/NRI · Smith 14-2H): 9 is not an option (1–4)" in done.stdout
+    assert (
+        "✗ 'abc' is not an option; type one number from 1 to 4 or 'other: your answer'"
+        in done.stdout
+    )
+    assert "✗ question 1 (WI/NRI · Smith 14-2H) takes one choice, got 2" in done.stdout
+    assert "✗ type your answer after 'other:'" in done.stdout
+    assert (
+        "Baker 3-1H: Book at DOI, short-pay and dispute — decided by alice (console)" in done.stdout
+    )
+
+
+def test_cancel_tells_the_agent_and_books_nothing() -> None:
+    done = closebot("run", "2026-10", stdin="cancel\n")
+    assert done.returncode == 0
+    assert "Cancelled; telling the agent." in done.stdout
+    assert "stopped: the WI/NRI question was cancelled" in done.stdout
+    assert "no journal entries were drafted" in done.stdout
+
+
+def test_input_ending_mid_question_pauses_and_resume_finishes(db_path: Path) -> None:
+    first = closebot("run", "2026-10", stdin="1\n")
+    assert first.returncode == 3
+    run_id = run_id_of(first.stdout)
+    assert f"Continue with: closebot resume {run_id}" in first.stdout
+    assert Store(db_path).run(run_id).status == "waiting"
+    second = closebot("resume", run_id, stdin="1\n2\n1\n")
+    assert second.returncode == 0, second.stdout
+    assert "Baker 3-1H: Book at DOI, short-pay and dispute" in second.stdout
+    assert Store(db_path).run(run_id).status == "done"
+
+
+def _read_until(
+    proc: subprocess.Popen[str], lines: queue.Queue[str], pattern: str, deadline: float
+) -> str:
+    seen = ""
+    while time.monotonic() < deadline:
+        try:
+            seen += lines.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if seen.endswith(pattern):
+            return seen
+    raise AssertionError(f"{pattern!r} never appeared; got: {seen[-1500:]}")
+
+
+def test_resume_after_the_process_was_killed_with_a_question_pending(db_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "run", "2026-10"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(1):
+            lines.put(chunk)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen = _read_until(proc, lines, "Choice [1-4]", time.monotonic() + TIMEOUT)
+    run_id = run_id_of(seen)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=TIMEOUT)
+    assert Store(db_path).pending_question(run_id) is not None
+
+    resumed = closebot("resume", run_id, stdin="2\n2\n1\n")
+    assert resumed.returncode == 0, resumed.stdout
+    assert (
+        "Smith 14-2H: Book at DOI, short-pay and dispute — decided by alice (console)"
+        in resumed.stdout
+    )
+    with sqlite3.connect(db_path) as conn:
+        loads = conn.execute(
+            "select count(*) from tool_calls where run_id = ? and name = 'load_period'", (run_id,)
+        ).fetchone()[0]
+        asked = conn.execute(
+            "select count(*) from questions where run_id = ?", (run_id,)
+        ).fetchone()[0]
+    assert loads == 1 and asked == 2  # nothing ran or was asked twice
+
+
+def test_audit_prints_question_answer_who_when_and_how(db_path: Path) -> None:
+    done = closebot("run", "2026-10", stdin="1\n2\n2\n")
+    run_id = run_id_of(done.stdout)
+    audit = closebot("audit", run_id)
+    assert audit.returncode == 0
+    assert "→ Accept operator's decimal, update DOI" in audit.stdout
+    assert "→ Keep as draft" in audit.stdout
+    assert re.search(r"by alice at 20\d\d-\d\d-\d\dT[\d:.]+\+00:00 via console", audit.stdout)
+    entries = closebot("entries", run_id, "--csv")
+    rows = list(csv.DictReader(io.StringIO(entries.stdout)))
+    assert sum(float(r["debit"]) for r in rows) == pytest.approx(
+        sum(float(r["credit"]) for r in rows)
+    )
+    assert {r["account"] for r in rows} >= {"1050", "2110", "6210", "4010"}
+
+
+def test_auto_mode_ends_the_run_naming_a_required_question_with_no_default(store: Store) -> None:
+    model = ScriptedModel()
+    model.enqueue(
+        tool_use(
+            "q",
+            "ask_user_question",
+            **ask_input({"question": "Which bank account?", "options": ["Main", "Payroll"]}),
+        )
+    )
+    loop = AgentLoop(
+        store=store,
+        model=model,
+        tools=ToolRegistry(),
+        presenter=RecordingPresenter(),
+        system_prompt="s",
+    )
+    run = store.create_run(period="2026-10", mode="auto", started_by="alice", model="scripted")
+    out = io.StringIO()
+    code = drive(
+        loop,
+        store,
+        run.id,
+        loop.start(run.id, "go"),
+        answerer=AutoAnswerer(out),
+        user="auto",
+        out=out,
+    )
+    assert code == EXIT_FAILED
+    assert (
+        "auto mode cannot answer: question 1 ('Which bank account?') is required and has no recommended answer"
+        in out.getvalue()
+    )
+    assert store.run(run.id).status == "failed" and store.question("q").status == "cancelled"
