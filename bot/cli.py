@@ -299,10 +299,14 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """The closebot command; errors are one clear line, never a traceback."""
     out = out or sys.stdout
-    logging.basicConfig(
-        level=os.environ.get("CLOSEBOT_LOG_LEVEL", "WARNING").upper(),
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    level = os.environ.get("CLOSEBOT_LOG_LEVEL", "ERROR").strip().upper()
+    if level not in logging.getLevelNamesMapping():
+        print(
+            f"closebot: error: CLOSEBOT_LOG_LEVEL={level!r} is not a log level (DEBUG, INFO, WARNING, ERROR)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args, out)

@@ -312,3 +312,24 @@ def test_a_cancelled_wi_question_books_nothing_and_says_what_is_open(store: Stor
     )
     assert store.journal_batches(run.id) == []
     assert [e["status"] for e in store.exceptions(run.id)] == ["open", "open"]
+
+
+def test_the_summary_lists_the_follow_ups_each_decision_creates(store: Store) -> None:
+    loop, _ = _playbook_loop(store)
+    run = store.create_run(
+        period="2026-10", mode="console", started_by="alice", model="offline-playbook"
+    )
+    wi = loop.start(run.id, start_prompt("2026-10"))
+    assert isinstance(wi, Paused)
+    _answer(store, wi.question_id, {1: 1, 2: 2})
+    approval = loop.advance(run.id)
+    assert isinstance(approval, Paused)
+    _answer(store, approval.question_id, {1: 2})
+    done = loop.advance(run.id)
+    assert isinstance(done, Finished)
+    assert (
+        "update the DOI master for Smith 14-2H (WI 0.25000000 → 0.27500000, NRI 0.20000000 → 0.22000000)"
+        in done.text
+    )
+    assert "dispute $591.87 with Red Fork Resources Inc. (Baker 3-1H)" in done.text
+    assert "is a draft, not posted" in done.text

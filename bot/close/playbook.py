@@ -364,6 +364,9 @@ class PlaybookModel:
                 lines.append(f"• {a['account']} {a['account_name']}: {side}")
         if post is not None and post.is_error:
             lines.append(f"*Posting refused*: {post.result}")
+        if s.get("follow_ups"):
+            lines.append("*Follow-ups*")
+            lines.extend(f"• {f}" for f in s["follow_ups"])
         lines.append("*Open items*: " + ("; ".join(s["open_items"]) if s["open_items"] else "none"))
         return "\n".join(lines)
 

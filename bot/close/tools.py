@@ -330,9 +330,26 @@ class CloseTools:
             open_items.append(
                 f"batch {batch['id']} ({money(Decimal(batch['total_debit']))}) is a draft, not posted"
             )
+        follow_ups = []
+        for e in exceptions:
+            facts = e["details"]
+            if e["resolution"] == "accept_operator":
+                follow_ups.append(
+                    f"update the DOI master for {facts['well_name']} (WI {facts['doi_wi']} → {facts['jib_decimal']}, "
+                    f"NRI {facts['doi_nri']} → {facts['stub_decimal'] or facts['doi_nri']}) and book the prior-period catch-up"
+                )
+            elif e["resolution"] == "short_pay_dispute":
+                follow_ups.append(
+                    f"dispute {money(Decimal(facts['jib_difference']))} with {facts['operator']} ({facts['well_name']})"
+                )
+            elif e["resolution"] in ("suspense", "defer"):
+                follow_ups.append(
+                    f"confirm the interest in {facts['well_name']} with {facts['operator']}; the difference is in suspense"
+                )
         return {
             "period": period,
             "period_label": close_data.period_label(period),
+            "follow_ups": follow_ups,
             "exceptions": [
                 {
                     "exception_id": e["id"],
