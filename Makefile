@@ -18,8 +18,8 @@ auto: $(STAMP)  ## the same close, every question answered with its recommendati
 	$(VENV)/bin/closebot run 2026-10 --auto
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check bot tests
-	$(VENV)/bin/ruff format --check bot tests
+	$(VENV)/bin/ruff check bot tests bench
+	$(VENV)/bin/ruff format --check bot tests bench
 	$(VENV)/bin/mypy
 
 test: lint  ## lint, type-check and the whole test suite

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TextIO
 
 from bot import __version__
-from bot.agent_loop import AgentLoop, Paused
+from bot.agent_loop import AgentLoop, Paused, TurnOutcome
 from bot.audit import decision_rows, to_csv
 from bot.close import data as close_data
 from bot.close.interests import money
@@ -163,21 +163,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     )
     print(f"Driven by {driver}; state in {settings.db_path}.\n", file=out, flush=True)
     outcome = loop.start(run.id, start_prompt(period))
-    code = drive(
-        loop,
-        store,
-        run.id,
-        outcome,
-        answerer=_answerer(args.auto, out),
-        user=_answered_by(args.auto, settings),
-        out=out,
-    )
-    return _closing(store, run.id, code, out)
-
-
-def _answered_by(auto: bool, settings: Settings) -> str:
-    """Auto answers are nobody's decision: they are logged as 'auto', not as the operator."""
-    return "auto" if auto else settings.console_user
+    return _drive_to_end(loop, store, run.id, outcome, auto=args.auto, settings=settings, out=out)
 
 
 def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
@@ -197,19 +183,23 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     )
     pending = store.pending_question(run.id)
     outcome = Paused(pending.id) if pending else loop.advance(run.id)
-    code = drive(
-        loop,
-        store,
-        run.id,
-        outcome,
-        answerer=_answerer(args.auto, out),
-        user=_answered_by(args.auto, settings),
-        out=out,
-    )
-    return _closing(store, run.id, code, out)
+    return _drive_to_end(loop, store, run.id, outcome, auto=args.auto, settings=settings, out=out)
 
 
-def _closing(store: Store, run_id: str, code: int, out: TextIO) -> int:
+def _drive_to_end(
+    loop: AgentLoop,
+    store: Store,
+    run_id: str,
+    outcome: TurnOutcome,
+    *,
+    auto: bool,
+    settings: Settings,
+    out: TextIO,
+) -> int:
+    """Answer questions until the run ends; say what to do next."""
+    # Auto answers are nobody's decision: they are logged as 'auto', not as the operator.
+    user = "auto" if auto else settings.console_user
+    code = drive(loop, store, run_id, outcome, answerer=_answerer(auto, out), user=user, out=out)
     if code == EXIT_OK:
         print(
             f"\nDecision log: closebot audit {run_id}   Entries: closebot entries {run_id}",

@@ -169,21 +169,33 @@ def test_the_playbook_asks_the_wi_question_with_numbers_recommendation_and_reaso
     assert store.run(run.id).steps == {"Intake": "done", "WI/NRI validation": "waiting"}
 
 
-def test_a_whole_playbook_close_decides_drafts_approves_and_posts(store: Store) -> None:
+def _close(
+    store: Store, *, approval: int, by: str = "alice", source: str = "console"
+) -> tuple[str, Finished]:
+    """A whole playbook close: Smith accepted, Baker short-paid, then the approval answer given."""
     loop, _ = _playbook_loop(store)
     run = store.create_run(
-        period="2026-10", mode="console", started_by="alice", model="offline-playbook"
+        period="2026-10",
+        mode="auto" if source == "auto_default" else "console",
+        started_by="alice",
+        model="offline-playbook",
     )
     wi = loop.start(run.id, start_prompt("2026-10"))
     assert isinstance(wi, Paused)
-    _answer(store, wi.question_id, {1: 1, 2: 2})
-    approval = loop.advance(run.id)
-    assert isinstance(approval, Paused)
-    posting = ask_of(store.question(approval.question_id)).questions[0]
+    _answer(store, wi.question_id, {1: 1, 2: 2}, by=by, source=source)
+    asked = loop.advance(run.id)
+    assert isinstance(asked, Paused)
+    posting = ask_of(store.question(asked.question_id)).questions[0]
     assert posting.label(posting.recommended or 0) == "Approve and post"
-    _answer(store, approval.question_id, {1: 1})
+    _answer(store, asked.question_id, {1: approval}, by=by, source=source)
     done = loop.advance(run.id)
     assert isinstance(done, Finished)
+    return run.id, done
+
+
+def test_a_whole_playbook_close_decides_drafts_approves_and_posts(store: Store) -> None:
+    run_id, done = _close(store, approval=1)
+    run = store.run(run_id)
     assert (
         "Smith 14-2H: Accept operator's decimal, update DOI — decided by alice (console)"
         in done.text
@@ -209,18 +221,8 @@ def test_a_whole_playbook_close_decides_drafts_approves_and_posts(store: Store) 
 
 
 def test_posting_refuses_an_automatic_approval_and_says_so(store: Store) -> None:
-    loop, _ = _playbook_loop(store)
-    run = store.create_run(
-        period="2026-10", mode="auto", started_by="alice", model="offline-playbook"
-    )
-    wi = loop.start(run.id, start_prompt("2026-10"))
-    assert isinstance(wi, Paused)
-    _answer(store, wi.question_id, {1: 1, 2: 2}, by="auto", source="auto_default")
-    approval = loop.advance(run.id)
-    assert isinstance(approval, Paused)
-    _answer(store, approval.question_id, {1: 1}, by="auto", source="auto_default")
-    done = loop.advance(run.id)
-    assert isinstance(done, Finished)
+    run_id, done = _close(store, approval=1, by="auto", source="auto_default")
+    run = store.run(run_id)
     (batch,) = store.journal_batches(run.id)
     assert batch["status"] == "draft"
     assert (
@@ -315,18 +317,7 @@ def test_a_cancelled_wi_question_books_nothing_and_says_what_is_open(store: Stor
 
 
 def test_the_summary_lists_the_follow_ups_each_decision_creates(store: Store) -> None:
-    loop, _ = _playbook_loop(store)
-    run = store.create_run(
-        period="2026-10", mode="console", started_by="alice", model="offline-playbook"
-    )
-    wi = loop.start(run.id, start_prompt("2026-10"))
-    assert isinstance(wi, Paused)
-    _answer(store, wi.question_id, {1: 1, 2: 2})
-    approval = loop.advance(run.id)
-    assert isinstance(approval, Paused)
-    _answer(store, approval.question_id, {1: 2})
-    done = loop.advance(run.id)
-    assert isinstance(done, Finished)
+    _, done = _close(store, approval=2)
     assert (
         "update the DOI master for Smith 14-2H (WI 0.25000000 → 0.27500000, NRI 0.20000000 → 0.22000000)"
         in done.text

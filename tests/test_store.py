@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from bot.errors import AlreadyAnsweredError, NotFoundError
-from bot.store import Store, migrations
+from bot.migrations import migrations
+from bot.store import Store
 
 
 def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:

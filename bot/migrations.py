@@ -1,0 +1,155 @@
+"""Append-only, named schema migrations: never edit one that has been applied; add the next."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+migrations = Migrations("closebot")
+
+
+@migrations()
+def m001_core(db: Database) -> None:
+    """Runs, the append-only transcript, tool calls, questions, audit events."""
+    db.table("runs").create(
+        {
+            "id": str,
+            "period": str,
+            "mode": str,
+            "status": str,
+            "started_by": str,
+            "channel": str,
+            "thread_ts": str,
+            "model": str,
+            "steps": str,
+            "error": str,
+            "created_at": str,
+            "updated_at": str,
+        },
+        pk="id",
+        not_null={"id", "period", "mode", "status", "created_at", "updated_at"},
+    )
+    db.table("runs").create_index(["channel", "thread_ts"])
+    db.table("messages").create(
+        {
+            "id": int,
+            "run_id": str,
+            "seq": int,
+            "role": str,
+            "content": str,
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+        not_null={"run_id", "seq", "role", "content", "created_at"},
+    )
+    db.table("messages").create_index(["run_id", "seq"], unique=True)
+    db.table("tool_calls").create(
+        {
+            "tool_use_id": str,
+            "run_id": str,
+            "name": str,
+            "input": str,
+            "result": str,
+            "is_error": int,
+            "created_at": str,
+        },
+        pk="tool_use_id",
+        foreign_keys=[("run_id", "runs", "id")],
+        not_null={"tool_use_id", "run_id", "name", "input", "result", "is_error"},
+    )
+    db.table("questions").create(
+        {
+            "id": str,
+            "run_id": str,
+            "context": str,
+            "questions": str,
+            "status": str,
+            "answer": str,
+            "answered_by": str,
+            "source": str,
+            "answered_at": str,
+            "channel": str,
+            "message_ts": str,
+            "created_at": str,
+            "expires_at": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+        not_null={"id", "run_id", "questions", "status", "created_at"},
+    )
+    db.table("questions").create_index(["run_id", "status"])
+    db.table("audit_events").create(
+        {
+            "id": int,
+            "run_id": str,
+            "at": str,
+            "kind": str,
+            "actor": str,
+            "detail": str,
+        },
+        pk="id",
+        not_null={"at", "kind"},
+    )
+    db.table("audit_events").create_index(["run_id"])
+
+
+@migrations()
+def m002_close(db: Database) -> None:
+    """Close exceptions with their resolutions, and journal batches with their lines."""
+    db.table("exceptions").create(
+        {
+            "id": str,
+            "run_id": str,
+            "kind": str,
+            "well_id": str,
+            "details": str,
+            "status": str,
+            "resolution": str,
+            "note": str,
+            "question_id": str,
+            "decided_by": str,
+            "decision_source": str,
+            "resolved_at": str,
+            "created_at": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+        not_null={"id", "run_id", "kind", "details", "status", "created_at"},
+    )
+    db.table("journal_batches").create(
+        {
+            "id": str,
+            "run_id": str,
+            "period": str,
+            "status": str,
+            "total_debit": str,
+            "total_credit": str,
+            "created_at": str,
+            "posted_at": str,
+            "posted_by": str,
+            "approval_question_id": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+        not_null={"id", "run_id", "period", "status", "total_debit", "total_credit"},
+    )
+    db.table("journal_lines").create(
+        {
+            "id": int,
+            "batch_id": str,
+            "entry_no": int,
+            "line_no": int,
+            "entry": str,
+            "account": str,
+            "account_name": str,
+            "debit": str,
+            "credit": str,
+            "well_id": str,
+            "memo": str,
+        },
+        pk="id",
+        foreign_keys=[("batch_id", "journal_batches", "id")],
+        not_null={"batch_id", "entry_no", "line_no", "account", "debit", "credit"},
+    )
+    db.table("journal_lines").create_index(["batch_id", "entry_no", "line_no"], unique=True)
