@@ -153,3 +153,24 @@ def m002_close(db: Database) -> None:
         not_null={"batch_id", "entry_no", "line_no", "account", "debit", "credit"},
     )
     db.table("journal_lines").create_index(["batch_id", "entry_no", "line_no"], unique=True)
+
+
+@migrations()
+def m003_slack(db: Database) -> None:
+    """Slack: the status message of a run, delivered event ids, messages held for a busy run."""
+    db.table("runs").add_column("status_ts", str)
+    db.table("slack_events").create({"event_id": str, "received_at": str}, pk="event_id")
+    db.table("inbox").create(
+        {
+            "id": int,
+            "run_id": str,
+            "user": str,
+            "text": str,
+            "created_at": str,
+            "delivered_at": str,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+        not_null={"run_id", "text", "created_at"},
+    )
+    db.table("inbox").create_index(["run_id", "delivered_at"])

@@ -45,6 +45,7 @@ class Run:
     error: str | None
     created_at: str
     updated_at: str
+    status_ts: str | None = None
 
 
 @dataclass(frozen=True)
@@ -221,6 +222,45 @@ class Store(LedgerTables):
             (channel, thread_ts),
         )
         return self.run(rows[0]["id"]) if rows else None
+
+    def set_run_thread(
+        self, run_id: str, *, channel: str, thread_ts: str, status_ts: str | None
+    ) -> None:
+        """Where in Slack the run lives: its root message (the thread) and its status message."""
+        with self.write() as db:
+            db.execute(
+                "update runs set channel = ?, thread_ts = ?, status_ts = ?, updated_at = ? where id = ?",
+                (channel, thread_ts, status_ts, self.now(), run_id),
+            )
+
+    def first_sighting(self, event_id: str) -> bool:
+        """True the first time an event id is seen; Slack's retries of it return False."""
+        with self.write() as db:
+            cursor = db.execute(
+                "insert or ignore into slack_events (event_id, received_at) values (?, ?)",
+                (event_id, self.now()),
+            )
+            return cursor.rowcount == 1
+
+    def hold_message(self, run_id: str, *, user: str | None, text: str) -> None:
+        """Keep a message that arrived while the run was busy; take_messages() hands it over."""
+        with self.write() as db:
+            db.table("inbox").insert(
+                {"run_id": run_id, "user": user, "text": text, "created_at": self.now()}
+            )
+
+    def take_messages(self, run_id: str) -> list[dict[str, Any]]:
+        """Held messages, oldest first, each handed over once."""
+        with self.write() as db:
+            rows = self._rows(
+                "select id, user, text from inbox where run_id = ? and delivered_at is null order by id",
+                (run_id,),
+            )
+            for row in rows:
+                db.execute(
+                    "update inbox set delivered_at = ? where id = ?", (self.now(), row["id"])
+                )
+        return rows
 
     def runs_with_status(self, *statuses: str) -> list[Run]:
         marks = ",".join("?" for _ in statuses)
@@ -414,6 +454,13 @@ class Store(LedgerTables):
     def pending_questions(self) -> list[QuestionRecord]:
         rows = self._rows("select id from questions where status = 'pending' order by rowid")
         return [self.question(r["id"]) for r in rows]
+
+    def question_for_message(self, *, channel: str, message_ts: str) -> QuestionRecord | None:
+        """The question whose form is the message at (channel, ts)."""
+        rows = self._rows(
+            "select id from questions where channel = ? and message_ts = ?", (channel, message_ts)
+        )
+        return self.question(rows[0]["id"]) if rows else None
 
     def set_question_message(self, question_id: str, *, channel: str, message_ts: str) -> None:
         with self.write() as db:

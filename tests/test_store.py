@@ -15,7 +15,7 @@ from bot.store import Store
 
 def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
     db = store.db
-    assert [m.name for m in migrations.applied(db)] == ["m001_core", "m002_close"]
+    assert [m.name for m in migrations.applied(db)] == ["m001_core", "m002_close", "m003_slack"]
     assert db.table("runs").columns_dict == {
         "id": str,
         "period": str,
@@ -29,6 +29,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "error": str,
         "created_at": str,
         "updated_at": str,
+        "status_ts": str,
     }
     assert db.table("messages").columns_dict == {
         "id": int,
@@ -90,7 +91,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
 def test_reopening_applies_nothing_twice_and_uses_wal(db_path: Path) -> None:
     Store(db_path).close()
     s = Store(db_path)
-    assert len(migrations.applied(s.db)) == 2
+    assert len(migrations.applied(s.db)) == 3
     assert s.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert s.db.execute("pragma busy_timeout").fetchone()[0] == 10_000
     s.close()

@@ -1,0 +1,428 @@
+"""Pure Block Kit builders: data in, list[dict] out, every Slack limit enforced here.
+
+Nothing here talks to Slack. Text that came from the model or a user is escaped, so it
+can never become `<!channel>` or a fake link, and cut to size with an ellipsis instead of
+being rejected with `invalid_blocks`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from bot.questions import Ask, Question, QuestionType, Response
+
+# Limits from SLACK.md.
+MAX_BLOCKS = 50
+MAX_SECTION_TEXT = 3000
+MAX_HEADER_TEXT = 150
+MAX_CONTEXT_ELEMENTS = 10
+MAX_LABEL = 2000
+MAX_ID = 255
+MAX_CHOICE_BUTTONS = 10
+MAX_SELECT_OPTIONS = 100
+MAX_OPTION_TEXT = 75
+MAX_OPTION_DESCRIPTION = 75
+MAX_OPTION_VALUE = 150
+MAX_BUTTON_TEXT = 75
+MAX_CONFIRM_TITLE, MAX_CONFIRM_TEXT, MAX_CONFIRM_BUTTON = 100, 300, 30
+MAX_MESSAGE_CHARS = 12_000  # Slack answers msg_blocks_too_long around 13k
+
+SUBMIT_ACTION = "closebot_submit"
+CANCEL_ACTION = "closebot_cancel"
+ANSWER_ACTION = "answer"
+OTHER_ACTION = "other"
+BLOCK_PREFIX = "closebot"
+
+STEP_ICONS = {"done": "✅", "running": "⏳", "waiting": "🙋", "failed": "❌", "pending": "⚪"}
+STEP_WORDS = {
+    "done": "done",
+    "running": "running",
+    "waiting": "waiting on you",
+    "failed": "failed",
+    "pending": "to do",
+}
+
+
+def escape(text: str) -> str:
+    """Escape &, < and > so text is shown as written, never as a mention or a link."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def cut(text: str, limit: int) -> str:
+    """Text no longer than `limit`, with an ellipsis where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def split_text(text: str, limit: int = MAX_SECTION_TEXT) -> list[str]:
+    """Split long text into pieces of at most `limit`, at line breaks where possible."""
+    pieces: list[str] = []
+    current = ""
+    for line in text.splitlines():
+        while len(line) > limit:
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(line[:limit])
+            line = line[limit:]
+        candidate = f"{current}\n{line}" if current else line
+        if len(candidate) > limit:
+            pieces.append(current)
+            current = line
+        else:
+            current = candidate
+    if current or not pieces:
+        pieces.append(current)
+    return pieces
+
+
+def mrkdwn(text: str) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": text}
+
+
+def plain(text: str, limit: int) -> dict[str, Any]:
+    return {"type": "plain_text", "text": cut(text, limit), "emoji": True}
+
+
+def section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": mrkdwn(cut(text, MAX_SECTION_TEXT))}
+
+
+def context(*texts: str) -> dict[str, Any]:
+    return {
+        "type": "context",
+        "elements": [mrkdwn(cut(t, MAX_SECTION_TEXT)) for t in texts[:MAX_CONTEXT_ELEMENTS]],
+    }
+
+
+def text_blocks(text: str, *, max_blocks: int = MAX_BLOCKS) -> list[dict[str, Any]]:
+    """Model text (mrkdwn) as sections, escaped and split; never more than `max_blocks`."""
+    pieces = [p for p in split_text(escape(text)) if p.strip()] or [" "]
+    if len(pieces) > max_blocks:
+        pieces = [*pieces[: max_blocks - 1], "… (cut: the full text is in the run's transcript)"]
+    return [section(p) for p in pieces]
+
+
+def fits(blocks: list[dict[str, Any]]) -> bool:
+    """Within the block count and the rough size Slack accepts for one message."""
+    return (
+        len(blocks) <= MAX_BLOCKS
+        and len(json.dumps(blocks, ensure_ascii=False)) <= MAX_MESSAGE_CHARS
+    )
+
+
+# -- status -------------------------------------------------------------
+
+
+def status_blocks(
+    title: str, steps: Iterable[tuple[str, str]], note: str | None = None
+) -> list[dict[str, Any]]:
+    """The status message: one line per step, moved in place as the run proceeds."""
+    lines = [
+        f"{STEP_ICONS.get(state, '⚪')} {escape(name)} — {STEP_WORDS.get(state, state)}"
+        for name, state in steps
+    ]
+    blocks: list[dict[str, Any]] = [section(f"*{escape(title)}*\n" + "\n".join(lines))]
+    if note:
+        blocks.append(context(escape(note)))
+    return blocks
+
+
+# -- question forms -----------------------------------------------------
+
+
+def block_id(kind: str, number: int, nonce: str) -> str:
+    return cut(f"{BLOCK_PREFIX}:{kind}:{number}:{nonce}", MAX_ID)
+
+
+def parse_block_id(value: str) -> tuple[str, int] | None:
+    """(kind, question number) of one of our block ids, whatever nonce it was built with."""
+    m = re.match(rf"^{BLOCK_PREFIX}:(q|o):(\d+):", value)
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def _option(q: Question, number: int, *, with_description: bool, compact: bool) -> dict[str, Any]:
+    opt = q.options[number - 1]
+    star = " ⭐" if q.recommended == number else ""
+    limit = 40 if compact else MAX_OPTION_TEXT
+    out: dict[str, Any] = {
+        "text": plain(cut(opt.label, limit - len(star)) + star, limit),
+        "value": str(number),
+    }
+    if with_description and opt.description:
+        out["description"] = plain(opt.description, MAX_OPTION_DESCRIPTION)
+    return out
+
+
+def _element(q: Question, *, compact: bool, external: bool = False) -> dict[str, Any]:
+    if q.type is QuestionType.FREE_TEXT:
+        return {
+            "type": "plain_text_input",
+            "action_id": ANSWER_ACTION,
+            "multiline": True,
+            "max_length": 3000,
+        }
+    few = len(q.options) <= MAX_CHOICE_BUTTONS
+    single = q.type is QuestionType.SINGLE
+    if external and not few:
+        # Served by the options listener from the store: keeps a huge form in one message.
+        kind = "external_select" if single else "multi_external_select"
+        return {
+            "type": kind,
+            "action_id": ANSWER_ACTION,
+            "placeholder": plain("Type to search the options", 150),
+            "min_query_length": 0,
+        }
+    options = [
+        _option(q, n, with_description=few, compact=compact) for n in range(1, len(q.options) + 1)
+    ]
+    if single:
+        if few:
+            return {"type": "radio_buttons", "action_id": ANSWER_ACTION, "options": options}
+        return {
+            "type": "static_select",
+            "action_id": ANSWER_ACTION,
+            "placeholder": plain("Choose one", 150),
+            "options": options,
+        }
+    if few:
+        return {"type": "checkboxes", "action_id": ANSWER_ACTION, "options": options}
+    return {
+        "type": "multi_static_select",
+        "action_id": ANSWER_ACTION,
+        "placeholder": plain("Choose any", 150),
+        "options": options,
+    }
+
+
+def search_options(
+    q: Question, query: str, limit: int = MAX_SELECT_OPTIONS
+) -> list[dict[str, Any]]:
+    """Options of a large question whose label contains `query`, for an external select."""
+    needle = query.strip().casefold()
+    numbers = [n for n, o in enumerate(q.options, start=1) if needle in o.label.casefold()]
+    return [_option(q, n, with_description=False, compact=False) for n in numbers[:limit]]
+
+
+def _question_text(q: Question, number: int, total: int, *, compact: bool) -> str:
+    head = f"*{number}/{total}" + (f" · {escape(q.header)}" if q.header else "") + "*"
+    if not q.required:
+        head += " _(optional)_"
+    parts = [head, escape(q.question)]
+    few = len(q.options) <= MAX_CHOICE_BUTTONS
+    long_descriptions = [
+        (n, o)
+        for n, o in enumerate(q.options, start=1)
+        if o.description and (len(o.description) > MAX_OPTION_DESCRIPTION or not few)
+    ]
+    if long_descriptions and not compact:
+        parts.append(
+            "\n".join(
+                f"• *{escape(o.label)}*: {escape(o.description)}" for _, o in long_descriptions
+            )
+        )
+    if q.recommended:
+        rec = f"⭐ *Recommended: {escape(q.label(q.recommended))}*"
+        if q.reasoning:
+            rec += f"\n{escape(cut(q.reasoning, 300) if compact else q.reasoning)}"
+        parts.append(rec)
+    return "\n".join(parts)
+
+
+def question_form(
+    ask: Ask,
+    *,
+    question_id: str,
+    who_may_answer: str,
+    nonce: str,
+    compact: bool = False,
+    external: bool = False,
+) -> list[dict[str, Any]]:
+    """One message: the context, each question as an input, Submit and Cancel.
+
+    `nonce` makes the block ids fresh each time a form is (re)built, so Slack keeps no
+    stale input state; the Submit handler reads values by question number, not nonce.
+    """
+    blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
+    total = len(ask.questions)
+    for number, q in enumerate(ask.questions, start=1):
+        blocks.append(section(_question_text(q, number, total, compact=compact)))
+        label = q.header or ("Your answer" if q.type is QuestionType.FREE_TEXT else "Your choice")
+        if not q.required:
+            label += " (optional)"
+        blocks.append(
+            {
+                "type": "input",
+                "block_id": block_id("q", number, nonce),
+                "label": plain(label, MAX_LABEL),
+                "optional": not q.required,
+                "element": _element(q, compact=compact, external=external),
+            }
+        )
+        if q.allow_other and q.is_choice:
+            blocks.append(
+                {
+                    "type": "input",
+                    "block_id": block_id("o", number, nonce),
+                    "label": plain("Other (type your own answer instead)", MAX_LABEL),
+                    "optional": True,
+                    "element": {
+                        "type": "plain_text_input",
+                        "action_id": OTHER_ACTION,
+                        "max_length": 3000,
+                    },
+                }
+            )
+    blocks.append(context(f"Who may answer: {who_may_answer}"))
+    blocks.append(
+        {
+            "type": "actions",
+            "block_id": block_id("a", 0, nonce),
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": SUBMIT_ACTION,
+                    "text": plain("Submit", MAX_BUTTON_TEXT),
+                    "style": "primary",
+                    "value": cut(question_id, 2000),
+                },
+                {
+                    "type": "button",
+                    "action_id": CANCEL_ACTION,
+                    "text": plain("Cancel", MAX_BUTTON_TEXT),
+                    "value": cut(question_id, 2000),
+                    "confirm": {
+                        "title": plain("Cancel these questions?", MAX_CONFIRM_TITLE),
+                        "text": plain(
+                            "closebot will be told you cancelled and will not assume an answer.",
+                            MAX_CONFIRM_TEXT,
+                        ),
+                        "confirm": plain("Cancel questions", MAX_CONFIRM_BUTTON),
+                        "deny": plain("Keep answering", MAX_CONFIRM_BUTTON),
+                    },
+                },
+            ],
+        }
+    )
+    if not fits(blocks) and not external:
+        # Too big for one message: first compact (no long descriptions, shorter option
+        # texts), then with large menus served from the store (external_select).
+        return question_form(
+            ask,
+            question_id=question_id,
+            who_may_answer=who_may_answer,
+            nonce=nonce,
+            compact=True,
+            external=compact,
+        )
+    return blocks
+
+
+def question_text(ask: Ask) -> str:
+    """The notification text of a form (the fallback where blocks are not shown)."""
+    return cut(f"Your decision is needed: {ask.questions[0].question}", 300)
+
+
+class FormError(ValueError):
+    """A submitted form could not be read as answers."""
+
+
+def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response]:
+    """state.values of a submitted form → a Response per question (validation is the caller's)."""
+    raw: dict[int, dict[str, Any]] = {}
+    for bid, actions in (values or {}).items():
+        parsed = parse_block_id(bid)
+        if parsed is None:
+            continue
+        kind, number = parsed
+        for action in actions.values():
+            raw.setdefault(number, {})[kind] = action
+    responses: dict[int, Response] = {}
+    for number, q in enumerate(ask.questions, start=1):
+        entry = raw.get(number, {})
+        answer = entry.get("q") or {}
+        other = ((entry.get("o") or {}).get("value") or "").strip() or None
+        if q.type is QuestionType.FREE_TEXT:
+            text = (answer.get("value") or "").strip() or None
+            responses[number] = Response(text=text) if text else Response(skipped=True)
+            continue
+        chosen = []
+        if answer.get("selected_option"):
+            chosen.append(answer["selected_option"]["value"])
+        chosen.extend(o["value"] for o in answer.get("selected_options") or [])
+        try:
+            selected = tuple(int(v) for v in chosen)
+        except ValueError:
+            raise FormError(
+                f"question {number}: the form sent an option this bot did not build"
+            ) from None
+        if not selected and not other:
+            responses[number] = Response(skipped=True)
+        else:
+            responses[number] = Response(selected=selected, other=other)
+    return responses
+
+
+def answered_form(
+    ask: Ask,
+    *,
+    status: str,
+    answers: dict[str, Any] | None,
+    by: str | None,
+    source: str | None,
+    at: str | None,
+) -> list[dict[str, Any]]:
+    """The form after it was settled: read-only, no input elements left."""
+    blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(ask.context)}")]
+    for number, q in enumerate(ask.questions, start=1):
+        entry = (answers or {}).get(str(number), {})
+        if status != "answered":
+            shown = "—"
+        elif entry.get("skipped"):
+            shown = "_skipped_"
+        elif "text" in entry:
+            shown = escape(str(entry["text"]))
+        else:
+            parts = [escape(label) for label in entry.get("labels", [])]
+            if entry.get("other"):
+                parts.append(f"Other: {escape(entry['other'])}")
+            shown = ", ".join(parts) or "—"
+        title = escape(q.header) if q.header else f"Question {number}"
+        blocks.append(section(f"*{title}*: {cut(escape(q.question), 600)}\n→ *{shown}*"))
+    when = _when(at)
+    who = f"<@{by}>" if by and re.match(r"^[UW][A-Z0-9]+$", by) else escape(by or "closebot")
+    if status == "answered":
+        how = {
+            "user": "",
+            "timeout_default": " (recommended answer applied when the question timed out)",
+            "auto_default": " (recommended answer, auto mode)",
+        }.get(source or "", f" ({escape(source or '')})")
+        line = f"✅ {who} answered{how} · {when}"
+    elif status == "cancelled":
+        line = f"🚫 Cancelled by {who} · {when}"
+    else:
+        line = f"⌛ Expired unanswered · {when}"
+    blocks.append(context(line))
+    return blocks
+
+
+def _when(at: str | None) -> str:
+    if not at:
+        return ""
+    try:
+        moment = datetime.fromisoformat(at)
+    except ValueError:
+        return escape(at)
+    return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}|{moment:%Y-%m-%d %H:%M} UTC>"
+
+
+def notice_blocks(text: str) -> list[dict[str, Any]]:
+    """A short message to one person (ephemeral) or the thread."""
+    return [section(escape(text))]
+
+
+def error_blocks(text: str) -> list[dict[str, Any]]:
+    return [section(f"❌ {escape(text)}")]

@@ -1,0 +1,147 @@
+"""Where turns run: a bounded worker pool, one turn at a time per run, later work queued.
+
+Bolt listeners never run the agent: they parse, authorize, claim and ack, then hand
+the work here. Jobs for the same run are kept in order and never run in parallel;
+jobs for different runs share the pool. On start-up, recover() continues runs that
+were mid-turn when the process died.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from bot.agent_loop import AgentLoop, Paused, TurnOutcome
+from bot.close.prompts import start_prompt
+from bot.slack_presenter import SlackPresenter
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+Job = Callable[[], None]
+
+
+class Runner:
+    """Per-run serial job queues drained by a shared, bounded thread pool."""
+
+    def __init__(
+        self, *, store: Store, loop: AgentLoop, presenter: SlackPresenter, max_workers: int = 4
+    ) -> None:
+        self.store = store
+        self.loop = loop
+        self.presenter = presenter
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="closebot-turn")
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._queues: dict[str, deque[Job]] = {}
+
+    # -- scheduling ------------------------------------------------------
+
+    def submit(self, key: str, job: Job) -> None:
+        """Queue `job` behind earlier jobs with the same key; never drop it."""
+        with self._lock:
+            queue = self._queues.get(key)
+            if queue is not None:
+                queue.append(job)
+                return
+            self._queues[key] = deque([job])
+        self._pool.submit(self._drain, key)
+
+    def side(self, job: Job) -> None:
+        """A small job with no ordering needs (an ephemeral notice)."""
+        self.submit(f"side:{uuid.uuid4().hex}", job)
+
+    def _drain(self, key: str) -> None:
+        while True:
+            with self._lock:
+                queue = self._queues[key]
+                if not queue:
+                    del self._queues[key]
+                    self._idle.notify_all()
+                    return
+                job = queue[0]
+            try:
+                job()
+            except Exception:  # one failed job must not stop the queue behind it
+                log.exception("job for %s failed", key)
+            with self._lock:
+                queue.popleft()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until no job is queued or running (tests, shutdown); False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: not self._queues, timeout=timeout)
+
+    def shutdown(self, timeout: float = 30.0) -> None:
+        self.wait_idle(timeout)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    # -- the work --------------------------------------------------------
+
+    def start_close(self, run_id: str) -> None:
+        """Open the run's thread in Slack and begin the close."""
+
+        def job() -> None:
+            run = self.presenter.open_thread(run_id)
+            self._then(run_id, self.loop.start(run_id, start_prompt(run.period)))
+
+        self.submit(run_id, job)
+
+    def answered(self, run_id: str, question_id: str) -> None:
+        """A form was settled (answered or cancelled): show it read-only, then go on."""
+
+        def job() -> None:
+            self.presenter.settle_form(question_id)
+            self._then(run_id, self.loop.advance(run_id))
+
+        self.submit(run_id, job)
+
+    def message(self, run_id: str, *, user: str | None, text: str) -> None:
+        """A person wrote in the run's thread: the agent reads it when the run is free."""
+
+        def job() -> None:
+            if self.store.pending_question(run_id) is not None:
+                self.store.hold_message(run_id, user=user, text=text)
+                self.presenter.post(
+                    run_id,
+                    "I'm waiting on the question above; I'll read your message as soon as it is answered.",
+                )
+                return
+            self.store.hold_message(run_id, user=user, text=text)
+            run = self.store.run(run_id)
+            if run.status in ("failed", "running"):
+                # An unfinished turn (a failure, or a crash) is completed first.
+                self._then(run_id, self.loop.advance(run_id))
+            else:
+                self._then(run_id, None)
+
+        self.submit(run_id, job)
+
+    def _then(self, run_id: str, outcome: TurnOutcome | None) -> None:
+        """After a turn: unless it paused on a question, hand over the messages held meanwhile."""
+        while not isinstance(outcome, Paused):
+            held = self.store.take_messages(run_id)
+            if not held:
+                return
+            said = "\n\n".join(
+                f"<@{m['user']}>: {m['text']}" if m["user"] else m["text"] for m in held
+            )
+            outcome = self.loop.say(run_id, said)
+
+    def recover(self) -> list[str]:
+        """Continue runs that were mid-turn when the process stopped; their ids."""
+        recovered = []
+        for run in self.store.runs_with_status("running", "waiting"):
+            if run.status == "waiting" and self.store.pending_question(run.id) is not None:
+                continue  # its form still works: answers resolve through the store
+            if not run.thread_ts:
+                continue  # never reached Slack; nothing to continue in
+            recovered.append(run.id)
+            self.submit(run.id, lambda run_id=run.id: self._then(run_id, self.loop.advance(run_id)))  # type: ignore[misc]
+        if recovered:
+            log.info("recovering %d run(s): %s", len(recovered), ", ".join(recovered))
+        return recovered

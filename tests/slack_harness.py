@@ -1,0 +1,105 @@
+"""The real Bolt app, runner and store against the fake Slack, driven by signed payloads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from slack_bolt.request import BoltRequest
+from slack_bolt.response import BoltResponse
+
+from bot.app import Service, build_service
+from bot.blocks import SUBMIT_ACTION
+from bot.close.playbook import PlaybookModel
+from bot.config import Settings
+from bot.store import Run, Store
+from tests import slack_payloads as sp
+from tests.fake_slack import FakeSlack
+
+FORM = "application/x-www-form-urlencoded"
+
+
+def settings_for(fake: FakeSlack, db_path: Path, **extra: str) -> Settings:
+    env = {
+        "SLACK_API_URL": fake.api_url,
+        "SLACK_BOT_TOKEN": "xoxb-test-token",
+        "SLACK_SIGNING_SECRET": sp.SECRET,
+        "CLOSEBOT_DB": str(db_path),
+        "CLOSEBOT_APPROVERS": "UAPPROVER",
+        **extra,
+    }
+    return Settings.from_env(env)
+
+
+class Harness:
+    def __init__(self, fake: FakeSlack, db_path: Path) -> None:
+        self.fake = fake
+        self.store = Store(db_path)
+        self.service: Service = build_service(
+            settings_for(fake, db_path), store=self.store, model=PlaybookModel()
+        )
+
+    def close(self) -> None:
+        self.service.runner.shutdown(timeout=15)
+        self.store.close()
+
+    def dispatch(self, body: str, content_type: str, **headers: str) -> BoltResponse:
+        all_headers = {**sp.signed_headers(body, content_type=content_type), **headers}
+        return self.service.app.dispatch(BoltRequest(body=body, headers=all_headers))
+
+    def idle(self) -> None:
+        assert self.service.runner.wait_idle(20), "the runner did not go idle"
+
+    def command(self, text: str, *, user: str = "UALICE", channel: str = "CFIN") -> BoltResponse:
+        return self.dispatch(sp.slash_command(text, user=user, channel=channel), FORM)
+
+    def start(self, period: str = "2026-10", *, user: str = "UALICE", channel: str = "CFIN") -> Run:
+        response = self.command(period, user=user, channel=channel)
+        assert response.status == 200, response.body
+        self.idle()
+        return self.store.runs(limit=1)[0]
+
+    def message(self, ts: str) -> dict[str, Any]:
+        return self.fake.messages[ts]
+
+    def form_of(self, question_id: str) -> dict[str, Any]:
+        record = self.store.question(question_id)
+        assert record.message_ts, "the form was never posted"
+        return self.message(record.message_ts)
+
+    def click(
+        self,
+        action_id: str,
+        question_id: str,
+        *,
+        user: str = "UALICE",
+        picks: dict[int, Any] | None = None,
+        other: dict[int, str] | None = None,
+        form: dict[str, Any] | None = None,
+    ) -> BoltResponse:
+        message = form or self.form_of(question_id)
+        values = sp.form_values(message["blocks"], picks or {}, other)
+        body = sp.block_action(
+            action_id,
+            question_id,
+            user=user,
+            channel=message["channel"],
+            message=message,
+            values=values,
+        )
+        return self.dispatch(body, FORM)
+
+    def submit(
+        self, question_id: str, picks: dict[int, Any], *, user: str = "UALICE", **kw: Any
+    ) -> BoltResponse:
+        response = self.click(SUBMIT_ACTION, question_id, user=user, picks=picks, **kw)
+        assert response.status == 200, response.body
+        return response
+
+    def pending(self, run_id: str) -> str:
+        record = self.store.pending_question(run_id)
+        assert record is not None, "no question is pending"
+        return record.id
+
+    def ephemerals_to(self, user: str) -> list[str]:
+        return [p["text"] for p in self.fake.to("chat.postEphemeral") if p.get("user") == user]

@@ -1,0 +1,140 @@
+"""Real Slack request bodies, signed the way Slack signs them."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from slack_sdk.signature import SignatureVerifier
+
+from bot import blocks
+
+SECRET = "test-signing-secret"
+TEAM = {"id": "T0001", "domain": "example"}
+
+
+def signed_headers(
+    body: str, *, content_type: str, secret: str = SECRET, timestamp: int | None = None
+) -> dict[str, str]:
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    signature = SignatureVerifier(secret).generate_signature(timestamp=ts, body=body)
+    return {
+        "content-type": content_type,
+        "x-slack-signature": signature,
+        "x-slack-request-timestamp": ts,
+    }
+
+
+def slash_command(text: str, *, user: str = "UALICE", channel: str = "CFIN") -> str:
+    return urlencode(
+        {
+            "token": "legacy",
+            "team_id": TEAM["id"],
+            "team_domain": TEAM["domain"],
+            "channel_id": channel,
+            "channel_name": "finance",
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": "/close",
+            "text": text,
+            "api_app_id": "A0001",
+            "response_url": "https://hooks.slack.invalid/commands/1",
+            "trigger_id": "1.2.3",
+        }
+    )
+
+
+def form_values(
+    form: list[dict[str, Any]], picks: dict[int, Any], other: dict[int, str] | None = None
+) -> dict[str, Any]:
+    """state.values as Slack sends them for a form: picks maps question number → option(s) or text."""
+    values: dict[str, Any] = {}
+    for block in form:
+        if block.get("type") != "input":
+            continue
+        kind, number = blocks.parse_block_id(block["block_id"]) or ("", 0)
+        element = block["element"]
+        if kind == "o":
+            values[block["block_id"]] = {
+                blocks.OTHER_ACTION: {
+                    "type": "plain_text_input",
+                    "value": (other or {}).get(number),
+                }
+            }
+            continue
+        pick = picks.get(number)
+        kind_of = element["type"]
+        if kind_of == "plain_text_input":
+            state: dict[str, Any] = {"type": kind_of, "value": pick}
+        elif kind_of in ("radio_buttons", "static_select"):
+            option = next((o for o in element["options"] if o["value"] == str(pick)), None)
+            state = {"type": kind_of, "selected_option": option}
+        else:
+            chosen = [o for o in element["options"] if int(o["value"]) in (pick or [])]
+            state = {"type": kind_of, "selected_options": chosen}
+        values[block["block_id"]] = {element["action_id"]: state}
+    return values
+
+
+def block_action(
+    action_id: str,
+    value: str,
+    *,
+    user: str = "UALICE",
+    channel: str = "CFIN",
+    message: dict[str, Any] | None = None,
+    values: dict[str, Any] | None = None,
+) -> str:
+    message = message or {"ts": "1761900000.000001", "thread_ts": None, "blocks": []}
+    payload = {
+        "type": "block_actions",
+        "team": TEAM,
+        "user": {"id": user, "username": user.lower(), "team_id": TEAM["id"]},
+        "api_app_id": "A0001",
+        "token": "legacy",
+        "container": {
+            "type": "message",
+            "message_ts": message["ts"],
+            "channel_id": channel,
+            "is_ephemeral": False,
+            "thread_ts": message.get("thread_ts"),
+        },
+        "trigger_id": "1.2.3",
+        "channel": {"id": channel, "name": "finance"},
+        "message": {
+            "type": "message",
+            "ts": message["ts"],
+            "thread_ts": message.get("thread_ts"),
+            "text": "form",
+            "blocks": message.get("blocks", []),
+        },
+        "state": {"values": values or {}},
+        "response_url": "https://hooks.slack.invalid/actions/1",
+        "actions": [
+            {
+                "type": "button",
+                "action_id": action_id,
+                "block_id": "closebot:a:0:x",
+                "value": value,
+                "action_ts": str(time.time()),
+            }
+        ],
+    }
+    return urlencode({"payload": json.dumps(payload)})
+
+
+def event(inner: dict[str, Any], *, event_id: str) -> str:
+    return json.dumps(
+        {
+            "token": "legacy",
+            "team_id": TEAM["id"],
+            "api_app_id": "A0001",
+            "event": inner,
+            "type": "event_callback",
+            "event_id": event_id,
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM["id"], "user_id": "UBOT", "is_bot": True}],
+        }
+    )

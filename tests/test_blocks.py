@@ -1,0 +1,283 @@
+"""Block builders, checked against every limit in SLACK.md and for every form variant."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from bot import blocks
+from bot.questions import Response, parse_ask
+
+
+def ask(*questions: dict[str, Any], context: str = "Why I ask.") -> Any:
+    return parse_ask({"context": context, "questions": list(questions)})
+
+
+def choice(n: int, **over: Any) -> dict[str, Any]:
+    return {
+        "question": "Pick?",
+        "options": [{"label": f"Option {i}", "description": f"About {i}"} for i in range(1, n + 1)],
+        **over,
+    }
+
+
+def form(a: Any, **kw: Any) -> list[dict[str, Any]]:
+    return blocks.question_form(
+        a, question_id="toolu_abc", who_may_answer="<@U1>", nonce="n1", **kw
+    )
+
+
+def element(f: list[dict[str, Any]], number: int = 1) -> dict[str, Any]:
+    return next(
+        b for b in f if b["type"] == "input" and b["block_id"].startswith(f"closebot:q:{number}:")
+    )["element"]
+
+
+def walk(node: Any) -> Any:
+    if isinstance(node, dict):
+        yield node
+        for v in node.values():
+            yield from walk(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from walk(v)
+
+
+def assert_within_limits(f: list[dict[str, Any]]) -> None:
+    assert blocks.fits(f)
+    for node in walk(f):
+        if node.get("type") == "section" and "text" in node:
+            assert len(node["text"]["text"]) <= blocks.MAX_SECTION_TEXT
+        if node.get("type") == "input":
+            assert len(node["label"]["text"]) <= blocks.MAX_LABEL
+        if node.get("type") == "context":
+            assert len(node["elements"]) <= blocks.MAX_CONTEXT_ELEMENTS
+        for key in ("block_id", "action_id"):
+            if key in node:
+                assert len(node[key]) <= blocks.MAX_ID
+        if "options" in node and isinstance(node["options"], list):
+            limit = (
+                blocks.MAX_CHOICE_BUTTONS
+                if node["type"] in ("radio_buttons", "checkboxes")
+                else blocks.MAX_SELECT_OPTIONS
+            )
+            assert len(node["options"]) <= limit
+            for o in node["options"]:
+                assert (
+                    len(o["text"]["text"]) <= blocks.MAX_OPTION_TEXT
+                    and len(o["value"]) <= blocks.MAX_OPTION_VALUE
+                )
+                assert (
+                    len(o.get("description", {}).get("text", "")) <= blocks.MAX_OPTION_DESCRIPTION
+                )
+        if node.get("type") == "button":
+            assert (
+                len(node["text"]["text"]) <= blocks.MAX_BUTTON_TEXT
+                and len(node.get("value", "")) <= 2000
+            )
+        if node.get("type") == "button" and "confirm" in node:
+            c = node["confirm"]
+            assert len(c["title"]["text"]) <= 100 and len(c["text"]["text"]) <= 300
+            assert len(c["confirm"]["text"]) <= 30 and len(c["deny"]["text"]) <= 30
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        (choice(2), "radio_buttons"),
+        (choice(10), "radio_buttons"),
+        (choice(11), "static_select"),
+        (choice(100), "static_select"),
+        (choice(10, type="multiple_choice"), "checkboxes"),
+        (choice(11, type="multiple_choice"), "multi_static_select"),
+        (choice(100, type="multiple_choice"), "multi_static_select"),
+        ({"question": "Notes?", "type": "free_text"}, "plain_text_input"),
+    ],
+)
+def test_each_question_type_gets_its_element(question: dict[str, Any], kind: str) -> None:
+    f = form(ask(question))
+    assert element(f)["type"] == kind
+    assert_within_limits(f)
+
+
+def test_the_form_has_context_recommendation_other_optional_who_and_buttons() -> None:
+    f = form(
+        ask(
+            choice(3, recommended=2, reasoning="The stub agrees.", allow_other=True, header="WI"),
+            {"question": "Notes?", "type": "free_text", "required": False},
+        )
+    )
+    text = json.dumps(f, ensure_ascii=False)
+    assert f[0]["text"]["text"].endswith("Why I ask.")
+    assert "⭐ *Recommended: Option 2*\\nThe stub agrees." in text
+    assert element(f)["options"][1]["text"]["text"] == "Option 2 ⭐"
+    other = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:o:1:"))
+    assert other["element"]["type"] == "plain_text_input" and other["optional"] is True
+    notes = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:q:2:"))
+    assert notes["label"]["text"] == "Your answer (optional)" and notes["optional"] is True
+    assert "_(optional)_" in text
+    assert f[-2] == {
+        "type": "context",
+        "elements": [{"type": "mrkdwn", "text": "Who may answer: <@U1>"}],
+    }
+    submit, cancel = f[-1]["elements"]
+    assert (submit["text"]["text"], submit["style"], submit["value"], submit["action_id"]) == (
+        "Submit",
+        "primary",
+        "toolu_abc",
+        "closebot_submit",
+    )
+    assert cancel["text"]["text"] == "Cancel" and "confirm" in cancel
+
+
+def test_long_descriptions_move_into_the_question_text() -> None:
+    long = "d" * 140
+    f = form(
+        ask(
+            {
+                "question": "Pick?",
+                "options": [
+                    {"label": "A", "description": long},
+                    {"label": "B", "description": "short"},
+                ],
+            }
+        )
+    )
+    options = element(f)["options"]
+    assert len(options[0]["description"]["text"]) == 75 and options[0]["description"][
+        "text"
+    ].endswith("…")
+    assert f"• *A*: {long}" in json.dumps(f, ensure_ascii=False)
+    assert "• *B*" not in json.dumps(f, ensure_ascii=False)
+
+
+def test_the_biggest_allowed_ask_still_fits_one_message() -> None:
+    big = [
+        {
+            "question": "Q" * 500,
+            "header": "H" * 24,
+            "type": "multiple_choice",
+            "options": [
+                {"label": f"{i:03d}" + "L" * 72, "description": "D" * 150} for i in range(100)
+            ],
+            "recommended": 100,
+            "reasoning": "R" * 1000,
+            "allow_other": True,
+        }
+    ] * 5
+    f = form(ask(*big, context="C" * 1000))
+    assert_within_limits(f)
+    assert len([b for b in f if b["type"] == "input"]) == 10
+    assert {element(f, n)["type"] for n in range(1, 6)} == {"multi_external_select"}
+    # a mid-sized form keeps its static menus, made compact
+    mid = form(ask(*[choice(40, type="multiple_choice")] * 2))
+    assert_within_limits(mid)
+    assert element(mid, 1)["type"] == "multi_static_select"
+    # the external menus search the stored options
+    found = blocks.search_options(ask(big[0]).questions[0], "099")
+    assert [o["value"] for o in found] == ["100"] and found[0]["text"]["text"].endswith("⭐")
+    assert len(blocks.search_options(ask(big[0]).questions[0], "")) == 100
+
+
+def test_model_text_is_escaped_so_it_cannot_ping_or_link() -> None:
+    f = form(
+        ask(
+            choice(2, reasoning="<!channel> see <https://evil|here> & more", recommended=1),
+            context="<@U999> <!here>",
+        )
+    )
+    text = json.dumps(f)
+    assert (
+        "<!channel>" not in text
+        and "<!here>" not in text
+        and "<https://evil" not in text
+        and "<@U999>" not in text
+    )
+    assert "&lt;!channel&gt;" in text and "&amp; more" in text
+
+
+def test_long_text_is_split_into_sections_never_rejected() -> None:
+    text = "\n".join(f"line {i} " + "x" * 200 for i in range(100))
+    out = blocks.text_blocks(text)
+    assert len(out) > 1 and all(len(b["text"]["text"]) <= blocks.MAX_SECTION_TEXT for b in out)
+    assert "".join(b["text"]["text"].replace("\n", "") for b in out) == text.replace("\n", "")
+    huge = blocks.text_blocks("y" * 3000 * 60)
+    assert len(huge) == blocks.MAX_BLOCKS and huge[-1]["text"]["text"].startswith("… (cut")
+
+
+def test_status_message_shows_each_step_and_state() -> None:
+    out = blocks.status_blocks(
+        "Month-end close · October 2026 — waiting on you",
+        [("Intake", "done"), ("WI/NRI validation", "waiting"), ("Posting", "pending")],
+        note="n",
+    )
+    text = out[0]["text"]["text"]
+    assert (
+        "✅ Intake — done" in text
+        and "🙋 WI/NRI validation — waiting on you" in text
+        and "⚪ Posting — to do" in text
+    )
+    assert out[1]["type"] == "context"
+
+
+def test_the_answered_form_is_read_only_and_says_who_how_and_when() -> None:
+    a = ask(choice(3, header="WI"), {"question": "Notes?", "type": "free_text", "required": False})
+    done = blocks.answered_form(
+        a,
+        status="answered",
+        answers={"1": {"labels": ["Option 2"], "selected": [2]}, "2": {"skipped": True}},
+        by="UALICE",
+        source="user",
+        at="2026-10-31T12:00:00+00:00",
+    )
+    assert not [b for b in done if b["type"] in ("input", "actions")]
+    text = json.dumps(done, ensure_ascii=False)
+    assert "→ *Option 2*" in text and "_skipped_" in text
+    assert "✅ <@UALICE> answered · <!date^1793448000^" in text
+    timed_out = json.dumps(
+        blocks.answered_form(
+            a, status="answered", answers={}, by="timeout", source="timeout_default", at=None
+        )
+    )
+    assert "timed out" in timed_out
+    assert "🚫 Cancelled by <@UB>" in json.dumps(
+        blocks.answered_form(a, status="cancelled", answers=None, by="UB", source="user", at=None),
+        ensure_ascii=False,
+    )
+
+
+def test_reading_a_submitted_form_maps_values_back_to_answers_whatever_the_nonce() -> None:
+    a = ask(
+        choice(3, allow_other=True),
+        choice(12, type="multiple_choice"),
+        {"question": "Notes?", "type": "free_text"},
+    )
+    values = {
+        "closebot:q:1:old": {
+            "answer": {"type": "radio_buttons", "selected_option": {"value": "2"}}
+        },
+        "closebot:o:1:old": {"other": {"type": "plain_text_input", "value": None}},
+        "closebot:q:2:new": {
+            "answer": {
+                "type": "multi_static_select",
+                "selected_options": [{"value": "1"}, {"value": "12"}],
+            }
+        },
+        "closebot:q:3:x": {"answer": {"type": "plain_text_input", "value": "  see memo "}},
+        "someone-else": {"x": {"value": "ignored"}},
+    }
+    assert blocks.read_form(a, values) == {
+        1: Response(selected=(2,)),
+        2: Response(selected=(1, 12)),
+        3: Response(text="see memo"),
+    }
+    assert blocks.read_form(a, {})[1] == Response(skipped=True)
+    with pytest.raises(blocks.FormError):
+        blocks.read_form(a, {"closebot:q:1:x": {"answer": {"selected_option": {"value": "two"}}}})
+
+
+def test_cut_and_escape() -> None:
+    assert blocks.cut("abcdef", 4) == "abc…" and blocks.cut("abc", 4) == "abc"
+    assert blocks.escape("a<b>&c") == "a&lt;b&gt;&amp;c"

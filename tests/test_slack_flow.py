@@ -1,0 +1,488 @@
+"""The Slack app end to end: signed payloads through the real Bolt app, a fake Web API."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.blocks import CANCEL_ACTION, SUBMIT_ACTION
+from tests import slack_payloads as sp
+from tests.fake_slack import FakeSlack, fake_slack
+from tests.slack_harness import FORM, Harness
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    with fake_slack() as f:
+        yield f
+
+
+@pytest.fixture
+def bot(fake: FakeSlack, db_path: Path) -> Iterator[Harness]:
+    h = Harness(fake, db_path)
+    yield h
+    h.close()
+
+
+def inputs(message: dict) -> list[dict]:  # type: ignore[type-arg]
+    return [b for b in message["blocks"] if b["type"] in ("input", "actions")]
+
+
+def all_text(message: dict) -> str:  # type: ignore[type-arg]
+    return json.dumps(message["blocks"], ensure_ascii=False)
+
+
+def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start("2026-10")
+    root = bot.message(run.thread_ts or "")
+    assert (
+        root["text"] == "Month-end close · October 2026 · started by <@UALICE>"
+        and root["thread_ts"] is None
+    )
+    status = bot.message(run.status_ts or "")
+    assert status["thread_ts"] == run.thread_ts
+    assert "WI/NRI validation — waiting on you" in all_text(status) and "Intake — done" in all_text(
+        status
+    )
+
+    question_id = bot.pending(run.id)
+    form = bot.form_of(question_id)
+    assert form["thread_ts"] == run.thread_ts
+    radios = [b["element"] for b in form["blocks"] if b["type"] == "input"]
+    assert [r["type"] for r in radios] == [
+        "radio_buttons",
+        "plain_text_input",
+        "radio_buttons",
+        "plain_text_input",
+    ]
+    assert radios[0]["options"][0]["text"]["text"] == "Accept operator's decimal, update DOI ⭐"
+    text = all_text(form)
+    assert (
+        "⭐ *Recommended: Accept operator's decimal, update DOI*" in text
+        and "Both operator documents agree" in text
+    )
+    assert "$13,200.00 billed vs $12,000.00 expected (+$1,200.00)" in text
+    buttons = form["blocks"][-1]["elements"]
+    assert (buttons[0]["text"]["text"], buttons[0]["style"], buttons[1]["text"]["text"]) == (
+        "Submit",
+        "primary",
+        "Cancel",
+    )
+
+    bot.submit(question_id, {1: 1, 2: 2})
+    bot.idle()
+    answered = bot.form_of(question_id)
+    assert inputs(answered) == []  # read-only now
+    assert "✅ <@UALICE> answered" in all_text(
+        answered
+    ) and "Book at DOI, short-pay and dispute" in all_text(answered)
+    record = bot.store.question(question_id)
+    assert (record.status, record.answered_by, record.source) == ("answered", "UALICE", "user")
+
+    approval = bot.pending(run.id)
+    assert "Approve and post" in all_text(bot.form_of(approval))
+    bot.submit(approval, {1: 1})
+    bot.idle()
+    finished = bot.store.run(run.id)
+    assert finished.status == "done"
+    assert "finished" in bot.message(run.status_ts or "")["text"]
+    assert "Intake — done" in all_text(
+        bot.message(run.status_ts or "")
+    ) and "waiting" not in all_text(bot.message(run.status_ts or ""))
+    summary = [
+        m
+        for m in fake.thread(run.thread_ts or "")
+        if "Month-end close · October 2026" in (m["text"] or "") and "finished" in m["text"]
+    ]
+    assert summary and "decided by UALICE (user)" in summary[-1]["text"]
+    (batch,) = bot.store.journal_batches(run.id)
+    assert batch["status"] == "posted" and batch["posted_by"] == "UALICE"
+    files = fake.to("files.completeUploadExternal")
+    assert files and files[0]["thread_ts"] == run.thread_ts
+    assert len(fake.uploads) == 2 and any(
+        b"Accept operator" in data for data in fake.uploads.values()
+    )
+
+
+def test_a_bad_period_gets_an_ephemeral_usage_and_starts_nothing(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    response = bot.command("October")
+    assert response.status == 200
+    body = json.loads(response.body)
+    assert (
+        body["response_type"] == "ephemeral"
+        and "write it as YYYY-MM" in body["text"]
+        and "/close [YYYY-MM]" in body["text"]
+    )
+    assert bot.store.runs() == [] and fake.to("chat.postMessage") == []
+
+
+def test_a_required_question_left_empty_is_named_and_the_form_kept(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    before = json.dumps(bot.form_of(question_id)["blocks"])
+    bot.submit(question_id, {1: 1})
+    bot.idle()
+    (notice,) = bot.ephemerals_to("UALICE")
+    assert "Not submitted: question 2 (WI/NRI · Baker 3-1H) is required" in notice
+    assert json.dumps(bot.form_of(question_id)["blocks"]) == before
+    assert bot.store.question(question_id).status == "pending"
+
+
+def test_someone_neither_starter_nor_approver_is_refused_and_audited(bot: Harness) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    bot.submit(question_id, {1: 1, 2: 1}, user="UMALLORY")
+    bot.idle()
+    (notice,) = bot.ephemerals_to("UMALLORY")
+    assert "Only <@UALICE> (who started this close) or an approver can answer this" in notice
+    assert bot.store.question(question_id).status == "pending"
+    (event,) = bot.store.audit_events(run.id, kind="answer_refused")
+    assert event.actor == "UMALLORY"
+
+
+def test_an_approver_may_answer_someone_elses_run(bot: Harness) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    bot.submit(question_id, {1: 1, 2: 2}, user="UAPPROVER")
+    bot.idle()
+    assert bot.store.question(question_id).answered_by == "UAPPROVER"
+
+
+def test_a_double_submit_changes_nothing_the_second_time(bot: Harness) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    form = bot.form_of(question_id)
+    form_copy = {**form, "blocks": list(form["blocks"])}
+    bot.submit(question_id, {1: 1, 2: 2}, form=form_copy)
+    bot.submit(question_id, {1: 2, 2: 2}, form=form_copy)
+    bot.idle()
+    assert bot.store.question(question_id).answer["1"]["labels"] == [
+        "Accept operator's decimal, update DOI"
+    ]
+    assert bot.ephemerals_to("UALICE") == [
+        "This question was already answered by <@UALICE>; nothing was changed."
+    ]
+
+
+def test_two_users_racing_to_submit_have_one_winner(bot: Harness) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    form = bot.form_of(question_id)
+    barrier = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def click(user: str) -> None:
+        barrier.wait()
+        statuses.append(bot.submit(question_id, {1: 1, 2: 2}, user=user, form=form).status)
+
+    threads = [threading.Thread(target=click, args=(u,)) for u in ("UALICE", "UAPPROVER")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    bot.idle()
+    assert statuses == [200, 200]
+    winner = bot.store.question(question_id).answered_by
+    loser = "UAPPROVER" if winner == "UALICE" else "UALICE"
+    assert bot.ephemerals_to(loser) == [
+        f"This question was already answered by <@{winner}>; nothing was changed."
+    ]
+    assert bot.ephemerals_to(winner) == []
+    assert len(bot.store.audit_events(run.id, kind="question_answered")) == 1
+
+
+def test_cancel_tells_the_model_and_the_run_stops_with_what_is_open(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    response = bot.click(CANCEL_ACTION, question_id)
+    assert response.status == 200
+    bot.idle()
+    assert bot.store.question(question_id).status == "cancelled"
+    assert (
+        "🚫 Cancelled by <@UALICE>" in all_text(bot.form_of(question_id))
+        and inputs(bot.form_of(question_id)) == []
+    )
+    result = bot.store.tool_result(question_id)
+    assert result is not None and json.loads(result.content)["status"] == "cancelled"
+    texts = [m["text"] for m in fake.thread(run.thread_ts or "")]
+    assert any("stopped: the WI/NRI question was cancelled" in (t or "") for t in texts)
+
+
+def test_unknown_action_ids_are_acked_and_change_nothing(bot: Harness, fake: FakeSlack) -> None:
+    run = bot.start()
+    calls = len(fake.calls)
+    response = bot.dispatch(sp.block_action("some_radio_change", "3"), FORM)
+    assert response.status == 200
+    bot.idle()
+    assert len(fake.calls) == calls and bot.store.pending_question(run.id) is not None
+
+
+def test_bad_signature_and_stale_timestamp_get_401_and_change_nothing(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    body = sp.slash_command("2026-10")
+    forged = sp.signed_headers(body, content_type=FORM, secret="wrong-secret")
+    stale = sp.signed_headers(body, content_type=FORM, timestamp=1_000_000_000)
+    from slack_bolt.request import BoltRequest
+
+    for headers in (forged, stale):
+        assert bot.service.app.dispatch(BoltRequest(body=body, headers=headers)).status == 401
+    bot.idle()
+    assert bot.store.runs() == [] and fake.to("chat.postMessage") == []
+
+
+def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    msg = {
+        "type": "message",
+        "channel": "CFIN",
+        "user": "UALICE",
+        "text": "what's the status?",
+        "ts": "1761900099.000001",
+        "thread_ts": run.thread_ts,
+    }
+    assert bot.dispatch(sp.event(msg, event_id="Ev1"), "application/json").status == 200
+    bot.idle()
+    model_calls = len(bot.store.messages(run.id))
+    assert any(
+        "I'm waiting on the question above" in (m["text"] or "")
+        for m in fake.thread(run.thread_ts or "")
+    )
+    assert (
+        bot.store.pending_question(run.id) is not None
+        and len(bot.store.messages(run.id)) == model_calls
+    )
+    bot.submit(question_id, {1: 1, 2: 2})
+    bot.idle()
+    approval = bot.pending(run.id)
+    bot.submit(approval, {1: 2})
+    bot.idle()
+    transcript = [m.content for m in bot.store.messages(run.id) if m.role == "user"]
+    assert any(
+        b.get("text") == "<@UALICE>: what's the status?" for content in transcript for b in content
+    )
+    last = fake.thread(run.thread_ts or "")[-1]
+    assert (
+        "Month-end close · October 2026" in last["text"]
+    )  # the playbook answered 'status' with the summary
+
+
+def test_a_retried_event_is_handled_once(bot: Harness, fake: FakeSlack) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    bot.submit(question_id, {1: 1, 2: 2})
+    bot.idle()
+    bot.submit(bot.pending(run.id), {1: 2})
+    bot.idle()
+    mention = {
+        "type": "app_mention",
+        "channel": "CFIN",
+        "user": "UALICE",
+        "text": "<@UBOT> help",
+        "ts": "1761900099.000002",
+        "thread_ts": run.thread_ts,
+    }
+    body = sp.event(mention, event_id="EvRetry")
+    assert bot.dispatch(body, "application/json").status == 200
+    assert (
+        bot.dispatch(
+            body,
+            "application/json",
+            **{"x-slack-retry-num": "1", "x-slack-retry-reason": "http_timeout"},
+        ).status
+        == 200
+    )
+    bot.idle()
+    said = [
+        b
+        for m in bot.store.messages(run.id)
+        if m.role == "user"
+        for b in m.content
+        if b.get("text") == "<@UALICE>: help"
+    ]
+    assert len(said) == 1
+    # the same text as a plain thread message (Slack sends both for a mention) is not handled twice either
+    echo = {**mention, "type": "message"}
+    bot.dispatch(sp.event(echo, event_id="EvEcho"), "application/json")
+    bot.idle()
+    assert (
+        len(
+            [
+                b
+                for m in bot.store.messages(run.id)
+                if m.role == "user"
+                for b in m.content
+                if b.get("text") == "<@UALICE>: help"
+            ]
+        )
+        == 1
+    )
+
+
+def test_bot_messages_and_edits_are_ignored(bot: Harness) -> None:
+    run = bot.start()
+    before = len(bot.store.messages(run.id))
+    for i, extra in enumerate(({"bot_id": "BBOT"}, {"subtype": "message_changed"})):
+        msg = {
+            "type": "message",
+            "channel": "CFIN",
+            "user": "UALICE",
+            "text": "hi",
+            "ts": f"1761900099.00001{i}",
+            "thread_ts": run.thread_ts,
+            **extra,
+        }
+        bot.dispatch(sp.event(msg, event_id=f"EvIgnored{i}"), "application/json")
+    bot.idle()
+    assert len(bot.store.messages(run.id)) == before and bot.store.take_messages(run.id) == []
+
+
+def test_two_runs_in_two_threads_stay_independent(bot: Harness, fake: FakeSlack) -> None:
+    first = bot.start(user="UALICE", channel="CFIN")
+    second = bot.start(user="UBOB", channel="CTAX")
+    assert first.thread_ts != second.thread_ts
+    q1, q2 = bot.pending(first.id), bot.pending(second.id)
+    bot.submit(q2, {1: 2, 2: 2}, user="UBOB")
+    bot.idle()
+    assert bot.store.question(q1).status == "pending"
+    assert bot.store.question(q2).answered_by == "UBOB"
+    bot.submit(q1, {1: 1, 2: 2}, user="UBOB")  # Bob did not start Alice's close
+    bot.idle()
+    assert bot.store.question(q1).status == "pending"
+    bot.submit(q1, {1: 1, 2: 2})
+    bot.idle()
+    assert bot.store.exceptions(first.id)[0]["resolution"] == "accept_operator"
+    assert bot.store.exceptions(second.id)[0]["resolution"] == "short_pay_dispute"
+    for run in (first, second):
+        assert all(m["channel"] == run.channel for m in fake.thread(run.thread_ts or ""))
+
+
+def test_a_form_rebuilt_after_a_restart_still_accepts_its_submit(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    first = Harness(fake, db_path)
+    run = first.start()
+    question_id = first.pending(run.id)
+    first.close()
+
+    second = Harness(fake, db_path)  # a new process: new Store, new app, new runner
+    try:
+        assert second.service.runner.recover() == []  # waiting on a person: nothing to redo
+        record = second.store.question(question_id)
+        second.service.presenter.post_form(
+            record, nonce="rebuilt"
+        )  # the form posted again from the store
+        rebuilt = second.form_of(question_id)
+        assert (
+            rebuilt["ts"] != record.message_ts
+        )  # a new message, not the one posted before the restart
+        assert all(
+            b["block_id"].endswith("rebuilt") for b in rebuilt["blocks"] if b["type"] == "input"
+        )
+        second.submit(question_id, {1: 1, 2: 2}, form=rebuilt)
+        second.idle()
+        assert second.store.question(question_id).status == "answered"
+        assert (
+            second.store.pending_question(run.id) is not None
+        )  # the run went on to the approval question
+    finally:
+        second.close()
+
+
+def test_a_run_cut_off_mid_turn_is_recovered_at_start(fake: FakeSlack, db_path: Path) -> None:
+    first = Harness(fake, db_path)
+    run = first.start()
+    question_id = first.pending(run.id)
+    # Simulate a crash between the claim and the resume: the answer is stored, nothing advanced.
+    record = first.store.question(question_id)
+    from bot.agent_loop import ask_of
+    from bot.questions import Response, answer_payload
+
+    first.store.claim_answer(
+        question_id,
+        answer=answer_payload(
+            ask_of(record), {1: Response(selected=(1,)), 2: Response(selected=(2,))}
+        ),
+        answered_by="UALICE",
+        source="user",
+    )
+    first.close()
+    second = Harness(fake, db_path)
+    try:
+        assert second.service.runner.recover() == [run.id]
+        second.idle()
+        assert second.store.pending_question(run.id) is not None
+        assert "Approve and post" in all_text(second.form_of(second.pending(run.id)))
+    finally:
+        second.close()
+
+
+def test_rate_limited_web_api_calls_are_retried(fake: FakeSlack, bot: Harness) -> None:
+    fake.rate_limit["chat.postMessage"] = 1
+    run = bot.start()
+    assert bot.store.run(run.id).thread_ts in fake.messages
+    assert len([c for c in fake.calls if c.method == "chat.postMessage"]) >= 2
+
+
+def test_submit_is_a_button_named_submit_and_other_text_is_taken(bot: Harness) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    bot.submit(question_id, {2: 2}, other={1: "Hold until the operator sends the assignment"})
+    bot.idle()
+    answer = bot.store.question(question_id).answer
+    assert answer["1"]["other"] == "Hold until the operator sends the assignment"
+    exc = next(e for e in bot.store.exceptions(run.id) if e["well_id"] == "W-TX-001")
+    assert exc["resolution"] == "defer" and "Hold until the operator" in exc["note"]
+    assert SUBMIT_ACTION == "closebot_submit"
+
+
+def test_a_huge_question_is_served_as_a_searchable_menu(bot: Harness, fake: FakeSlack) -> None:
+    from bot.questions import parse_ask
+
+    run = bot.start()
+    options = [{"label": f"Well {i:03d} " + "x" * 60, "description": "d" * 150} for i in range(100)]
+    huge = parse_ask(
+        {
+            "context": "Map the property",
+            "questions": [{"question": "Which well?", "options": options, "recommended": 42}] * 5,
+        }
+    )
+    record, _ = bot.store.create_question(
+        run.id, question_id="toolu_huge", context=huge.context, questions=huge.questions_json()
+    )
+    bot.service.presenter.post_form(record)
+    form = bot.form_of("toolu_huge")
+    menu = next(b for b in form["blocks"] if b["type"] == "input")
+    assert menu["element"]["type"] == "external_select"
+    payload = {
+        "type": "block_suggestion",
+        "user": {"id": "UALICE"},
+        "team": sp.TEAM,
+        "container": {"type": "message", "message_ts": form["ts"], "channel_id": form["channel"]},
+        "action_id": "answer",
+        "block_id": menu["block_id"],
+        "value": "well 04",
+        "api_app_id": "A0001",
+        "token": "legacy",
+    }
+    from urllib.parse import urlencode
+
+    response = bot.dispatch(urlencode({"payload": json.dumps(payload)}), FORM)
+    found = json.loads(response.body)["options"]
+    assert [o["value"] for o in found] == [str(n) for n in range(41, 51)]
+    assert found[1]["text"]["text"].endswith("⭐")

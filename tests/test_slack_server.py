@@ -1,0 +1,170 @@
+"""The bot over HTTP: waitress serving /slack/events and /healthz, and `closebot serve` itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import HttpServer
+from tests import slack_payloads as sp
+from tests.fake_slack import FakeSlack, fake_slack
+from tests.slack_harness import FORM, Harness
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    with fake_slack() as f:
+        yield f
+
+
+@pytest.fixture
+def served(fake: FakeSlack, db_path: Path) -> Iterator[tuple[Harness, str]]:
+    harness = Harness(fake, db_path)
+    server = HttpServer(harness.service, host="127.0.0.1", port=0)
+    server.start()
+    yield harness, f"http://127.0.0.1:{server.port}"
+    server.stop()
+    harness.close()
+
+
+def post(url: str, body: str, headers: dict[str, str]) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def test_a_close_and_a_submit_over_http(served: tuple[Harness, str], fake: FakeSlack) -> None:
+    bot, base = served
+    body = sp.slash_command("2026-10")
+    status, text = post(f"{base}/slack/events", body, sp.signed_headers(body, content_type=FORM))
+    assert status == 200 and "Starting the October 2026 close" in json.loads(text)["text"]
+    bot.idle()
+    run = bot.store.runs()[0]
+    question_id = bot.pending(run.id)
+    form = bot.form_of(question_id)
+    submit = sp.block_action(
+        "closebot_submit",
+        question_id,
+        message=form,
+        channel=form["channel"],
+        values=sp.form_values(form["blocks"], {1: 1, 2: 2}),
+    )
+    status, _ = post(f"{base}/slack/events", submit, sp.signed_headers(submit, content_type=FORM))
+    assert status == 200
+    bot.idle()
+    assert bot.store.question(question_id).status == "answered"
+    assert not [b for b in bot.form_of(question_id)["blocks"] if b["type"] == "input"]
+
+
+def test_http_refuses_bad_signatures_and_unknown_paths(
+    served: tuple[Harness, str], fake: FakeSlack
+) -> None:
+    bot, base = served
+    body = sp.slash_command("2026-10")
+    status, _ = post(
+        f"{base}/slack/events", body, sp.signed_headers(body, content_type=FORM, secret="nope")
+    )
+    assert status == 401
+    status, _ = post(f"{base}/elsewhere", body, sp.signed_headers(body, content_type=FORM))
+    assert status == 404
+    assert bot.store.runs() == [] and fake.to("chat.postMessage") == []
+
+
+def test_healthz_reports_the_database(served: tuple[Harness, str]) -> None:
+    _, base = served
+    with urllib.request.urlopen(f"{base}/healthz", timeout=10) as response:
+        assert response.status == 200
+        assert json.loads(response.read()) == {"ok": True, "db": "ok", "runs_waiting": 0}
+
+
+def _serve(fake: FakeSlack, db_path: Path, *args: str, **env: str) -> subprocess.Popen[str]:
+    full_env = {
+        **os.environ,
+        "SLACK_API_URL": fake.api_url,
+        "SLACK_SIGNING_SECRET": sp.SECRET,
+        "CLOSEBOT_DB": str(db_path),
+        **env,
+    }
+    full_env.pop("SLACK_APP_TOKEN", None)
+    return subprocess.Popen(
+        [sys.executable, "-m", "bot", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=full_env,
+    )
+
+
+def test_closebot_serve_listens_answers_and_stops_cleanly(fake: FakeSlack, db_path: Path) -> None:
+    proc = _serve(fake, db_path, "--http", "--port", "0")
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    try:
+        first = lines.get(timeout=30)
+        m = re.search(r"listening on (http://127\.0\.0\.1:\d+)/slack/events", first)
+        assert m, first
+        body = sp.slash_command("2026-10")
+        status, _ = post(
+            f"{m.group(1)}/slack/events", body, sp.signed_headers(body, content_type=FORM)
+        )
+        assert status == 200
+        assert fake.wait_for(
+            lambda: any(
+                p.get("blocks") and p["blocks"][-1]["type"] == "actions"
+                for p in fake.to("chat.postMessage")
+            ),
+            timeout=30,
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+        reader.join(timeout=10)
+    assert proc.returncode == 0, err
+    rest = "".join(lines.get_nowait() for _ in range(lines.qsize()))
+    assert "closebot: stopped" in rest and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"SLACK_BOT_TOKEN": ""},
+            "closebot: error: SLACK_BOT_TOKEN is not set; HTTP mode needs it",
+        ),
+        (
+            {"SLACK_SIGNING_SECRET": ""},
+            "closebot: error: SLACK_SIGNING_SECRET is not set; HTTP mode needs it",
+        ),
+        (
+            {"SLACK_BOT_TOKEN": "xoxb-invalid"},
+            "closebot: error: Slack refused SLACK_BOT_TOKEN (invalid_auth)",
+        ),
+    ],
+)
+def test_serve_refuses_to_start_without_what_it_needs(
+    fake: FakeSlack, db_path: Path, env: dict[str, str], message: str
+) -> None:
+    started = time.monotonic()
+    proc = _serve(fake, db_path, "--http", "--port", "0", **env)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(message), err
+    assert time.monotonic() - started < 60
