@@ -135,8 +135,9 @@ def test_closebot_serve_listens_answers_and_stops_cleanly(fake: FakeSlack, db_pa
         )
     finally:
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=30)
+        proc.wait(timeout=30)  # not communicate(): the reader thread owns stdout
         reader.join(timeout=10)
+        err = proc.stderr.read() if proc.stderr else ""
     assert proc.returncode == 0, err
     rest = "".join(lines.get_nowait() for _ in range(lines.qsize()))
     assert "closebot: stopped" in rest and "Traceback" not in err
