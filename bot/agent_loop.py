@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Protocol
 
 from bot.errors import ModelError
@@ -86,6 +87,7 @@ class AgentLoop:
         presenter: Presenter,
         system_prompt: str,
         max_steps: int = DEFAULT_MAX_STEPS,
+        question_ttl: timedelta | None = None,
     ) -> None:
         self.store = store
         self.model = model
@@ -93,6 +95,7 @@ class AgentLoop:
         self.presenter = presenter
         self.system_prompt = system_prompt
         self.max_steps = max_steps
+        self.question_ttl = question_ttl  # None: questions wait for a person indefinitely
 
     def start(self, run_id: str, prompt: str) -> TurnOutcome:
         """Begin a run with the user's request."""
@@ -208,8 +211,13 @@ class AgentLoop:
                 is_error=True,
             )
             return None
+        expires_at = self.store.now(after=self.question_ttl) if self.question_ttl else None
         record, new = self.store.create_question(
-            run_id, question_id=use["id"], context=ask.context, questions=ask.questions_json()
+            run_id,
+            question_id=use["id"],
+            context=ask.context,
+            questions=ask.questions_json(),
+            expires_at=expires_at,
         )
         if record.status == "pending":
             self.store.set_run_status(run_id, "waiting")

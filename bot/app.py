@@ -15,6 +15,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from slack_bolt import App
@@ -87,6 +88,11 @@ def build_service(
     presenter = SlackPresenter(
         client=client, store=store, steps=STEPS, approvers=settings.approvers
     )
+    ttl = (
+        timedelta(minutes=settings.question_timeout_minutes)
+        if settings.question_timeout_minutes
+        else None
+    )
     loop = AgentLoop(
         store=store,
         model=model,
@@ -94,6 +100,7 @@ def build_service(
         presenter=presenter,
         system_prompt=SYSTEM_PROMPT,
         max_steps=settings.max_steps,
+        question_ttl=ttl,
     )
     runner = Runner(store=store, loop=loop, presenter=presenter, max_workers=workers)
     handlers.register(
@@ -186,6 +193,7 @@ def serve(
     service = build_service(settings, store=store, model=model, socket_mode=socket_mode)
     recovered = service.runner.recover()
     stop = threading.Event()
+    service.runner.watch_deadlines(stop)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     if socket_mode:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bot.questions import Ask, Question, QuestionType, Response
+from bot.questions import Ask, Question, QuestionType, Response, has_defaults
 
 # Limits from SLACK.md.
 MAX_BLOCKS = 50
@@ -98,9 +98,20 @@ def context(*texts: str) -> dict[str, Any]:
     }
 
 
-def text_blocks(text: str, *, max_blocks: int = MAX_BLOCKS) -> list[dict[str, Any]]:
+def mention_known(text: str, user_ids: Iterable[str]) -> str:
+    """Turn the bare ids of the run's own people into mentions, after escaping; nothing else."""
+    for uid in sorted(
+        {u for u in user_ids if u and re.match(r"^[UW][A-Z0-9]{2,}$", u)}, key=len, reverse=True
+    ):
+        text = re.sub(rf"(?<![<@\w]){uid}\b", f"<@{uid}>", text)
+    return text
+
+
+def text_blocks(
+    text: str, *, max_blocks: int = MAX_BLOCKS, people: Iterable[str] = ()
+) -> list[dict[str, Any]]:
     """Model text (mrkdwn) as sections, escaped and split; never more than `max_blocks`."""
-    pieces = [p for p in split_text(escape(text)) if p.strip()] or [" "]
+    pieces = [p for p in split_text(mention_known(escape(text), people)) if p.strip()] or [" "]
     if len(pieces) > max_blocks:
         pieces = [*pieces[: max_blocks - 1], "… (cut: the full text is in the run's transcript)"]
     return [section(p) for p in pieces]
@@ -240,6 +251,7 @@ def question_form(
     nonce: str,
     compact: bool = False,
     external: bool = False,
+    deadline: str | None = None,
 ) -> list[dict[str, Any]]:
     """One message: the context, each question as an input, Submit and Cancel.
 
@@ -276,7 +288,7 @@ def question_form(
                     },
                 }
             )
-    blocks.append(context(f"Who may answer: {who_may_answer}"))
+    blocks.append(context(f"Who may answer: {who_may_answer}", *([deadline] if deadline else [])))
     blocks.append(
         {
             "type": "actions",
@@ -317,8 +329,21 @@ def question_form(
             nonce=nonce,
             compact=True,
             external=compact,
+            deadline=deadline,
         )
     return blocks
+
+
+def deadline_note(ask: Ask, expires_at: str | None) -> str | None:
+    """What happens if nobody answers in time, for the form's context line."""
+    if not expires_at:
+        return None
+    then = (
+        "the recommended answers are applied"
+        if has_defaults(ask)
+        else "the question expires unanswered"
+    )
+    return f"⌛ If nobody answers by {_when(expires_at)}, {then}."
 
 
 def question_text(ask: Ask) -> str:

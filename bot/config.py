@@ -41,6 +41,7 @@ class Settings:
     data_dir: Path | None = None
     max_steps: int = DEFAULT_MAX_STEPS
     console_user: str = "console"
+    question_timeout_minutes: int = 0
 
     def __repr__(self) -> str:
         return (
@@ -51,7 +52,8 @@ class Settings:
             f"slack_app_token={_mask(self.slack_app_token)}, "
             f"slack_api_url={self.slack_api_url!r}, approvers={sorted(self.approvers)!r}, "
             f"data_dir={str(self.data_dir) if self.data_dir else None!r}, "
-            f"max_steps={self.max_steps}, console_user={self.console_user!r})"
+            f"max_steps={self.max_steps}, console_user={self.console_user!r}, "
+            f"question_timeout_minutes={self.question_timeout_minutes})"
         )
 
     @property
@@ -110,7 +112,17 @@ class Settings:
                 )
             max_steps = int(raw_steps)
 
+        timeout = 0
+        if raw_timeout := get("CLOSEBOT_QUESTION_TIMEOUT_MINUTES"):
+            if not raw_timeout.isdigit() or int(raw_timeout) > 60 * 24 * 90:
+                raise ConfigError(
+                    f"CLOSEBOT_QUESTION_TIMEOUT_MINUTES={raw_timeout!r} must be a whole number of minutes "
+                    "(0 = questions never time out; at most 90 days)"
+                )
+            timeout = int(raw_timeout)
+
         return cls(
+            question_timeout_minutes=timeout,
             db_path=db_path,
             model=model,
             anthropic_api_key=get("ANTHROPIC_API_KEY"),

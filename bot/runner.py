@@ -15,8 +15,10 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.agent_loop import AgentLoop, Paused, TurnOutcome
+from bot.agent_loop import AgentLoop, Paused, TurnOutcome, ask_of
 from bot.close.prompts import start_prompt
+from bot.errors import AlreadyAnsweredError
+from bot.questions import answer_payload, default_responses, has_defaults
 from bot.slack_presenter import SlackPresenter
 from bot.store import Store
 
@@ -131,6 +133,39 @@ class Runner:
                 f"<@{m['user']}>: {m['text']}" if m["user"] else m["text"] for m in held
             )
             outcome = self.loop.say(run_id, said)
+
+    def expire_due(self) -> list[str]:
+        """Settle questions past their deadline: the recommended answers, or 'expired'."""
+        settled = []
+        for record in self.store.due_questions():
+            ask = ask_of(record)
+            try:
+                if has_defaults(ask):
+                    answer = answer_payload(ask, default_responses(ask))
+                    self.store.claim_answer(
+                        record.id, answer=answer, answered_by="timeout", source="timeout_default"
+                    )
+                else:
+                    self.store.expire_question(record.id)
+            except AlreadyAnsweredError:
+                continue  # a person got there first
+            settled.append(record.id)
+            self.answered(record.run_id, record.id)
+        return settled
+
+    def watch_deadlines(self, stop: threading.Event, every: float = 30.0) -> threading.Thread:
+        """A thread that calls expire_due() every `every` seconds until `stop` is set."""
+
+        def watch() -> None:
+            while not stop.wait(every):
+                try:
+                    self.expire_due()
+                except Exception:
+                    log.exception("checking question deadlines failed")
+
+        thread = threading.Thread(target=watch, name="closebot-deadlines", daemon=True)
+        thread.start()
+        return thread
 
     def recover(self) -> list[str]:
         """Continue runs that were mid-turn when the process stopped; their ids."""

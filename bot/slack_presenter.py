@@ -120,11 +120,16 @@ class SlackPresenter:
         run = self.store.run(run_id)
         if not run.channel:
             return None
+        people = {
+            run.started_by or "",
+            *self.approvers,
+            *(q.answered_by or "" for q in self.store.questions(run_id)),
+        }
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
             text=blocks.cut(text, 3000),
-            blocks=block_list or blocks.text_blocks(text),
+            blocks=block_list or blocks.text_blocks(text, people=people),
         )
         return str(response["ts"])
 
@@ -181,6 +186,7 @@ class SlackPresenter:
             question_id=record.id,
             who_may_answer=who_may_answer(run, self.approvers),
             nonce=f"{record.id[-8:]}{nonce}",
+            deadline=blocks.deadline_note(ask, record.expires_at),
         )
         response = self.client.chat_postMessage(
             channel=run.channel,

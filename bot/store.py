@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -126,8 +126,10 @@ class Store(LedgerTables):
         with self._lock:
             self.db.close()
 
-    def now(self) -> str:
-        return self._clock().isoformat(timespec="milliseconds")
+    def now(self, *, after: timedelta | None = None) -> str:
+        """The store's clock as ISO-8601 UTC text (which sorts as time does), optionally ahead."""
+        moment = self._clock() + (after or timedelta(0))
+        return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
     @contextmanager
     def write(self) -> Iterator[Database]:
@@ -450,6 +452,14 @@ class Store(LedgerTables):
             (run_id,),
         )
         return self.question(rows[0]["id"]) if rows else None
+
+    def due_questions(self) -> list[QuestionRecord]:
+        """Pending questions whose expiry time has passed."""
+        rows = self._rows(
+            "select id from questions where status = 'pending' and expires_at is not null and expires_at <= ? order by expires_at",
+            (self.now(),),
+        )
+        return [self.question(r["id"]) for r in rows]
 
     def pending_questions(self) -> list[QuestionRecord]:
         rows = self._rows("select id from questions where status = 'pending' order by rowid")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +34,18 @@ def settings_for(fake: FakeSlack, db_path: Path, **extra: str) -> Settings:
 
 
 class Harness:
-    def __init__(self, fake: FakeSlack, db_path: Path) -> None:
+    def __init__(
+        self,
+        fake: FakeSlack,
+        db_path: Path,
+        *,
+        clock: Callable[[], datetime] | None = None,
+        **env: str,
+    ) -> None:
         self.fake = fake
-        self.store = Store(db_path)
+        self.store = Store(db_path, clock=clock) if clock else Store(db_path)
         self.service: Service = build_service(
-            settings_for(fake, db_path), store=self.store, model=PlaybookModel()
+            settings_for(fake, db_path, **env), store=self.store, model=PlaybookModel()
         )
 
     def close(self) -> None:

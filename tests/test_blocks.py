@@ -281,3 +281,12 @@ def test_reading_a_submitted_form_maps_values_back_to_answers_whatever_the_nonce
 def test_cut_and_escape() -> None:
     assert blocks.cut("abcdef", 4) == "abc…" and blocks.cut("abc", 4) == "abc"
     assert blocks.escape("a<b>&c") == "a&lt;b&gt;&amp;c"
+
+
+def test_only_the_runs_own_people_become_mentions() -> None:
+    out = blocks.text_blocks(
+        "decided by UALICE (user); UEVIL and <@UALICE> and <!channel>", people={"UALICE"}
+    )
+    text = out[0]["text"]["text"]
+    assert "decided by <@UALICE> (user)" in text and "UEVIL" in text and "<@UEVIL>" not in text
+    assert "&lt;@UALICE&gt;" in text and "&lt;!channel&gt;" in text

@@ -100,7 +100,9 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
         for m in fake.thread(run.thread_ts or "")
         if "Month-end close · October 2026" in (m["text"] or "") and "finished" in m["text"]
     ]
-    assert summary and "decided by UALICE (user)" in summary[-1]["text"]
+    assert summary and "decided by <@UALICE> (user)" in json.dumps(
+        bot.message(summary[-1]["ts"])["blocks"]
+    )
     (batch,) = bot.store.journal_batches(run.id)
     assert batch["status"] == "posted" and batch["posted_by"] == "UALICE"
     files = fake.to("files.completeUploadExternal")
@@ -486,3 +488,42 @@ def test_a_huge_question_is_served_as_a_searchable_menu(bot: Harness, fake: Fake
     found = json.loads(response.body)["options"]
     assert [o["value"] for o in found] == [str(n) for n in range(41, 51)]
     assert found[1]["text"]["text"].endswith("⭐")
+
+
+def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothing_is_posted(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = [datetime(2026, 11, 2, 9, 0, tzinfo=UTC)]
+    h = Harness(fake, db_path, clock=lambda: now[0], CLOSEBOT_QUESTION_TIMEOUT_MINUTES="60")
+    try:
+        run = h.start()
+        question_id = h.pending(run.id)
+        assert "⌛ If nobody answers by" in all_text(
+            h.form_of(question_id)
+        ) and "the recommended answers are applied" in all_text(h.form_of(question_id))
+        now[0] += timedelta(minutes=59)
+        assert h.service.runner.expire_due() == []
+        now[0] += timedelta(minutes=2)
+        assert h.service.runner.expire_due() == [question_id]
+        h.idle()
+        record = h.store.question(question_id)
+        assert (record.status, record.source, record.answered_by) == (
+            "answered",
+            "timeout_default",
+            "timeout",
+        )
+        assert (
+            "timed out" in all_text(h.form_of(question_id)) and inputs(h.form_of(question_id)) == []
+        )
+        approval = h.pending(run.id)
+        now[0] += timedelta(minutes=61)
+        assert h.service.runner.expire_due() == [approval]
+        h.idle()
+        (batch,) = h.store.journal_batches(run.id)
+        assert batch["status"] == "draft"  # a timeout is nobody's approval
+        assert h.store.audit_events(run.id, kind="posting_refused")
+        assert h.store.run(run.id).status == "done"
+    finally:
+        h.close()
