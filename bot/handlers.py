@@ -196,5 +196,10 @@ def register(app: App, deps: Deps) -> None:
 
 
 def _already(record: QuestionRecord) -> str:
-    who = f" by <@{record.answered_by}>" if record.answered_by else ""
+    by = record.answered_by or ""
+    who = (
+        f" by <@{by}>"
+        if re.match(r"^[UW][A-Z0-9]+$", by)
+        else (f" by {blocks.escape(by)}" if by else "")
+    )
     return f"This question was already {record.status}{who}; nothing was changed."

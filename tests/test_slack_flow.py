@@ -527,3 +527,18 @@ def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothin
         assert h.store.run(run.id).status == "done"
     finally:
         h.close()
+
+
+def test_a_mention_outside_a_run_gets_help(bot: Harness, fake: FakeSlack) -> None:
+    mention = {
+        "type": "app_mention",
+        "channel": "CFIN",
+        "user": "UALICE",
+        "text": "<@UBOT> hello",
+        "ts": "1761900200.000001",
+    }
+    assert bot.dispatch(sp.event(mention, event_id="EvHelp"), "application/json").status == 200
+    bot.idle()
+    (reply,) = fake.to("chat.postMessage")
+    assert reply["thread_ts"] == "1761900200.000001" and "/close [YYYY-MM]" in reply["text"]
+    assert bot.store.runs() == []

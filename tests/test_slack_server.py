@@ -101,7 +101,8 @@ def _serve(fake: FakeSlack, db_path: Path, *args: str, **env: str) -> subprocess
         "CLOSEBOT_DB": str(db_path),
         **env,
     }
-    full_env.pop("SLACK_APP_TOKEN", None)
+    if "SLACK_APP_TOKEN" not in env:
+        full_env.pop("SLACK_APP_TOKEN", None)
     return subprocess.Popen(
         [sys.executable, "-m", "bot", "serve", *args],
         stdout=subprocess.PIPE,
@@ -158,13 +159,20 @@ def test_closebot_serve_listens_answers_and_stops_cleanly(fake: FakeSlack, db_pa
             {"SLACK_BOT_TOKEN": "xoxb-invalid"},
             "closebot: error: Slack refused SLACK_BOT_TOKEN (invalid_auth)",
         ),
+        (
+            {"SLACK_BOT_TOKEN": "", "SLACK_APP_TOKEN": "xapp-1"},
+            "closebot: error: SLACK_BOT_TOKEN is not set; Socket Mode needs it",
+        ),
     ],
 )
 def test_serve_refuses_to_start_without_what_it_needs(
     fake: FakeSlack, db_path: Path, env: dict[str, str], message: str
 ) -> None:
     started = time.monotonic()
-    proc = _serve(fake, db_path, "--http", "--port", "0", **env)
+    http = (
+        () if "SLACK_APP_TOKEN" in env else ("--http",)
+    )  # an app token without --http means Socket Mode
+    proc = _serve(fake, db_path, *http, "--port", "0", **env)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith(message), err

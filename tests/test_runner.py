@@ -1,0 +1,64 @@
+"""The runner's scheduling: one job at a time per run, in order, runs in parallel with each other."""
+
+from __future__ import annotations
+
+import threading
+from typing import cast
+
+from bot.agent_loop import AgentLoop
+from bot.runner import Runner
+from bot.slack_presenter import SlackPresenter
+from bot.store import Store
+
+
+def scheduler(store: Store, workers: int = 4) -> Runner:
+    # Scheduling needs neither a loop nor a presenter.
+    return Runner(
+        store=store,
+        loop=cast(AgentLoop, None),
+        presenter=cast(SlackPresenter, None),
+        max_workers=workers,
+    )
+
+
+def test_jobs_of_one_run_are_serial_and_in_order_while_other_runs_proceed(store: Store) -> None:
+    runner = scheduler(store)
+    gate = threading.Event()
+    other_ran = threading.Event()
+    log: list[str] = []
+    lock = threading.Lock()
+
+    def job(name: str, wait: bool = False) -> None:
+        with lock:
+            log.append(f"start {name}")
+        if wait:
+            assert gate.wait(timeout=20)
+        with lock:
+            log.append(f"end {name}")
+
+    runner.submit("run-a", lambda: job("a1", wait=True))
+    for i in range(2, 6):
+        runner.submit("run-a", lambda i=i: job(f"a{i}"))  # type: ignore[misc]
+    runner.submit("run-b", lambda: (job("b1"), other_ran.set()))  # type: ignore[func-returns-value]
+    assert other_ran.wait(timeout=20)  # run-b is not stuck behind run-a
+    with lock:
+        assert log.count("start a1") == 1 and "start a2" not in log  # nothing of run-a overtook a1
+    gate.set()
+    assert runner.wait_idle(timeout=20)
+    a_events = [e for e in log if " a" in e]
+    assert a_events == [f"{kind} a{i}" for i in range(1, 6) for kind in ("start", "end")]
+    runner.shutdown()
+
+
+def test_a_failing_job_does_not_stop_the_jobs_behind_it(store: Store) -> None:
+    runner = scheduler(store, workers=1)
+    done = []
+
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    runner.submit("run-a", boom)
+    runner.submit("run-a", lambda: done.append("after"))
+    assert runner.wait_idle(timeout=20)
+    assert done == ["after"]
+    runner.shutdown()
