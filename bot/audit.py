@@ -6,8 +6,20 @@ import csv
 import io
 from typing import Any
 
+from bot.questions import answer_text
 from bot.store import Store
 
+ENTRY_COLUMNS = (
+    "entry_no",
+    "line_no",
+    "entry",
+    "account",
+    "account_name",
+    "debit",
+    "credit",
+    "well_id",
+    "memo",
+)
 DECISION_COLUMNS = (
     "run_id",
     "question_id",
@@ -19,17 +31,6 @@ DECISION_COLUMNS = (
     "answered_at",
     "source",
 )
-
-
-def _answer_text(entry: dict[str, Any]) -> str:
-    if entry.get("skipped"):
-        return "(skipped)"
-    if "text" in entry:
-        return str(entry["text"])
-    parts = list(entry.get("labels", []))
-    if entry.get("other"):
-        parts.append(f"Other: {entry['other']}")
-    return "; ".join(parts)
 
 
 def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
@@ -46,7 +47,7 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     "number": number,
                     "question": q["question"],
                     "status": record.status,
-                    "answer": _answer_text(entry) if record.status == "answered" else "",
+                    "answer": answer_text(entry) if record.status == "answered" else "",
                     "answered_by": record.answered_by or "",
                     "answered_at": record.answered_at or "",
                     "source": record.source or "",

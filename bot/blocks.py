@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bot.questions import Ask, Question, QuestionType, Response, has_defaults
+from bot.questions import Ask, Question, QuestionType, Response, answer_text, has_defaults
 
 # Limits from SLACK.md.
 MAX_BLOCKS = 50
@@ -404,17 +404,7 @@ def answered_form(
     blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(ask.context)}")]
     for number, q in enumerate(ask.questions, start=1):
         entry = (answers or {}).get(str(number), {})
-        if status != "answered":
-            shown = "—"
-        elif entry.get("skipped"):
-            shown = "_skipped_"
-        elif "text" in entry:
-            shown = escape(str(entry["text"]))
-        else:
-            parts = [escape(label) for label in entry.get("labels", [])]
-            if entry.get("other"):
-                parts.append(f"Other: {escape(entry['other'])}")
-            shown = ", ".join(parts) or "—"
+        shown = escape(answer_text(entry)) if status == "answered" and entry else "—"
         title = escape(q.header) if q.header else f"Question {number}"
         blocks.append(section(f"*{title}*: {cut(escape(q.question), 600)}\n→ *{shown}*"))
     when = _when(at)

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from bot import __version__
 from bot.agent_loop import AgentLoop, Paused, TurnOutcome
-from bot.audit import decision_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
 from bot.close import data as close_data
 from bot.close.interests import money
 from bot.close.playbook import PlaybookModel
@@ -33,18 +33,6 @@ from bot.console import (
 from bot.errors import CloseBotError, ConfigError
 from bot.models import ClaudeModel, Model
 from bot.store import Store
-
-ENTRY_COLUMNS = (
-    "entry_no",
-    "line_no",
-    "entry",
-    "account",
-    "account_name",
-    "debit",
-    "credit",
-    "well_id",
-    "memo",
-)
 
 
 class _Parser(argparse.ArgumentParser):

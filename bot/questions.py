@@ -431,6 +431,18 @@ def answer_payload(ask: Ask, responses: dict[int, Response]) -> dict[str, Any]:
     return out
 
 
+def answer_text(entry: dict[str, Any]) -> str:
+    """One stored answer as words: the labels (and Other text), the typed text, or (skipped)."""
+    if entry.get("skipped"):
+        return "(skipped)"
+    if "text" in entry:
+        return str(entry["text"])
+    parts = list(entry.get("labels", []))
+    if entry.get("other"):
+        parts.append(f"Other: {entry['other']}")
+    return "; ".join(parts)
+
+
 class NoDefaultAnswer(AnswerError):
     """Auto mode met a required question with no recommended answer."""
 

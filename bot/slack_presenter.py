@@ -11,23 +11,11 @@ from slack_sdk.errors import SlackApiError
 
 from bot import blocks
 from bot.agent_loop import ask_of
-from bot.audit import decision_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
 from bot.close.data import period_label
 from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
-
-ENTRY_COLUMNS = (
-    "entry_no",
-    "line_no",
-    "entry",
-    "account",
-    "account_name",
-    "debit",
-    "credit",
-    "well_id",
-    "memo",
-)
 
 
 def who_may_answer(run: Run, approvers: frozenset[str]) -> str:

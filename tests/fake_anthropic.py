@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.loopback import QuietHandler, loopback
 
 
 @dataclass
@@ -48,10 +48,7 @@ class FakeAnthropic:
 def fake_anthropic() -> Iterator[FakeAnthropic]:
     fake = FakeAnthropic()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", 0))
             fake.requests.append(json.loads(self.rfile.read(length)))
@@ -67,23 +64,10 @@ def fake_anthropic() -> Iterator[FakeAnthropic]:
                 )
             else:
                 status, body, headers = fake.answers.pop(0)
-            raw = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(raw)))
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(raw)
+            self.send(
+                status, json.dumps(body).encode(), {"content-type": "application/json", **headers}
+            )
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
+    with loopback(Handler) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -8,9 +8,10 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl
+
+from tests.loopback import QuietHandler, loopback
 
 BOT_USER = "UBOT"
 
@@ -121,20 +122,17 @@ def _params(content_type: str, raw: bytes) -> dict[str, Any]:
 def fake_slack() -> Iterator[FakeSlack]:
     fake = FakeSlack()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
+    class Handler(QuietHandler):
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))
             if self.path.startswith("/upload/"):
                 with fake._changed:
                     fake.uploads[self.path.rsplit("/", 1)[1]] = raw
-                self._send(200, b"OK", {})
+                self.send(200, b"OK", {})
                 return
             method = self.path.removeprefix("/api/")
             if "invalid" in self.headers.get("authorization", ""):
-                self._send(
+                self.send(
                     200,
                     json.dumps({"ok": False, "error": "invalid_auth"}).encode(),
                     {"content-type": "application/json"},
@@ -143,26 +141,10 @@ def fake_slack() -> Iterator[FakeSlack]:
             status, body, headers = fake.answer(
                 method, _params(self.headers.get("content-type", ""), raw)
             )
-            self._send(
+            self.send(
                 status, json.dumps(body).encode(), {"content-type": "application/json", **headers}
             )
 
-        def _send(self, status: int, raw: bytes, headers: dict[str, str]) -> None:
-            self.send_response(status)
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.send_header("content-length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    fake.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-    )
-    thread.start()
-    try:
+    with loopback(Handler) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()

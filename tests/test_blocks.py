@@ -234,7 +234,7 @@ def test_the_answered_form_is_read_only_and_says_who_how_and_when() -> None:
     )
     assert not [b for b in done if b["type"] in ("input", "actions")]
     text = json.dumps(done, ensure_ascii=False)
-    assert "→ *Option 2*" in text and "_skipped_" in text
+    assert "→ *Option 2*" in text and "(skipped)" in text
     assert "✅ <@UALICE> answered · <!date^1793448000^" in text
     timed_out = json.dumps(
         blocks.answered_form(
