@@ -200,7 +200,12 @@ def serve(
         from slack_bolt.adapter.socket_mode import SocketModeHandler
 
         handler = SocketModeHandler(service.app, settings.slack_app_token)
-        handler.connect()
+        try:
+            handler.connect()
+        except SlackApiError as e:
+            raise ConfigError(
+                f"Slack refused SLACK_APP_TOKEN ({_reason(e)}); it needs the connections:write scope"
+            ) from e
         print(
             f"closebot: connected in Socket Mode; {len(recovered)} run(s) recovered. Ctrl-C stops.",
             file=out,

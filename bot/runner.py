@@ -167,6 +167,13 @@ class Runner:
         thread.start()
         return thread
 
+    def _resume(self, run_id: str) -> None:
+        settled = [q for q in self.store.questions(run_id) if q.status != "pending"]
+        if settled:
+            # The process may have stopped between the claim and turning the form read-only.
+            self.presenter.settle_form(settled[-1].id)
+        self._then(run_id, self.loop.advance(run_id))
+
     def recover(self) -> list[str]:
         """Continue runs that were mid-turn when the process stopped; their ids."""
         recovered = []
@@ -176,7 +183,7 @@ class Runner:
             if not run.thread_ts:
                 continue  # never reached Slack; nothing to continue in
             recovered.append(run.id)
-            self.submit(run.id, lambda run_id=run.id: self._then(run_id, self.loop.advance(run_id)))  # type: ignore[misc]
+            self.submit(run.id, lambda run_id=run.id: self._resume(run_id))  # type: ignore[misc]
         if recovered:
             log.info("recovering %d run(s): %s", len(recovered), ", ".join(recovered))
         return recovered

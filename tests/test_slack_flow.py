@@ -428,6 +428,7 @@ def test_a_run_cut_off_mid_turn_is_recovered_at_start(fake: FakeSlack, db_path: 
     try:
         assert second.service.runner.recover() == [run.id]
         second.idle()
+        assert inputs(second.form_of(question_id)) == []  # the answered form was turned read-only
         assert second.store.pending_question(run.id) is not None
         assert "Approve and post" in all_text(second.form_of(second.pending(run.id)))
     finally:

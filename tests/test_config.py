@@ -1,0 +1,68 @@
+"""Settings: read once from the environment, validated, secrets masked."""
+
+from pathlib import Path
+
+import pytest
+
+from bot.config import DEFAULT_MODEL, Settings
+from bot.errors import ConfigError
+
+
+def test_defaults_and_parsing(tmp_path: Path) -> None:
+    s = Settings.from_env(
+        {
+            "CLOSEBOT_DB": str(tmp_path / "x.db"),
+            "CLOSEBOT_APPROVERS": " U1AB, W2CD ,",
+            "SLACK_API_URL": "http://127.0.0.1:9/api",
+        }
+    )
+    assert s.model == DEFAULT_MODEL and not s.uses_claude
+    assert s.approvers == frozenset({"U1AB", "W2CD"})
+    assert s.slack_api_url == "http://127.0.0.1:9/api/"
+    assert s.question_timeout_minutes == 0 and s.max_steps == 60
+
+
+def test_secrets_never_show_in_repr(tmp_path: Path) -> None:
+    s = Settings.from_env(
+        {
+            "CLOSEBOT_DB": str(tmp_path / "x.db"),
+            "ANTHROPIC_API_KEY": "sk-ant-supersecret",
+            "SLACK_BOT_TOKEN": "xoxb-123456789",
+            "SLACK_SIGNING_SECRET": "shh-very-secret",
+        }
+    )
+    text = repr(s)
+    assert "supersecret" not in text and "123456789" not in text and "very-secret" not in text
+    assert "'sk-a…' (18 chars)" in text and s.uses_claude
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"CLOSEBOT_DB": "/nope/x.db"},
+            "CLOSEBOT_DB=/nope/x.db: the directory /nope does not exist",
+        ),
+        ({"CLOSEBOT_MODEL": "claude sonnet"}, "CLOSEBOT_MODEL='claude sonnet' is not a model name"),
+        ({"CLOSEBOT_APPROVERS": "alice"}, "CLOSEBOT_APPROVERS: 'alice' is not a Slack user id"),
+        ({"SLACK_API_URL": "slack.com/api"}, "SLACK_API_URL='slack.com/api' is not an http(s) URL"),
+        ({"CLOSEBOT_DATA": "/no/such/data"}, "CLOSEBOT_DATA=/no/such/data: no such directory"),
+        (
+            {"CLOSEBOT_MAX_STEPS": "0"},
+            "CLOSEBOT_MAX_STEPS='0' must be a whole number from 1 to 1000",
+        ),
+        (
+            {"CLOSEBOT_QUESTION_TIMEOUT_MINUTES": "-5"},
+            "CLOSEBOT_QUESTION_TIMEOUT_MINUTES='-5' must be a whole number of minutes",
+        ),
+    ],
+)
+def test_bad_settings_name_the_variable(tmp_path: Path, env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        Settings.from_env({"CLOSEBOT_DB": str(tmp_path / "x.db"), **env})
+    assert str(info.value).startswith(message)
+
+
+def test_a_directory_is_not_a_database(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a directory"):
+        Settings.from_env({"CLOSEBOT_DB": str(tmp_path)})
