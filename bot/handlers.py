@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
@@ -31,45 +32,64 @@ class Deps:
     store: Store
     runner: Runner
     approvers: frozenset[str]
-    data_dir: Any = None
+    data_dir: Path | None = None
 
 
 def register(app: App, deps: Deps) -> None:
     """Attach every listener to `app`."""
-    store, runner = deps.store, deps.runner
+    h = Listeners(deps)
+    app.command("/close")(h.close_command)
+    app.action(blocks.SUBMIT_ACTION)(h.submit)
+    app.action(blocks.CANCEL_ACTION)(h.cancel)
+    app.options(blocks.ANSWER_ACTION)(h.menu_options)
+    app.action(re.compile(".*"))(h.any_other_action)  # after the specific ones: first match wins
+    app.event("app_mention")(h.mention)
+    app.event("message")(h.message)
 
-    @app.command("/close")
-    def close_command(ack: Ack, command: dict[str, Any]) -> None:
+
+class Listeners:
+    """The listeners, as plain methods over the store and the runner."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+        self.store = deps.store
+        self.runner = deps.runner
+
+    def close_command(self, ack: Ack, command: dict[str, Any]) -> None:
+        """`/close [YYYY-MM]`: check the period, create the run, ack; the runner opens the thread."""
         text = (command.get("text") or "").strip()
         try:
             period = (
-                close_data.check_period(text) if text else close_data.latest_period(deps.data_dir)
+                close_data.check_period(text)
+                if text
+                else close_data.latest_period(self.deps.data_dir)
             )
-            close_data.load(period, deps.data_dir)
+            close_data.load(period, self.deps.data_dir)
         except CloseBotError as e:
             ack(response_type="ephemeral", text=f"{e}\n{USAGE}")
             return
-        run = store.create_run(
+        run = self.store.create_run(
             period=period,
             mode="slack",
             started_by=command["user_id"],
-            model=runner.loop.model.name,
+            model=self.runner.loop.model.name,
             channel=command["channel_id"],
         )
         ack(
             response_type="ephemeral",
             text=f"Starting the {close_data.period_label(period)} close (run `{run.id}`) — follow it in the thread.",
         )
-        runner.start_close(run.id)
+        self.runner.start_close(run.id)
 
-    def notify(channel: str, user: str, thread_ts: str | None, text: str) -> None:
-        runner.side(
-            lambda: runner.presenter.ephemeral(
-                channel=channel, user=user, thread_ts=thread_ts, text=text
-            )
+    def _notify(self, channel: str, user: str, thread_ts: str | None, text: str) -> None:
+        presenter = self.runner.presenter
+        self.runner.side(
+            lambda: presenter.ephemeral(channel=channel, user=user, thread_ts=thread_ts, text=text)
         )
 
-    def settle(ack: Ack, body: dict[str, Any], *, cancel: bool) -> None:
+    def _settle(self, ack: Ack, body: dict[str, Any], *, cancel: bool) -> None:
+        """Submit or Cancel: authorize, read and check the form, claim atomically, ack, resume."""
+        store = self.store
         user = body["user"]["id"]
         channel = (body.get("channel") or {}).get("id") or body.get("container", {}).get(
             "channel_id", ""
@@ -80,16 +100,16 @@ def register(app: App, deps: Deps) -> None:
             record = store.question(question_id)
         except NotFoundError:
             ack()
-            notify(
+            self._notify(
                 channel, user, thread_ts, "I don't know this form any more; nothing was changed."
             )
             return
         if record.status != "pending":
             ack()
-            notify(channel, user, thread_ts, _already(record))
+            self._notify(channel, user, thread_ts, _already(record))
             return
         run = store.run(record.run_id)
-        if user != run.started_by and user not in deps.approvers:
+        if user != run.started_by and user not in self.deps.approvers:
             store.audit(
                 run_id=run.id,
                 kind="answer_refused",
@@ -97,7 +117,7 @@ def register(app: App, deps: Deps) -> None:
                 detail={"question_id": question_id, "reason": "not authorized"},
             )
             ack()
-            notify(
+            self._notify(
                 channel,
                 user,
                 thread_ts,
@@ -118,30 +138,27 @@ def register(app: App, deps: Deps) -> None:
                 )
         except (AnswerError, blocks.FormError) as e:
             ack()
-            notify(
+            self._notify(
                 channel, user, thread_ts, f"Not submitted: {e}. Your choices are still in the form."
             )
             return
         except AlreadyAnsweredError:
             ack()
-            notify(channel, user, thread_ts, _already(store.question(question_id)))
+            self._notify(channel, user, thread_ts, _already(store.question(question_id)))
             return
         ack()
-        runner.answered(run.id, question_id)
+        self.runner.answered(run.id, question_id)
 
-    @app.action(blocks.SUBMIT_ACTION)
-    def submit(ack: Ack, body: dict[str, Any]) -> None:
-        settle(ack, body, cancel=False)
+    def submit(self, ack: Ack, body: dict[str, Any]) -> None:
+        self._settle(ack, body, cancel=False)
 
-    @app.action(blocks.CANCEL_ACTION)
-    def cancel(ack: Ack, body: dict[str, Any]) -> None:
-        settle(ack, body, cancel=True)
+    def cancel(self, ack: Ack, body: dict[str, Any]) -> None:
+        self._settle(ack, body, cancel=True)
 
-    @app.options(blocks.ANSWER_ACTION)
-    def menu_options(ack: Ack, body: dict[str, Any]) -> None:
+    def menu_options(self, ack: Ack, body: dict[str, Any]) -> None:
         """Options of a large question's external select, searched from the store."""
         container = body.get("container") or {}
-        record = store.question_for_message(
+        record = self.store.question_for_message(
             channel=container.get("channel_id", ""), message_ts=container.get("message_ts", "")
         )
         parsed = blocks.parse_block_id(body.get("block_id", ""))
@@ -151,48 +168,48 @@ def register(app: App, deps: Deps) -> None:
         question = ask_of(record).questions[parsed[1] - 1]
         ack(options=blocks.search_options(question, body.get("value") or ""))
 
-    @app.action(re.compile(".*"))
-    def any_other_action(ack: Ack) -> None:
-        ack()  # radio buttons, selects and the like need an ack and nothing more
+    def any_other_action(self, ack: Ack) -> None:
+        """Radio buttons, selects and the like need an ack and nothing more."""
+        ack()
 
-    def conversation(
-        event: dict[str, Any], body: dict[str, Any], context: BoltContext, *, mentioned: bool
-    ) -> None:
-        if not store.first_sighting(
-            body.get("event_id") or f"{event.get('channel')}:{event.get('ts')}"
-        ):
-            return  # a Slack retry of an event already handled
-        thread_ts = event.get("thread_ts")
-        channel = event.get("channel", "")
-        text = re.sub(rf"<@{context.bot_user_id}>\s*", "", event.get("text") or "").strip()
-        run = store.run_for_thread(channel=channel, thread_ts=thread_ts) if thread_ts else None
-        if run is None:
-            if mentioned:
-                runner.side(
-                    lambda: runner.presenter.reply(
-                        channel=channel, thread_ts=event.get("ts"), text=f"Hi! {USAGE}"
-                    )
-                )
-            return
-        runner.message(run.id, user=event.get("user"), text=text or "(empty message)")
-
-    @app.event("app_mention")
     def mention(
-        ack: Ack, event: dict[str, Any], body: dict[str, Any], context: BoltContext
+        self, ack: Ack, event: dict[str, Any], body: dict[str, Any], context: BoltContext
     ) -> None:
         ack()
-        conversation(event, body, context, mentioned=True)
+        self._conversation(event, body, context, mentioned=True)
 
-    @app.event("message")
     def message(
-        ack: Ack, event: dict[str, Any], body: dict[str, Any], context: BoltContext
+        self, ack: Ack, event: dict[str, Any], body: dict[str, Any], context: BoltContext
     ) -> None:
         ack()
         if event.get("bot_id") or event.get("subtype") or not event.get("thread_ts"):
             return  # bots (ourselves included), edits, joins, and messages outside threads
         if context.bot_user_id and f"<@{context.bot_user_id}>" in (event.get("text") or ""):
             return  # the app_mention event carries this one
-        conversation(event, body, context, mentioned=False)
+        self._conversation(event, body, context, mentioned=False)
+
+    def _conversation(
+        self, event: dict[str, Any], body: dict[str, Any], context: BoltContext, *, mentioned: bool
+    ) -> None:
+        """A person wrote to the bot: continue the run of that thread, or say how to start one."""
+        if not self.store.first_sighting(
+            body.get("event_id") or f"{event.get('channel')}:{event.get('ts')}"
+        ):
+            return  # a Slack retry of an event already handled
+        thread_ts = event.get("thread_ts")
+        channel = event.get("channel", "")
+        text = re.sub(rf"<@{context.bot_user_id}>\s*", "", event.get("text") or "").strip()
+        run = self.store.run_for_thread(channel=channel, thread_ts=thread_ts) if thread_ts else None
+        if run is None:
+            if mentioned:
+                presenter = self.runner.presenter
+                self.runner.side(
+                    lambda: presenter.reply(
+                        channel=channel, thread_ts=event.get("ts"), text=f"Hi! {USAGE}"
+                    )
+                )
+            return
+        self.runner.message(run.id, user=event.get("user"), text=text or "(empty message)")
 
 
 def _already(record: QuestionRecord) -> str:

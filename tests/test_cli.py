@@ -274,3 +274,50 @@ def test_auto_mode_ends_the_run_naming_a_required_question_with_no_default(store
         in out.getvalue()
     )
     assert store.run(run.id).status == "failed" and store.question("q").status == "cancelled"
+
+
+def test_console_takes_multi_select_skips_optional_and_free_text(store: Store) -> None:
+    from bot.console import ConsoleAnswerer
+
+    model = ScriptedModel()
+    questions = [
+        {
+            "question": "Which checks?",
+            "type": "multiple_choice",
+            "options": ["Line math", "Duplicates", "AFE overruns"],
+        },
+        {"question": "Which reviewer?", "options": ["Dana", "Eli"], "required": False},
+        {"question": "Anything for the log?", "type": "free_text"},
+    ]
+    model.enqueue(tool_use("q", "ask_user_question", **ask_input(*questions)))
+    model.enqueue({"type": "text", "text": "ok"})
+    loop = AgentLoop(
+        store=store,
+        model=model,
+        tools=ToolRegistry(),
+        presenter=RecordingPresenter(),
+        system_prompt="s",
+    )
+    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="scripted")
+    out = io.StringIO()
+    answerer = ConsoleAnswerer(stdin=io.StringIO("1,4\n1,3\n\n\nsee memo 14\n"), out=out)
+    code = drive(
+        loop, store, run.id, loop.start(run.id, "go"), answerer=answerer, user="alice", out=out
+    )
+    assert code == 0
+    assert "✗ question 1 (Which checks?): 4 is not an option (1–3)" in out.getvalue()
+    assert "✗ question 3 (Anything for the log?) is required" in out.getvalue()
+    assert store.question("q").answer == {
+        "1": {
+            "question": "Which checks?",
+            "selected": [1, 3],
+            "labels": ["Line math", "AFE overruns"],
+        },
+        "2": {"question": "Which reviewer?", "skipped": True},
+        "3": {"question": "Anything for the log?", "text": "see memo 14"},
+    }
+    assert (
+        "Question 2/3 [optional]" in out.getvalue()
+        and "(Enter to skip)" in out.getvalue()
+        or "Enter to skip" in out.getvalue()
+    )
