@@ -184,14 +184,13 @@ class AgentLoop:
                 self.presenter.progress(
                     run_id, self.store.set_step(run_id, tool.step, "failed" if is_error else "done")
                 )
-        paused: Paused | None = None
         for use in uses:
             if use["name"] != TOOL_NAME or self.store.tool_result(use["id"]) is not None:
                 continue
             waiting = self._settle_question(run_id, use)
-            if waiting is not None and paused is None:
-                paused = waiting
-        return paused
+            if waiting is not None:
+                return waiting  # one pending question per run: the next is shown once this one is settled
+        return None
 
     def _settle_question(self, run_id: str, use: dict[str, Any]) -> Paused | None:
         raw = use.get("input")

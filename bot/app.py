@@ -138,6 +138,10 @@ def _require(settings: Settings, *, socket_mode: bool) -> None:
             raise ConfigError(f"{name} is not set; {mode} needs it (see README: Slack set-up)")
 
 
+def _driver(model: Model) -> str:
+    return "the offline playbook" if model.name == "offline-playbook" else f"Claude ({model.name})"
+
+
 def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
     """/slack/events for Bolt (events, commands, interactivity on one path) and GET /healthz."""
     bolt = SlackRequestHandler(service.app, path=EVENTS_PATH)
@@ -207,7 +211,7 @@ def serve(
                 f"Slack refused SLACK_APP_TOKEN ({_reason(e)}); it needs the connections:write scope"
             ) from e
         print(
-            f"closebot: connected in Socket Mode; {len(recovered)} run(s) recovered. Ctrl-C stops.",
+            f"closebot: connected in Socket Mode; {len(recovered)} run(s) recovered; driven by {_driver(model)}. Ctrl-C stops.",
             file=out,
             flush=True,
         )
@@ -217,7 +221,8 @@ def serve(
         server = HttpServer(service, host=host, port=port)
         server.start()
         print(
-            f"closebot: listening on http://{host}:{server.port}{EVENTS_PATH} (health: {HEALTH_PATH}); {len(recovered)} run(s) recovered.",
+            f"closebot: listening on http://{host}:{server.port}{EVENTS_PATH} (health: {HEALTH_PATH}); "
+            f"{len(recovered)} run(s) recovered; driven by {_driver(model)}.",
             file=out,
             flush=True,
         )

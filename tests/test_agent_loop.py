@@ -277,3 +277,32 @@ def test_say_refuses_while_a_question_is_pending(store: Store) -> None:
     with pytest.raises(ValueError, match="must be answered first"):
         loop.say(run_id, "hello?")
     assert len(store.messages(run_id)) == 2
+
+
+def test_two_asks_in_one_message_are_shown_one_at_a_time(store: Store) -> None:
+    model = ScriptedModel()
+    model.enqueue(
+        tool_use("q1", "ask_user_question", **ask_input(WI_QUESTION)),
+        tool_use("q2", "ask_user_question", **ask_input(WI_QUESTION, context="Second.")),
+    )
+    loop, presenter = make_loop(store, model)
+    run_id = new_run(store)
+    assert loop.start(run_id, "go") == Paused("q1")
+    assert [q.id for q in store.questions(run_id)] == ["q1"]  # the second is not asked yet
+    store.claim_answer(
+        "q1",
+        answer={"1": {"question": "x", "selected": [1], "labels": ["Accept operator's decimal"]}},
+        answered_by="U1",
+        source="user",
+    )
+    assert loop.advance(run_id) == Paused("q2")
+    assert presenter.kinds().count("question") == 2 and len(model.history) == 1
+    store.claim_answer(
+        "q2",
+        answer={"1": {"question": "x", "selected": [2], "labels": ["Short-pay and dispute"]}},
+        answered_by="U1",
+        source="user",
+    )
+    model.enqueue(text("both done"))
+    assert loop.advance(run_id) == Finished("both done")
+    assert [r["tool_use_id"] for r in last_user_results(model)] == ["q1", "q2"]
