@@ -170,7 +170,8 @@ def load(period: str, data_dir: Path | None = None) -> CloseData:
     if not folder.is_dir():
         have = available_periods(data_dir)
         listing = ", ".join(have) if have else "none"
-        raise DataError(f"no close data for {period} in {root}; periods with data: {listing}")
+        where = f" in {data_dir}" if data_dir else ""
+        raise DataError(f"no close data for {period}{where}; periods with data: {listing}")
     wells: list[Well] = _read(folder / "doi.csv", Well, {"wi", "nri", "royalty", "orri"})
     jib: list[JibLine] = _read(
         folder / "jib.csv", JibLine, {"gross_amount", "owner_decimal", "owner_net_amount"}
