@@ -233,7 +233,11 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
         )
     events = store.audit_events(args.run_id)
-    posted = [e for e in events if e.kind in ("journal_posted", "posting_refused", "doi_update")]
+    posted = [
+        e
+        for e in events
+        if e.kind in ("journal_posted", "posting_refused", "doi_update", "answer_refused")
+    ]
     for e in posted:
         print(f"{e.at} {e.kind} by {e.actor or '-'}: {e.detail}", file=out)
     return EXIT_OK

@@ -180,6 +180,13 @@ class LedgerTables:
             "select * from journal_batches where run_id = ? order by created_at", (run_id,)
         )
 
+    def posted_batches(self, period: str) -> list[dict[str, Any]]:
+        """Batches already posted for an accounting period, from any run."""
+        return self._rows(
+            "select * from journal_batches where period = ? and status = 'posted' order by posted_at",
+            (period,),
+        )
+
     def journal_lines(self, batch_id: str) -> list[dict[str, Any]]:
         rows = self._rows(
             "select * from journal_lines where batch_id = ? order by entry_no, line_no", (batch_id,)

@@ -151,6 +151,20 @@ class SlackPresenter:
         self.post(run_id, text or "Done.")
         self.update_status(run_id)
         self.upload_reports(run_id)
+        self._react(run_id, "white_check_mark")
+
+    def _react(self, run_id: str, name: str) -> None:
+        """Mark the root message, so the channel sees at a glance which closes are finished."""
+        run = self.store.run(run_id)
+        if not (run.channel and run.thread_ts):
+            return
+        try:
+            self.client.reactions_add(channel=run.channel, timestamp=run.thread_ts, name=name)
+        except SlackApiError as e:
+            if e.response.get("error") != "already_reacted":
+                log.warning(
+                    "run %s: could not add :%s: (%s)", run_id, name, e.response.get("error")
+                )
 
     def failed(self, run_id: str, error: str) -> None:
         self.post(

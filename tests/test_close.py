@@ -170,7 +170,12 @@ def test_the_playbook_asks_the_wi_question_with_numbers_recommendation_and_reaso
 
 
 def _close(
-    store: Store, *, approval: int, by: str = "alice", source: str = "console"
+    store: Store,
+    *,
+    approval: int,
+    by: str = "alice",
+    source: str = "console",
+    recommended: str = "Approve and post",
 ) -> tuple[str, Finished]:
     """A whole playbook close: Smith accepted, Baker short-paid, then the approval answer given."""
     loop, _ = _playbook_loop(store)
@@ -186,7 +191,7 @@ def _close(
     asked = loop.advance(run.id)
     assert isinstance(asked, Paused)
     posting = ask_of(store.question(asked.question_id)).questions[0]
-    assert posting.label(posting.recommended or 0) == "Approve and post"
+    assert posting.label(posting.recommended or 0) == recommended
     _answer(store, asked.question_id, {1: approval}, by=by, source=source)
     done = loop.advance(run.id)
     assert isinstance(done, Finished)
@@ -324,3 +329,15 @@ def test_the_summary_lists_the_follow_ups_each_decision_creates(store: Store) ->
     )
     assert "dispute $591.87 with Red Fork Resources Inc. (Baker 3-1H)" in done.text
     assert "is a draft, not posted" in done.text
+
+
+def test_a_second_close_of_the_same_period_cannot_post_twice(store: Store) -> None:
+    first_run, _ = _close(store, approval=1)
+    second_run, done = _close(store, approval=1, recommended="Keep as draft")
+    (first,) = store.journal_batches(first_run)
+    (second,) = store.journal_batches(second_run)
+    assert first["status"] == "posted" and second["status"] == "draft"
+    assert (
+        "already posted 2026-10 (by alice" in done.text
+        and "would book the period twice" in done.text
+    )

@@ -105,6 +105,9 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     )
     (batch,) = bot.store.journal_batches(run.id)
     assert batch["status"] == "posted" and batch["posted_by"] == "UALICE"
+    assert fake.to("reactions.add") == [
+        {"channel": "CFIN", "timestamp": run.thread_ts, "name": "white_check_mark"}
+    ]
     files = fake.to("files.completeUploadExternal")
     assert files and files[0]["thread_ts"] == run.thread_ts
     assert len(fake.uploads) == 2 and any(

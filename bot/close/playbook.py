@@ -280,7 +280,15 @@ class PlaybookModel:
         total = money(Decimal(build["total_debit"]))
         entries = len(build["entries"])
         open_exceptions = build["open_exceptions"]
-        if build["balanced"] and not open_exceptions:
+        already = build.get("period_already_posted") or []
+        if already:
+            recommended, reasoning = (
+                2,
+                (
+                    f"Batch {already[0]} already posted this period; posting this one too would book it twice."
+                ),
+            )
+        elif build["balanced"] and not open_exceptions:
             recommended, reasoning = (
                 1,
                 (

@@ -242,6 +242,7 @@ class CloseTools:
             "balanced": total_debit == total_credit,
             "by_account": totals_by_account(lines),
             "open_exceptions": [e["id"] for e in exceptions if e["status"] == "open"],
+            "period_already_posted": [b["id"] for b in ctx.store.posted_batches(period)],
         }
 
     def post_journal_entries(
@@ -272,6 +273,13 @@ class CloseTools:
             }
         if batch["total_debit"] != batch["total_credit"]:
             raise ToolError(f"batch {batch_id} does not balance; it cannot be posted")
+        earlier = [b for b in ctx.store.posted_batches(batch["period"]) if b["id"] != batch_id]
+        if earlier:
+            first = earlier[0]
+            raise ToolError(
+                f"Not posted: batch {first['id']} already posted {batch['period']} (by {first['posted_by']} at "
+                f"{first['posted_at']}); posting {batch_id} too would book the period twice. It stays a draft."
+            )
         q = self._answered_question(ctx, approval_question_id)
         refusal = None
         if q.source not in HUMAN_SOURCES:
