@@ -410,12 +410,14 @@ def answered_form(
     when = _when(at)
     who = f"<@{by}>" if by and re.match(r"^[UW][A-Z0-9]+$", by) else escape(by or "closebot")
     if status == "answered":
-        how = {
-            "user": "",
-            "timeout_default": " (recommended answer applied when the question timed out)",
-            "auto_default": " (recommended answer, auto mode)",
-        }.get(source or "", f" ({escape(source or '')})")
-        line = f"✅ {who} answered{how} · {when}"
+        chose = "the answers above"
+        first = (answers or {}).get("1")
+        if len(ask.questions) == 1 and first:
+            chose = f"*{escape(answer_text(first))}*"
+        line = {
+            "timeout_default": f"⌛ Timed out: the recommended answers were applied · source: timeout_default · {when}",
+            "auto_default": f"🤖 Auto mode applied the recommended answers · source: auto_default · {when}",
+        }.get(source or "", f"✅ {who} chose {chose} · source: {escape(source or 'user')} · {when}")
     elif status == "cancelled":
         line = f"🚫 Cancelled by {who} · {when}"
     else:

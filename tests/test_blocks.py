@@ -235,13 +235,23 @@ def test_the_answered_form_is_read_only_and_says_who_how_and_when() -> None:
     assert not [b for b in done if b["type"] in ("input", "actions")]
     text = json.dumps(done, ensure_ascii=False)
     assert "→ *Option 2*" in text and "(skipped)" in text
-    assert "✅ <@UALICE> answered · <!date^1793448000^" in text
+    assert "✅ <@UALICE> chose the answers above · source: user · <!date^1793448000^" in text
     timed_out = json.dumps(
         blocks.answered_form(
             a, status="answered", answers={}, by="timeout", source="timeout_default", at=None
-        )
+        ),
+        ensure_ascii=False,
     )
-    assert "timed out" in timed_out
+    assert "Timed out: the recommended answers were applied · source: timeout_default" in timed_out
+    single = blocks.answered_form(
+        ask(choice(2)),
+        status="answered",
+        answers={"1": {"labels": ["Option 1"], "selected": [1]}},
+        by="UALICE",
+        source="user",
+        at=None,
+    )
+    assert "✅ <@UALICE> chose *Option 1* · source: user" in json.dumps(single, ensure_ascii=False)
     assert "🚫 Cancelled by <@UB>" in json.dumps(
         blocks.answered_form(a, status="cancelled", answers=None, by="UB", source="user", at=None),
         ensure_ascii=False,

@@ -79,7 +79,7 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     bot.idle()
     answered = bot.form_of(question_id)
     assert inputs(answered) == []  # read-only now
-    assert "✅ <@UALICE> answered" in all_text(
+    assert "✅ <@UALICE> chose the answers above · source: user" in all_text(
         answered
     ) and "Book at DOI, short-pay and dispute" in all_text(answered)
     record = bot.store.question(question_id)
@@ -519,7 +519,8 @@ def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothin
             "timeout",
         )
         assert (
-            "timed out" in all_text(h.form_of(question_id)) and inputs(h.form_of(question_id)) == []
+            "Timed out: the recommended answers were applied" in all_text(h.form_of(question_id))
+            and inputs(h.form_of(question_id)) == []
         )
         approval = h.pending(run.id)
         now[0] += timedelta(minutes=61)
