@@ -178,12 +178,22 @@ class HttpServer:
         self.port: int = self.server.effective_port
         self.host = host
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self.server.run, name="closebot-http", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="closebot-http", daemon=True)
         self._thread.start()
 
+    def _run(self) -> None:
+        try:
+            self.server.run()
+        except (OSError, ValueError):
+            # Closing the listening socket under waitress's select loop ends it this way.
+            if not self._stopping.is_set():
+                raise
+
     def stop(self) -> None:
+        self._stopping.set()
         self.server.close()
         if self._thread:
             self._thread.join(timeout=10)

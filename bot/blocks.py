@@ -98,11 +98,19 @@ def context(*texts: str) -> dict[str, Any]:
     }
 
 
+USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+
+
+def person(who: str | None, default: str = "closebot") -> str:
+    """A Slack user id as a mention; anything else (auto, timeout) as escaped text."""
+    if who and USER_ID.match(who):
+        return f"<@{who}>"
+    return escape(who or default)
+
+
 def mention_known(text: str, user_ids: Iterable[str]) -> str:
     """Turn the bare ids of the run's own people into mentions, after escaping; nothing else."""
-    for uid in sorted(
-        {u for u in user_ids if u and re.match(r"^[UW][A-Z0-9]{2,}$", u)}, key=len, reverse=True
-    ):
+    for uid in sorted({u for u in user_ids if u and USER_ID.match(u)}, key=len, reverse=True):
         text = re.sub(rf"(?<![<@\w]){uid}\b", f"<@{uid}>", text)
     return text
 
@@ -408,7 +416,7 @@ def answered_form(
         title = escape(q.header) if q.header else f"Question {number}"
         blocks.append(section(f"*{title}*: {cut(escape(q.question), 600)}\n→ *{shown}*"))
     when = _when(at)
-    who = f"<@{by}>" if by and re.match(r"^[UW][A-Z0-9]+$", by) else escape(by or "closebot")
+    who = person(by)
     if status == "answered":
         chose = "the answers above"
         first = (answers or {}).get("1")

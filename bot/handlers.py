@@ -213,10 +213,5 @@ class Listeners:
 
 
 def _already(record: QuestionRecord) -> str:
-    by = record.answered_by or ""
-    who = (
-        f" by <@{by}>"
-        if re.match(r"^[UW][A-Z0-9]+$", by)
-        else (f" by {blocks.escape(by)}" if by else "")
-    )
+    who = f" by {blocks.person(record.answered_by)}" if record.answered_by else ""
     return f"This question was already {record.status}{who}; nothing was changed."

@@ -214,11 +214,10 @@ class SlackPresenter:
             source=record.source,
             at=record.answered_at,
         )
-        who = record.answered_by or "closebot"
         self.client.chat_update(
             channel=record.channel,
             ts=record.message_ts,
-            text=f"{record.status.capitalize()} by {who}",
+            text=f"{record.status.capitalize()} by {blocks.person(record.answered_by)}",
             blocks=form,
         )
 

@@ -252,8 +252,10 @@ def test_the_answered_form_is_read_only_and_says_who_how_and_when() -> None:
         at=None,
     )
     assert "✅ <@UALICE> chose *Option 1* · source: user" in json.dumps(single, ensure_ascii=False)
-    assert "🚫 Cancelled by <@UB>" in json.dumps(
-        blocks.answered_form(a, status="cancelled", answers=None, by="UB", source="user", at=None),
+    assert "🚫 Cancelled by <@UBOB>" in json.dumps(
+        blocks.answered_form(
+            a, status="cancelled", answers=None, by="UBOB", source="user", at=None
+        ),
         ensure_ascii=False,
     )
 
