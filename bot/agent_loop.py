@@ -226,13 +226,7 @@ class AgentLoop:
                     self.presenter.progress(run_id, steps)
                 self.presenter.question(run_id, record)
             return Paused(question_id=record.id)
-        outcome = Outcome(
-            status=record.status,
-            source=record.source,
-            by=record.answered_by,
-            at=record.answered_at,
-            answers=record.answer,
-        )
+        outcome = outcome_of(record)
         self.store.record_tool_result(
             run_id,
             tool_use_id=use["id"],
@@ -262,6 +256,17 @@ class AgentLoop:
         self.store.set_run_status(run_id, "failed", error=error)
         self.presenter.failed(run_id, error)
         return Failed(error=error)
+
+
+def outcome_of(record: QuestionRecord) -> Outcome:
+    """How a settled question ended: status, who, how, when, and the answers."""
+    return Outcome(
+        status=record.status,
+        source=record.source,
+        by=record.answered_by,
+        at=record.answered_at,
+        answers=record.answer,
+    )
 
 
 def ask_of(record: QuestionRecord) -> Ask:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bot.questions import Ask, Question, QuestionType, Response, answer_text, has_defaults
+from bot.questions import Ask, Outcome, Question, QuestionType, Response, answer_text, has_defaults
 
 # Limits from SLACK.md.
 MAX_BLOCKS = 50
@@ -399,16 +399,15 @@ def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response
     return responses
 
 
-def answered_form(
-    ask: Ask,
-    *,
-    status: str,
-    answers: dict[str, Any] | None,
-    by: str | None,
-    source: str | None,
-    at: str | None,
-) -> list[dict[str, Any]]:
+def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:
     """The form after it was settled: read-only, no input elements left."""
+    status, answers, by, source, at = (
+        outcome.status,
+        outcome.answers,
+        outcome.by,
+        outcome.source,
+        outcome.at,
+    )
     blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(ask.context)}")]
     for number, q in enumerate(ask.questions, start=1):
         entry = (answers or {}).get(str(number), {})

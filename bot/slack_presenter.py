@@ -10,7 +10,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import blocks
-from bot.agent_loop import ask_of
+from bot.agent_loop import ask_of, outcome_of
 from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
 from bot.close.data import period_label
 from bot.store import QuestionRecord, Run, Store
@@ -206,14 +206,7 @@ class SlackPresenter:
         if not (record.channel and record.message_ts):
             return
         ask = ask_of(record)
-        form = blocks.answered_form(
-            ask,
-            status=record.status,
-            answers=record.answer,
-            by=record.answered_by,
-            source=record.source,
-            at=record.answered_at,
-        )
+        form = blocks.answered_form(ask, outcome_of(record))
         self.client.chat_update(
             channel=record.channel,
             ts=record.message_ts,

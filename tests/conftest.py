@@ -8,8 +8,10 @@ from typing import Any
 
 import pytest
 
+from bot.agent_loop import AgentLoop
 from bot.models import Reply
 from bot.store import QuestionRecord, Store
+from bot.tools import ToolRegistry
 
 
 @pytest.fixture(autouse=True)
@@ -102,6 +104,22 @@ class RecordingPresenter:
 
     def kinds(self) -> list[str]:
         return [k for k, _ in self.events]
+
+
+def scripted_loop(
+    store: Store, model: ScriptedModel, tools: ToolRegistry | None = None, **kw: Any
+) -> tuple[AgentLoop, RecordingPresenter]:
+    """The real loop around a scripted model, reporting to a recorder."""
+    presenter = RecordingPresenter()
+    loop = AgentLoop(
+        store=store,
+        model=model,
+        tools=tools or ToolRegistry(),
+        presenter=presenter,
+        system_prompt="sys",
+        **kw,
+    )
+    return loop, presenter
 
 
 def text(t: str) -> dict[str, Any]:

@@ -12,7 +12,15 @@ from bot.agent_loop import AgentLoop, Failed, Finished, Paused
 from bot.errors import ModelOverloadedError
 from bot.store import Store
 from bot.tools import ToolContext, ToolError, ToolRegistry
-from tests.conftest import WI_QUESTION, RecordingPresenter, ScriptedModel, ask_input, text, tool_use
+from tests.conftest import (
+    WI_QUESTION,
+    RecordingPresenter,
+    ScriptedModel,
+    ask_input,
+    scripted_loop,
+    text,
+    tool_use,
+)
 
 
 class Ledger:
@@ -46,16 +54,7 @@ class Ledger:
 def make_loop(
     store: Store, model: ScriptedModel, ledger: Ledger | None = None, **kw: Any
 ) -> tuple[AgentLoop, RecordingPresenter]:
-    presenter = RecordingPresenter()
-    loop = AgentLoop(
-        store=store,
-        model=model,
-        tools=(ledger or Ledger()).registry(),
-        presenter=presenter,
-        system_prompt="sys",
-        **kw,
-    )
-    return loop, presenter
+    return scripted_loop(store, model, (ledger or Ledger()).registry(), **kw)
 
 
 def new_run(store: Store) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot import blocks
-from bot.questions import Response, parse_ask
+from bot.questions import Outcome, Response, parse_ask
 
 
 def ask(*questions: dict[str, Any], context: str = "Why I ask.") -> Any:
@@ -226,36 +226,32 @@ def test_the_answered_form_is_read_only_and_says_who_how_and_when() -> None:
     a = ask(choice(3, header="WI"), {"question": "Notes?", "type": "free_text", "required": False})
     done = blocks.answered_form(
         a,
-        status="answered",
-        answers={"1": {"labels": ["Option 2"], "selected": [2]}, "2": {"skipped": True}},
-        by="UALICE",
-        source="user",
-        at="2026-10-31T12:00:00+00:00",
+        Outcome(
+            "answered",
+            "user",
+            "UALICE",
+            "2026-10-31T12:00:00+00:00",
+            {"1": {"labels": ["Option 2"], "selected": [2]}, "2": {"skipped": True}},
+        ),
     )
     assert not [b for b in done if b["type"] in ("input", "actions")]
     text = json.dumps(done, ensure_ascii=False)
     assert "→ *Option 2*" in text and "(skipped)" in text
     assert "✅ <@UALICE> chose the answers above · source: user · <!date^1793448000^" in text
     timed_out = json.dumps(
-        blocks.answered_form(
-            a, status="answered", answers={}, by="timeout", source="timeout_default", at=None
-        ),
+        blocks.answered_form(a, Outcome("answered", "timeout_default", "timeout", None, {})),
         ensure_ascii=False,
     )
     assert "Timed out: the recommended answers were applied · source: timeout_default" in timed_out
     single = blocks.answered_form(
         ask(choice(2)),
-        status="answered",
-        answers={"1": {"labels": ["Option 1"], "selected": [1]}},
-        by="UALICE",
-        source="user",
-        at=None,
+        Outcome(
+            "answered", "user", "UALICE", None, {"1": {"labels": ["Option 1"], "selected": [1]}}
+        ),
     )
     assert "✅ <@UALICE> chose *Option 1* · source: user" in json.dumps(single, ensure_ascii=False)
     assert "🚫 Cancelled by <@UBOB>" in json.dumps(
-        blocks.answered_form(
-            a, status="cancelled", answers=None, by="UBOB", source="user", at=None
-        ),
+        blocks.answered_form(a, Outcome("cancelled", "user", "UBOB", None, None)),
         ensure_ascii=False,
     )
 

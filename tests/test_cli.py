@@ -17,11 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent_loop import AgentLoop
 from bot.console import EXIT_FAILED, AutoAnswerer, drive
 from bot.store import Store
-from bot.tools import ToolRegistry
-from tests.conftest import RecordingPresenter, ScriptedModel, ask_input, tool_use
+from tests.conftest import ScriptedModel, ask_input, scripted_loop, tool_use
 
 TIMEOUT = 60
 
@@ -250,13 +248,7 @@ def test_auto_mode_ends_the_run_naming_a_required_question_with_no_default(store
             **ask_input({"question": "Which bank account?", "options": ["Main", "Payroll"]}),
         )
     )
-    loop = AgentLoop(
-        store=store,
-        model=model,
-        tools=ToolRegistry(),
-        presenter=RecordingPresenter(),
-        system_prompt="s",
-    )
+    loop, _ = scripted_loop(store, model)
     run = store.create_run(period="2026-10", mode="auto", started_by="alice", model="scripted")
     out = io.StringIO()
     code = drive(
@@ -291,13 +283,7 @@ def test_console_takes_multi_select_skips_optional_and_free_text(store: Store) -
     ]
     model.enqueue(tool_use("q", "ask_user_question", **ask_input(*questions)))
     model.enqueue({"type": "text", "text": "ok"})
-    loop = AgentLoop(
-        store=store,
-        model=model,
-        tools=ToolRegistry(),
-        presenter=RecordingPresenter(),
-        system_prompt="s",
-    )
+    loop, _ = scripted_loop(store, model)
     run = store.create_run(period="2026-10", mode="console", started_by="alice", model="scripted")
     out = io.StringIO()
     answerer = ConsoleAnswerer(stdin=io.StringIO("1,4\n1,3\n\n\nsee memo 14\n"), out=out)
