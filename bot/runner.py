@@ -178,10 +178,13 @@ class Runner:
         """Continue runs that were mid-turn when the process stopped; their ids."""
         recovered = []
         for run in self.store.runs_with_status("running", "waiting"):
-            if run.status == "waiting" and self.store.pending_question(run.id) is not None:
-                continue  # its form still works: answers resolve through the store
             if not run.thread_ts:
                 continue  # never reached Slack; nothing to continue in
+            pending = self.store.pending_question(run.id)
+            if pending is not None:
+                if pending.message_ts is None:  # the process stopped before its form was posted
+                    self.submit(run.id, lambda q=pending: self.presenter.post_form(q))  # type: ignore[misc]
+                continue  # its form still works: answers resolve through the store
             recovered.append(run.id)
             self.submit(run.id, lambda run_id=run.id: self._resume(run_id))  # type: ignore[misc]
         if recovered:

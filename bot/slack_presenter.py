@@ -139,10 +139,16 @@ class SlackPresenter:
     # -- the Presenter protocol ------------------------------------------
 
     def text(self, run_id: str, text: str) -> None:
-        self.post(run_id, text)
+        try:
+            self.post(run_id, text)
+        except SlackApiError as e:  # narration is not worth stopping the close for
+            log.warning("run %s: narration not posted: %s", run_id, e.response.get("error"))
 
     def progress(self, run_id: str, steps: dict[str, str]) -> None:
-        self.update_status(run_id)
+        try:
+            self.update_status(run_id)
+        except SlackApiError as e:  # the next step's update will carry the state
+            log.warning("run %s: status not updated: %s", run_id, e.response.get("error"))
 
     def question(self, run_id: str, question: QuestionRecord) -> None:
         self.post_form(question)

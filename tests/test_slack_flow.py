@@ -547,3 +547,23 @@ def test_a_mention_outside_a_run_gets_help(bot: Harness, fake: FakeSlack) -> Non
     (reply,) = fake.to("chat.postMessage")
     assert reply["thread_ts"] == "1761900200.000001" and "/close [YYYY-MM]" in reply["text"]
     assert bot.store.runs() == []
+
+
+def test_a_form_that_never_reached_slack_is_posted_at_recovery(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    first = Harness(fake, db_path)
+    run = first.start()
+    question_id = first.pending(run.id)
+    first.store.db.execute(
+        "update questions set message_ts = null where id = ?", (question_id,)
+    )  # as if the post had failed
+    first.close()
+    second = Harness(fake, db_path)
+    try:
+        assert second.service.runner.recover() == []
+        second.idle()
+        form = second.form_of(question_id)
+        assert form["thread_ts"] == run.thread_ts and inputs(form)
+    finally:
+        second.close()
