@@ -6,7 +6,6 @@ its transcript alone, so a new process (or a new Store) resumes exactly there.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -272,8 +271,3 @@ def outcome_of(record: QuestionRecord) -> Outcome:
 def ask_of(record: QuestionRecord) -> Ask:
     """The validated Ask a stored question was made from."""
     return Ask.from_record(record.context, record.questions)
-
-
-def transcript_json(store: Store, run_id: str) -> str:
-    """The run's transcript as the API saw it (for debugging and export)."""
-    return json.dumps([m.api() for m in store.messages(run_id)], indent=2, ensure_ascii=False)

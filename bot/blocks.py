@@ -18,7 +18,6 @@ from bot.questions import Ask, Outcome, Question, QuestionType, Response, answer
 # Limits from SLACK.md.
 MAX_BLOCKS = 50
 MAX_SECTION_TEXT = 3000
-MAX_HEADER_TEXT = 150
 MAX_CONTEXT_ELEMENTS = 10
 MAX_LABEL = 2000
 MAX_ID = 255

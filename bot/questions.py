@@ -21,7 +21,6 @@ MAX_DESCRIPTION = 150
 MAX_REASONING = 1000
 MAX_FREE_TEXT_ANSWER = 3000
 
-SOURCES = ("user", "console", "timeout_default", "auto_default")
 HUMAN_SOURCES = ("user", "console")
 
 

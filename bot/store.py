@@ -20,7 +20,6 @@ from bot.ledger import LedgerTables
 from bot.migrations import migrations
 
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
-QUESTION_STATUSES = ("pending", "answered", "cancelled", "expired")
 
 
 def utc_now() -> datetime:
@@ -387,15 +386,6 @@ class Store(LedgerTables):
             is_error=bool(r["is_error"]),
         )
 
-    def tool_results(self, run_id: str, *, name: str | None = None) -> list[ToolResult]:
-        sql = "select tool_use_id from tool_calls where run_id = ?"
-        params: tuple[Any, ...] = (run_id,)
-        if name:
-            sql += " and name = ?"
-            params += (name,)
-        rows = self._rows(sql + " order by rowid", params)
-        return [r for row in rows if (r := self.tool_result(row["tool_use_id"])) is not None]
-
     # -- questions --------------------------------------------------------
 
     def create_question(
@@ -459,10 +449,6 @@ class Store(LedgerTables):
             "select id from questions where status = 'pending' and expires_at is not null and expires_at <= ? order by expires_at",
             (self.now(),),
         )
-        return [self.question(r["id"]) for r in rows]
-
-    def pending_questions(self) -> list[QuestionRecord]:
-        rows = self._rows("select id from questions where status = 'pending' order by rowid")
         return [self.question(r["id"]) for r in rows]
 
     def question_for_message(self, *, channel: str, message_ts: str) -> QuestionRecord | None:

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from bot.close.data import period_label
-from bot.close.interests import RESOLUTION_CODES, RESOLUTIONS, money
+from bot.close.interests import RESOLUTION_CODES, RESOLUTIONS, money, signed_money
 from bot.models import Reply
 from bot.questions import MAX_HEADER, MAX_QUESTIONS, TOOL_NAME
 
@@ -117,14 +117,14 @@ def _mismatch_question(m: dict[str, Any]) -> dict[str, Any]:
     if m["jib_differs"]:
         parts.append(
             f"JIB billed WI {m['jib_decimal']} vs DOI {m['doi_wi']}: {money(Decimal(m['jib_billed']))} billed "
-            f"vs {money(Decimal(m['jib_expected_at_doi']))} expected ({_signed(m['jib_difference'])})."
+            f"vs {money(Decimal(m['jib_expected_at_doi']))} expected ({signed_money(Decimal(m['jib_difference']))})."
         )
     else:
         parts.append(f"JIB billed at our DOI WI {m['doi_wi']}.")
     if m["stub_differs"]:
         parts.append(
             f"Revenue stub paid NRI {m['stub_decimal']} vs DOI {m['doi_nri']}: {money(Decimal(m['stub_paid']))} "
-            f"vs {money(Decimal(m['stub_expected_at_doi']))} ({_signed(m['stub_difference'])})."
+            f"vs {money(Decimal(m['stub_expected_at_doi']))} ({signed_money(Decimal(m['stub_difference']))})."
         )
     else:
         parts.append(f"Revenue stub paid our DOI NRI {m['doi_nri']}.")
@@ -140,11 +140,6 @@ def _mismatch_question(m: dict[str, Any]) -> dict[str, Any]:
         "reasoning": m["reasoning"],
         "allow_other": True,
     }
-
-
-def _signed(amount: str) -> str:
-    d = Decimal(amount)
-    return ("+" if d > 0 else "") + money(d)
 
 
 class PlaybookModel:
