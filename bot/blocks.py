@@ -197,23 +197,16 @@ def _element(q: Question, *, compact: bool, external: bool = False) -> dict[str,
     options = [
         _option(q, n, with_description=few, compact=compact) for n in range(1, len(q.options) + 1)
     ]
-    if single:
-        if few:
-            return {"type": "radio_buttons", "action_id": ANSWER_ACTION, "options": options}
-        return {
-            "type": "static_select",
-            "action_id": ANSWER_ACTION,
-            "placeholder": plain("Choose one", 150),
-            "options": options,
-        }
-    if few:
-        return {"type": "checkboxes", "action_id": ANSWER_ACTION, "options": options}
-    return {
-        "type": "multi_static_select",
-        "action_id": ANSWER_ACTION,
-        "placeholder": plain("Choose any", 150),
-        "options": options,
-    }
+    kind = {
+        (True, True): "radio_buttons",
+        (True, False): "static_select",
+        (False, True): "checkboxes",
+        (False, False): "multi_static_select",
+    }[(single, few)]
+    element: dict[str, Any] = {"type": kind, "action_id": ANSWER_ACTION, "options": options}
+    if not few:
+        element["placeholder"] = plain("Choose one" if single else "Choose any", 150)
+    return element
 
 
 def search_options(

@@ -49,8 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"closebot {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    db = _Parser(add_help=False)
+    db.add_argument("--db", help="SQLite file (default: $CLOSEBOT_DB or ./closebot.db)")
+    data = _Parser(add_help=False)
+    data.add_argument(
+        "--data",
+        help="folder of close data, one YYYY-MM folder per period (default: the shipped sample)",
+    )
 
-    run = sub.add_parser("run", help="run a close in this terminal")
+    run = sub.add_parser("run", parents=[db, data], help="run a close in this terminal")
     run.add_argument(
         "period", nargs="?", help="accounting period YYYY-MM (default: the latest with data)"
     )
@@ -59,34 +66,29 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="answer every question with its recommendation (benchmark mode)",
     )
-    run.add_argument("--db", help="SQLite file (default: $CLOSEBOT_DB or ./closebot.db)")
-    run.add_argument(
-        "--data",
-        help="folder of close data, one YYYY-MM folder per period (default: the shipped sample)",
-    )
 
-    resume = sub.add_parser("resume", help="continue a paused or interrupted run")
+    resume = sub.add_parser(
+        "resume", parents=[db, data], help="continue a paused or interrupted run"
+    )
     resume.add_argument("run_id")
     resume.add_argument(
         "--auto", action="store_true", help="answer pending questions with their recommendations"
     )
-    resume.add_argument("--db")
-    resume.add_argument("--data")
 
     audit = sub.add_parser(
-        "audit", help="print a run's decision log: question, answer, who, when, how"
+        "audit", parents=[db], help="print a run's decision log: question, answer, who, when, how"
     )
     audit.add_argument("run_id")
     audit.add_argument("--csv", action="store_true", help="as CSV")
-    audit.add_argument("--db")
 
-    entries = sub.add_parser("entries", help="print a run's journal entries")
+    entries = sub.add_parser("entries", parents=[db], help="print a run's journal entries")
     entries.add_argument("run_id")
     entries.add_argument("--csv", action="store_true", help="as CSV")
-    entries.add_argument("--db")
 
     serve = sub.add_parser(
-        "serve", help="run the Slack app (HTTP, or Socket Mode when SLACK_APP_TOKEN is set)"
+        "serve",
+        parents=[db, data],
+        help="run the Slack app (HTTP, or Socket Mode when SLACK_APP_TOKEN is set)",
     )
     serve.add_argument(
         "--http", action="store_true", help="serve HTTP even when SLACK_APP_TOKEN is set"
@@ -99,11 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--port", type=int, default=3000, help="port (default 3000; 0 picks a free one)"
     )
-    serve.add_argument("--db")
-    serve.add_argument("--data")
 
-    runs = sub.add_parser("runs", help="list recent runs")
-    runs.add_argument("--db")
+    sub.add_parser("runs", parents=[db], help="list recent runs")
     return parser
 
 
