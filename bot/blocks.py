@@ -357,8 +357,12 @@ class FormError(ValueError):
 
 def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response]:
     """state.values of a submitted form → a Response per question (validation is the caller's)."""
+    if not isinstance(values, dict):
+        raise FormError("the form sent no values")
     raw: dict[int, dict[str, Any]] = {}
-    for bid, actions in (values or {}).items():
+    for bid, actions in values.items():
+        if not isinstance(actions, dict):
+            continue
         parsed = parse_block_id(bid)
         if parsed is None:
             continue

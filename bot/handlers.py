@@ -90,12 +90,18 @@ class Listeners:
     def _settle(self, ack: Ack, body: dict[str, Any], *, cancel: bool) -> None:
         """Submit or Cancel: authorize, read and check the form, claim atomically, ack, resume."""
         store = self.store
-        user = body["user"]["id"]
-        channel = (body.get("channel") or {}).get("id") or body.get("container", {}).get(
-            "channel_id", ""
-        )
-        thread_ts = body.get("container", {}).get("thread_ts")
-        question_id = body["actions"][0].get("value", "")
+        user = (body.get("user") or {}).get("id")
+        actions = body.get("actions") or []
+        if not user or not actions:
+            log.warning(
+                "ignored a %s payload with no user or no action", "cancel" if cancel else "submit"
+            )
+            ack()
+            return
+        container = body.get("container") or {}
+        channel = (body.get("channel") or {}).get("id") or container.get("channel_id", "")
+        thread_ts = container.get("thread_ts")
+        question_id = str(actions[0].get("value") or "")
         try:
             record = store.question(question_id)
         except NotFoundError:
@@ -129,7 +135,7 @@ class Listeners:
                 store.cancel_question(question_id, cancelled_by=user, source="user")
             else:
                 ask = ask_of(record)
-                responses = blocks.read_form(ask, body.get("state", {}).get("values", {}))
+                responses = blocks.read_form(ask, (body.get("state") or {}).get("values") or {})
                 store.claim_answer(
                     question_id,
                     answer=answer_payload(ask, responses),

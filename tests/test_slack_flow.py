@@ -6,6 +6,7 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -486,8 +487,6 @@ def test_a_huge_question_is_served_as_a_searchable_menu(bot: Harness, fake: Fake
         "api_app_id": "A0001",
         "token": "legacy",
     }
-    from urllib.parse import urlencode
-
     response = bot.dispatch(urlencode({"payload": json.dumps(payload)}), FORM)
     found = json.loads(response.body)["options"]
     assert [o["value"] for o in found] == [str(n) for n in range(41, 51)]
@@ -567,3 +566,38 @@ def test_a_form_that_never_reached_slack_is_posted_at_recovery(
         assert form["thread_ts"] == run.thread_ts and inputs(form)
     finally:
         second.close()
+
+
+def test_malformed_payloads_change_nothing(bot: Harness, fake: FakeSlack) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    calls = len(fake.calls)
+    empty = {"type": "block_actions", "team": sp.TEAM, "actions": [], "user": {"id": "UALICE"}}
+    # Bolt itself fails on an action-less block_actions (500, before any listener); nothing changes.
+    assert bot.dispatch(urlencode({"payload": json.dumps(empty)}), FORM).status != 200
+    for payload in (
+        {
+            "type": "block_actions",
+            "team": sp.TEAM,
+            "actions": [{"action_id": "closebot_submit", "value": question_id}],
+            "api_app_id": "A0001",
+            "token": "t",
+        },
+        {
+            "type": "block_actions",
+            "team": sp.TEAM,
+            "user": {"id": "UALICE"},
+            "actions": [{"action_id": "closebot_submit", "value": question_id}],
+            "state": {"values": "nonsense"},
+            "api_app_id": "A0001",
+            "token": "t",
+        },
+    ):
+        response = bot.dispatch(urlencode({"payload": json.dumps(payload)}), FORM)
+        assert response.status == 200, response.body
+    bot.idle()
+    assert bot.store.question(question_id).status == "pending"
+    notices = [c.params["text"] for c in fake.calls[calls:]]
+    assert notices == [
+        "Not submitted: the form sent no values. Your choices are still in the form."
+    ]
