@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from bot.agent_loop import AgentLoop, Paused, TurnOutcome, ask_of
+from bot.agent_loop import AgentLoop, Failed, Paused, TurnOutcome, ask_of
 from bot.close.prompts import start_prompt
 from bot.errors import AlreadyAnsweredError
 from bot.questions import answer_payload, default_responses, has_defaults
@@ -106,26 +106,25 @@ class Runner:
         """A person wrote in the run's thread: the agent reads it when the run is free."""
 
         def job() -> None:
+            self.store.hold_message(run_id, user=user, text=text)
             if self.store.pending_question(run_id) is not None:
-                self.store.hold_message(run_id, user=user, text=text)
                 self.presenter.post(
                     run_id,
                     "I'm waiting on the question above; I'll read your message as soon as it is answered.",
                 )
                 return
-            self.store.hold_message(run_id, user=user, text=text)
-            run = self.store.run(run_id)
-            if run.status in ("failed", "running"):
-                # An unfinished turn (a failure, or a crash) is completed first.
-                self._then(run_id, self.loop.advance(run_id))
-            else:
-                self._then(run_id, None)
+            # An unfinished turn (a failure, or a crash) is completed before the message is read.
+            unfinished = self.store.run(run_id).status in ("failed", "running")
+            self._then(run_id, self.loop.advance(run_id) if unfinished else None)
 
         self.submit(run_id, job)
 
     def _then(self, run_id: str, outcome: TurnOutcome | None) -> None:
-        """After a turn: unless it paused on a question, hand over the messages held meanwhile."""
-        while not isinstance(outcome, Paused):
+        """After a turn that finished, hand over the messages held meanwhile.
+
+        A pause keeps them for after the answer; a failure keeps them for the retry.
+        """
+        while not isinstance(outcome, (Paused, Failed)):
             held = self.store.take_messages(run_id)
             if not held:
                 return

@@ -14,6 +14,7 @@ from bot.app import Service, build_service
 from bot.blocks import SUBMIT_ACTION
 from bot.close.playbook import PlaybookModel
 from bot.config import Settings
+from bot.models import Model
 from bot.store import Run, Store
 from tests import slack_payloads as sp
 from tests.fake_slack import FakeSlack
@@ -40,12 +41,13 @@ class Harness:
         db_path: Path,
         *,
         clock: Callable[[], datetime] | None = None,
+        model: Model | None = None,
         **env: str,
     ) -> None:
         self.fake = fake
         self.store = Store(db_path, clock=clock) if clock else Store(db_path)
         self.service: Service = build_service(
-            settings_for(fake, db_path, **env), store=self.store, model=PlaybookModel()
+            settings_for(fake, db_path, **env), store=self.store, model=model or PlaybookModel()
         )
 
     def close(self) -> None:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 
 from bot.blocks import CANCEL_ACTION, SUBMIT_ACTION
+from bot.close.playbook import PlaybookModel
+from bot.errors import ModelUnavailableError
 from tests import slack_payloads as sp
 from tests.fake_slack import FakeSlack, fake_slack
 from tests.slack_harness import FORM, Harness
@@ -601,3 +605,68 @@ def test_malformed_payloads_change_nothing(bot: Harness, fake: FakeSlack) -> Non
     assert notices == [
         "Not submitted: the form sent no values. Your choices are still in the form."
     ]
+
+
+class FlakyPlaybook:
+    """The playbook, except that the next reply fails as an unreachable API would."""
+
+    name = "flaky-playbook"
+
+    def __init__(self) -> None:
+        self.inner = PlaybookModel()
+        self.fail_next = False
+
+    def respond(self, **kw: Any) -> Any:
+        if self.fail_next:
+            self.fail_next = False
+            raise ModelUnavailableError("could not reach the Anthropic API")
+        return self.inner.respond(**kw)
+
+
+def test_a_failed_turn_is_retried_by_a_thread_message_without_losing_it(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    model = FlakyPlaybook()
+    h = Harness(fake, db_path, model=model)
+
+    def say(text: str, n: int) -> None:
+        msg = {
+            "type": "message",
+            "channel": "CFIN",
+            "user": "UALICE",
+            "text": text,
+            "ts": f"1761900300.00000{n}",
+            "thread_ts": run.thread_ts,
+        }
+        h.dispatch(sp.event(msg, event_id=f"EvRetry{n}"), "application/json")
+        h.idle()
+
+    try:
+        run = h.start()
+        model.fail_next = True
+        h.submit(h.pending(run.id), {1: 1, 2: 2})
+        h.idle()
+        assert h.store.run(run.id).status == "failed"
+        assert any(
+            "The close stopped: could not reach the Anthropic API" in (m["text"] or "")
+            for m in fake.thread(run.thread_ts or "")
+        )
+        model.fail_next = True
+        say(
+            "retry please", 1
+        )  # the retry fails too: the message is kept, not pushed after the failure
+        assert h.store.run(run.id).status == "failed"
+        roles = [m.role for m in h.store.messages(run.id)]
+        assert all(a != b for a, b in itertools.pairwise(roles))  # never two user messages in a row
+        say("retry", 2)
+        assert (
+            h.store.pending_question(run.id) is not None
+        )  # the turn went on to the approval question
+        roles = [m.role for m in h.store.messages(run.id)]
+        assert all(a != b for a, b in itertools.pairwise(roles))
+        assert [m["text"] for m in h.store.take_messages(run.id)] == [
+            "retry please",
+            "retry",
+        ]  # held for after the answer
+    finally:
+        h.close()
