@@ -6,13 +6,14 @@ its transcript alone, so a new process (or a new Store) resumes exactly there.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
-from bot.errors import ModelError
-from bot.models import Model
+from bot.errors import AlreadyAnsweredError, ModelError
+from bot.models import Model, Reply
 from bot.questions import (
     TOOL_NAME,
     TOOL_SCHEMA,
@@ -43,6 +44,8 @@ class Presenter(Protocol):
 
     def failed(self, run_id: str, error: str) -> None: ...
 
+    def stopped(self, run_id: str, by: str) -> None: ...
+
 
 @dataclass(frozen=True)
 class Paused:
@@ -61,7 +64,49 @@ class Failed:
     error: str
 
 
-TurnOutcome = Paused | Finished | Failed
+@dataclass(frozen=True)
+class Stopped:
+    """A person pressed Stop: the turn ended at a step boundary, pending questions cancelled."""
+
+    by: str
+
+
+TurnOutcome = Paused | Finished | Failed | Stopped
+
+NARRATION_LIMIT = 1500  # summarized thinking shown in the thread is cut to this
+
+
+def reply_problem(reply: Reply) -> str | None:
+    """Why a model reply cannot be used as the next assistant message, or None if it can."""
+    content = reply.content
+    if reply.stop_reason == "refusal":
+        return "the model refused to continue this close (stop_reason: refusal)"
+    if reply.stop_reason == "max_tokens":
+        return (
+            "the model's reply was cut off at its output limit (stop_reason: max_tokens); "
+            "retry continues from the last complete step"
+        )
+    if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
+        return "the model returned a malformed reply (content is not a list of blocks)"
+    for block in _tool_uses(content):
+        if not (
+            isinstance(block.get("id"), str)
+            and block["id"]
+            and isinstance(block.get("name"), str)
+            and isinstance(block.get("input", {}), dict)
+        ):
+            return "the model returned a malformed tool call (no id, no name or an input that is not an object)"
+    useful = [
+        b
+        for b in content
+        if b.get("type") in ("tool_use", "thinking", "redacted_thinking")
+        or (b.get("type") == "text" and str(b.get("text", "")).strip())
+    ]
+    if not useful and reply.stop_reason != "pause_turn":
+        return "the model returned an empty reply"
+    if reply.stop_reason == "end_turn" and not _tool_uses(content) and not _text_of(content):
+        return "the model ended its turn without a word (only thinking)"
+    return None
 
 
 def _tool_uses(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -70,8 +115,26 @@ def _tool_uses(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _text_of(content: list[dict[str, Any]]) -> str:
     return "\n\n".join(
-        b["text"].strip() for b in content if b.get("type") == "text" and b.get("text", "").strip()
+        b["text"].strip()
+        for b in content
+        if b.get("type") == "text" and str(b.get("text", "")).strip()
     )
+
+
+def narration_of(content: list[dict[str, Any]]) -> str:
+    """What the thread shows between tool calls: the text, else the summarized thinking."""
+    text = _text_of(content)
+    if text:
+        return text
+    thought = "\n\n".join(
+        str(b.get("thinking", "")).strip()
+        for b in content
+        if b.get("type") == "thinking" and str(b.get("thinking", "")).strip()
+    )
+    if not thought:
+        return ""
+    cut = thought if len(thought) <= NARRATION_LIMIT else thought[: NARRATION_LIMIT - 1] + "…"
+    return f"_{cut}_" if "_" not in cut else cut
 
 
 class AgentLoop:
@@ -101,6 +164,21 @@ class AgentLoop:
         self.store.append_message(run_id, role="user", content=[{"type": "text", "text": prompt}])
         return self.advance(run_id)
 
+    def can_hear(self, run_id: str) -> bool:
+        """Whether a person's message can enter the transcript now (no tool call awaits a result)."""
+        messages = self.store.messages(run_id)
+        return not (
+            messages and messages[-1].role == "assistant" and _tool_uses(messages[-1].content)
+        )
+
+    def stop(self, run_id: str, by: str) -> Stopped:
+        """End the run now: pending questions cancelled, status cancelled, who stopped it shown."""
+        return self._stop(run_id, by)
+
+    def fail(self, run_id: str, error: str) -> Failed:
+        """End the turn as failed with a reason the person can act on (Retry continues it)."""
+        return self._fail(run_id, error)
+
     def say(self, run_id: str, text: str) -> TurnOutcome:
         """A person's message in an idle run's conversation."""
         messages = self.store.messages(run_id)
@@ -116,28 +194,38 @@ class AgentLoop:
         self.store.set_run_status(run_id, "running")
         schemas = [*self.tools.schemas(), TOOL_SCHEMA]
         steps = 0  # model calls in this turn
+        paused_turn = False  # the API paused a long turn (pause_turn): call again to continue
         while True:
+            stop_by = self.store.run(run_id).stop_requested_by
+            if stop_by:
+                return self._stop(run_id, stop_by)
             messages = self.store.messages(run_id)
             if not messages:
                 return self._fail(run_id, "the run has no messages to work from")
             last = messages[-1]
-            if last.role == "user":
+            if last.role == "user" or paused_turn:
                 if steps >= self.max_steps:
                     return self._fail(
                         run_id, f"stopped after {self.max_steps} steps without finishing"
                     )
                 steps += 1
                 try:
-                    reply = self.model.respond(
+                    reply = self._model_for(run_id).respond(
                         system=self.system_prompt,
                         messages=[m.api() for m in messages],
                         tools=schemas,
                     )
                 except ModelError as e:
                     return self._fail(run_id, str(e))
-                content = reply.content or [{"type": "text", "text": "(no reply)"}]
+                problem = reply_problem(reply)
+                if problem:  # nothing of an unusable reply enters the transcript
+                    return self._fail(run_id, problem)
+                paused_turn = reply.stop_reason == "pause_turn"
+                content = reply.content
+                if not content:
+                    continue  # a paused turn with nothing yet: ask again
                 self.store.append_message(run_id, role="assistant", content=content)
-                if _tool_uses(content) and (text := _text_of(content)):
+                if (_tool_uses(content) or paused_turn) and (text := narration_of(content)):
                     self.presenter.text(run_id, text)
                 continue
             uses = _tool_uses(last.content)
@@ -159,6 +247,14 @@ class AgentLoop:
                     block["is_error"] = True
                 results.append(block)
             self.store.append_message(run_id, role="user", content=results)
+
+    def _model_for(self, run_id: str) -> Model:
+        """The model the run was started on (a paused run resumes on it), when the adapter can."""
+        pinned = self.store.run(run_id).model
+        switch: Any = getattr(self.model, "pinned", None)
+        if pinned and pinned != self.model.name and callable(switch):
+            return switch(pinned)
+        return self.model
 
     def _settle(self, run_id: str, uses: list[dict[str, Any]]) -> Paused | None:
         """Give every tool_use of one assistant message a stored result, or pause on a question."""
@@ -249,6 +345,15 @@ class AgentLoop:
         self.store.set_run_status(run_id, "done")
         self.presenter.finished(run_id, text)
         return Finished(text=text)
+
+    def _stop(self, run_id: str, by: str) -> Stopped:
+        for record in self.store.questions(run_id):
+            if record.status == "pending":
+                with contextlib.suppress(AlreadyAnsweredError):  # settled meanwhile
+                    self.store.cancel_question(record.id, cancelled_by=by, source="stop")
+        self.store.set_run_status(run_id, "cancelled", error=f"stopped by {by}")
+        self.presenter.stopped(run_id, by)
+        return Stopped(by=by)
 
     def _fail(self, run_id: str, error: str) -> Failed:
         log.warning("run %s failed: %s", run_id, error)

@@ -8,14 +8,17 @@ across workers. Socket Mode (development, no public URL) uses slack_sdk's own cl
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import re
 import signal
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from http import HTTPStatus
 from typing import Any
 
 from slack_bolt import App
@@ -28,15 +31,16 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
 )
 
-from bot import handlers
+from bot import edge, handlers
 from bot.agent_loop import AgentLoop
 from bot.close.prompts import SYSTEM_PROMPT
 from bot.close.tools import STEPS, CloseTools
 from bot.config import Settings
-from bot.errors import ConfigError
+from bot.errors import BusyError, ConfigError
 from bot.models import Model
 from bot.runner import Runner
 from bot.slack_presenter import SlackPresenter
+from bot.slack_work import SlackWork
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -66,10 +70,18 @@ class Service:
     store: Store
     runner: Runner
     presenter: SlackPresenter
+    work: SlackWork
+    signing_secret: str
 
 
 def build_service(
-    settings: Settings, *, store: Store, model: Model, socket_mode: bool = False, workers: int = 4
+    settings: Settings,
+    *,
+    store: Store,
+    model: Model,
+    socket_mode: bool = False,
+    workers: int = 4,
+    still_working_after: float = 45.0,
 ) -> Service:
     """The Bolt app with its listeners, runner and presenter; checks the token with auth.test."""
     _require(settings, socket_mode=socket_mode)
@@ -81,12 +93,27 @@ def build_service(
             process_before_response=True,
         )
     except (BoltError, SlackApiError) as e:
+        reason = _reason(e)
+        if "Errno" in reason or "URLError" in reason or "Connection" in reason:
+            raise ConfigError(
+                f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({reason})"
+            ) from e
         raise ConfigError(
-            f"Slack refused SLACK_BOT_TOKEN ({_reason(e)}); check the token and SLACK_API_URL"
+            f"Slack refused SLACK_BOT_TOKEN ({reason}); check the token and SLACK_API_URL"
+        ) from e
+    except OSError as e:  # connection refused, DNS: Slack is unreachable, not our port
+        raise ConfigError(
+            f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({e})"
         ) from e
     tools = CloseTools(data_dir=settings.data_dir, approvers=settings.approvers)
     presenter = SlackPresenter(
-        client=client, store=store, steps=STEPS, approvers=settings.approvers
+        client=client,
+        store=store,
+        steps=STEPS,
+        approvers=settings.approvers,
+        reminder=timedelta(minutes=settings.reminder_minutes)
+        if settings.reminder_minutes
+        else None,
     )
     ttl = (
         timedelta(minutes=settings.question_timeout_minutes)
@@ -102,14 +129,61 @@ def build_service(
         max_steps=settings.max_steps,
         question_ttl=ttl,
     )
-    runner = Runner(store=store, loop=loop, presenter=presenter, max_workers=workers)
+    runner = Runner(max_workers=workers)
+    work = SlackWork(
+        store=store,
+        loop=loop,
+        presenter=presenter,
+        runner=runner,
+        data_dir=settings.data_dir,
+        still_working_after=still_working_after,
+    )
     handlers.register(
         app,
         handlers.Deps(
-            store=store, runner=runner, approvers=settings.approvers, data_dir=settings.data_dir
+            store=store, work=work, approvers=settings.approvers, data_dir=settings.data_dir
         ),
     )
-    return Service(app=app, store=store, runner=runner, presenter=presenter)
+    app.error(_error_handler(work))
+    return Service(
+        app=app,
+        store=store,
+        runner=runner,
+        presenter=presenter,
+        work=work,
+        signing_secret=settings.slack_signing_secret or "",
+    )
+
+
+def _error_handler(work: SlackWork) -> Callable[..., None]:
+    """Bolt's catch-all: log with context, and tell the person where that is possible."""
+
+    def on_error(error: Exception, body: dict[str, Any]) -> None:
+        body = body if isinstance(body, dict) else {}
+        user = (body.get("user") or {}).get("id") if isinstance(body.get("user"), dict) else None
+        user = user or body.get("user_id") or (body.get("event") or {}).get("user")
+        channel = (
+            (body.get("channel") or {}).get("id") if isinstance(body.get("channel"), dict) else None
+        )
+        channel = channel or body.get("channel_id") or (body.get("event") or {}).get("channel")
+        log.error(
+            "listener failed: %s: %s (type=%s user=%s channel=%s)",
+            type(error).__name__,
+            error,
+            body.get("type") or body.get("command"),
+            user,
+            channel,
+            exc_info=error,
+        )
+        if user and channel and not isinstance(error, BusyError):
+            text = "Something went wrong on my side and nothing was changed; please try again. If it keeps happening, tell whoever runs closebot."
+            work.runner.side(
+                lambda: work.presenter.ephemeral(
+                    channel=str(channel), user=str(user), thread_ts=None, text=text
+                )
+            )
+
+    return on_error
 
 
 def _reason(e: Exception) -> str:
@@ -142,25 +216,102 @@ def _driver(model: Model) -> str:
     return "the offline playbook" if model.name == "offline-playbook" else f"Claude ({model.name})"
 
 
+def health(service: Service) -> tuple[int, dict[str, Any]]:
+    """What /healthz answers: 503 when the bot cannot work (database or Slack)."""
+    db = service.store.health()
+    body: dict[str, Any] = {"ok": False, "db": db, "slack": service.work.slack_status}
+    try:
+        with service.store.quick():
+            body["runs_waiting"] = len(service.store.runs_with_status("waiting"))
+            body["runs_stuck"] = len(service.store.stuck_runs(idle_for=service.work.stuck_after))
+    except BusyError:
+        body["db"] = "locked"
+    except Exception as e:  # the health check reports, it does not crash
+        body["db"] = f"error: {e}"
+    body["ok"] = body["db"] == "ok" and body["slack"] == "ok"
+    return (200 if body["ok"] else 503), body
+
+
 def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
-    """/slack/events for Bolt (events, commands, interactivity on one path) and GET /healthz."""
+    """/slack/events through the edge checks to Bolt (events, commands, interactivity on one
+    path) and GET /healthz. One log line per request: what it was, the status, how long."""
     bolt = SlackRequestHandler(service.app, path=EVENTS_PATH)
 
+    def answer(
+        start_response: Callable[..., Any], status: int, body: dict[str, Any] | None = None
+    ) -> list[bytes]:
+        raw = json.dumps(body).encode() if body is not None else b""
+        headers = [("Content-Length", str(len(raw)))]
+        if body is not None:
+            headers.append(("Content-Type", "application/json"))
+        start_response(f"{status} {HTTPStatus(status).phrase}", headers)
+        return [raw]
+
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if environ.get("PATH_INFO") == HEALTH_PATH and environ.get("REQUEST_METHOD") in (
-            "GET",
-            "HEAD",
-        ):
-            try:
-                waiting = len(service.store.runs_with_status("waiting"))
-                body, status = {"ok": True, "db": "ok", "runs_waiting": waiting}, "200 OK"
-            except Exception as e:  # the health check reports, it does not crash
-                body, status = {"ok": False, "db": str(e)}, "503 Service Unavailable"
-            raw = json.dumps(body).encode()
-            start_response(
-                status, [("Content-Type", "application/json"), ("Content-Length", str(len(raw)))]
+        started = time.monotonic()
+        method, path = environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", "")
+        outcome = {"status": 0, "kind": "-"}
+
+        def recording_start(status: str, headers: list[Any], *rest: Any) -> Any:
+            outcome["status"] = int(status.split()[0])
+            return start_response(status, headers, *rest)
+
+        try:
+            return list(_route(environ, recording_start, method, path, outcome))
+        finally:
+            log.info(
+                "%s %s %s → %s in %.1f ms",
+                method,
+                path,
+                outcome["kind"],
+                outcome["status"],
+                (time.monotonic() - started) * 1000,
             )
-            return [raw]
+
+    def _route(
+        environ: dict[str, Any],
+        start_response: Callable[..., Any],
+        method: str,
+        path: str,
+        outcome: dict[str, Any],
+    ) -> Iterable[bytes]:
+        if path == HEALTH_PATH and method in ("GET", "HEAD"):
+            outcome["kind"] = "health"
+            status, body = health(service)
+            return answer(start_response, status, body)
+        if path != EVENTS_PATH:
+            return answer(start_response, 404, {"error": "not found"})
+        if method != "POST":
+            return answer(start_response, 405, {"error": "POST only"})
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return answer(start_response, 400, {"error": "bad Content-Length"})
+        if length < 0 or length > edge.MAX_BODY:
+            return answer(start_response, 413, {"error": "the body is too large"})
+        raw = environ["wsgi.input"].read(length) if length else b""
+        headers = {
+            k[5:].replace("_", "-").lower(): str(v)
+            for k, v in environ.items()
+            if k.startswith("HTTP_")
+        }
+        headers["content-type"] = str(environ.get("CONTENT_TYPE", ""))
+        try:
+            checked = edge.check(raw, headers, service.signing_secret)
+        except edge.Refused as e:
+            outcome["kind"] = f"refused({e.reason})"
+            return answer(start_response, e.status, {"error": e.reason})
+        outcome["kind"] = checked.kind
+        try:
+            with service.store.quick():
+                first = service.store.first_sighting(f"sig:{checked.signature}")
+        except BusyError:
+            first = True  # the listeners answer "busy" themselves
+        if not first:
+            outcome["kind"] += " (replay)"
+            return answer(start_response, 200)
+        environ["wsgi.input"] = io.BytesIO(raw)
+        environ["CONTENT_LENGTH"] = str(len(raw))
         return bolt(environ, start_response)
 
     return application
@@ -205,9 +356,9 @@ def serve(
     """Run the bot until SIGINT/SIGTERM: HTTP, or Socket Mode when SLACK_APP_TOKEN is set and --http is not."""
     socket_mode = bool(settings.slack_app_token) and not http
     service = build_service(settings, store=store, model=model, socket_mode=socket_mode)
-    recovered = service.runner.recover()
+    recovered = service.work.recover()
     stop = threading.Event()
-    service.runner.watch_deadlines(stop)
+    service.work.watch(stop)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     if socket_mode:
@@ -238,7 +389,9 @@ def serve(
         )
         stop.wait()
         server.stop()
-    service.runner.shutdown()
+    log.info("draining: waiting for turns in progress to reach a stopping point")
+    drained = service.runner.shutdown()
+    log.info("stopped (%s)", "drained" if drained else "turns left to the next start")
     print(
         "closebot: stopped; runs in progress continue from the store on the next start.",
         file=out,

@@ -32,6 +32,8 @@ MAX_MESSAGE_CHARS = 12_000  # Slack answers msg_blocks_too_long around 13k
 
 SUBMIT_ACTION = "closebot_submit"
 CANCEL_ACTION = "closebot_cancel"
+STOP_ACTION = "closebot_stop"
+RETRY_ACTION = "closebot_retry"
 ANSWER_ACTION = "answer"
 OTHER_ACTION = "other"
 BLOCK_PREFIX = "closebot"
@@ -49,6 +51,19 @@ STEP_WORDS = {
 def escape(text: str) -> str:
     """Escape &, < and > so text is shown as written, never as a mention or a link."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_ESCAPED_MENTION = re.compile(r"&lt;@([UW][A-Z0-9]{2,})&gt;")
+
+
+def outgoing(text: str, people: Iterable[str] = ()) -> str:
+    """Any text made safe to send to Slack, as `text` or mrkdwn: `&`, `<`, `>` escaped, so no
+    `<!channel>`, no link and no mention survives — except mentions of `people`, the run's own
+    users, which the bot writes as `<@U…>` on purpose."""
+    allowed = {p for p in people if p and USER_ID.match(p)}
+    return _ESCAPED_MENTION.sub(
+        lambda m: f"<@{m.group(1)}>" if m.group(1) in allowed else m.group(0), escape(text)
+    )
 
 
 def cut(text: str, limit: int) -> str:
@@ -136,17 +151,70 @@ def fits(blocks: list[dict[str, Any]]) -> bool:
 
 
 def status_blocks(
-    title: str, steps: Iterable[tuple[str, str]], note: str | None = None
+    title: str,
+    steps: Iterable[tuple[str, str]],
+    note: str | None = None,
+    *,
+    stop_run_id: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The status message: one line per step, moved in place as the run proceeds."""
+    """The status message: one line per step, moved in place as the run proceeds.
+
+    `note` is mrkdwn the caller made safe (it may mention who stopped the run); a Stop
+    button is shown while the run can still be stopped.
+    """
     lines = [
         f"{STEP_ICONS.get(state, '⚪')} {escape(name)} — {STEP_WORDS.get(state, state)}"
         for name, state in steps
     ]
     blocks: list[dict[str, Any]] = [section(f"*{escape(title)}*\n" + "\n".join(lines))]
     if note:
-        blocks.append(context(escape(note)))
+        blocks.append(context(note))
+    if stop_run_id:
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": block_id("stop", 0, stop_run_id),
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": STOP_ACTION,
+                        "text": plain("Stop", MAX_BUTTON_TEXT),
+                        "style": "danger",
+                        "value": stop_run_id,
+                        "confirm": {
+                            "title": plain("Stop this close?", MAX_CONFIRM_TITLE),
+                            "text": plain(
+                                "The close stops at its next step and any open question is cancelled. Nothing already posted is undone.",
+                                MAX_CONFIRM_TEXT,
+                            ),
+                            "confirm": plain("Stop", MAX_CONFIRM_BUTTON),
+                            "deny": plain("Keep going", MAX_CONFIRM_BUTTON),
+                        },
+                    }
+                ],
+            }
+        )
     return blocks
+
+
+def retry_blocks(safe_text: str, run_id: str) -> list[dict[str, Any]]:
+    """A failed run's message (mrkdwn already made safe) with a Retry button."""
+    return [
+        section(f"❌ {safe_text}"),
+        {
+            "type": "actions",
+            "block_id": block_id("retry", 0, run_id),
+            "elements": [
+                {
+                    "type": "button",
+                    "action_id": RETRY_ACTION,
+                    "text": plain("Retry", MAX_BUTTON_TEXT),
+                    "style": "primary",
+                    "value": run_id,
+                }
+            ],
+        },
+    ]
 
 
 # -- question forms -----------------------------------------------------
@@ -439,9 +507,9 @@ def _when(at: str | None) -> str:
     return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}|{moment:%Y-%m-%d %H:%M} UTC>"
 
 
-def notice_blocks(text: str) -> list[dict[str, Any]]:
-    """A short message to one person (ephemeral) or the thread."""
-    return [section(escape(text))]
+def notice_blocks(safe_text: str) -> list[dict[str, Any]]:
+    """A short message to one person (ephemeral) or the thread; the text made safe by outgoing()."""
+    return [section(safe_text)]
 
 
 def error_blocks(text: str) -> list[dict[str, Any]]:

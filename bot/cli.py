@@ -8,6 +8,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Sequence
+from datetime import timedelta
 from decimal import Decimal
 from typing import TextIO
 
@@ -101,9 +102,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--port", type=int, default=3000, help="port (default 3000; 0 picks a free one)"
     )
+    serve.add_argument(
+        "--log-json",
+        action="store_true",
+        help="log one JSON object per line (default: plain lines)",
+    )
 
     sub.add_parser("runs", parents=[db], help="list recent runs")
     return parser
+
+
+RESUME_LEASE = timedelta(seconds=90)  # renewed while resume runs; expires soon after a crash
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -125,7 +134,9 @@ def open_store(settings: Settings) -> Store:
 def build_model(settings: Settings) -> Model:
     """Claude with an API key, the offline playbook without one."""
     if settings.anthropic_api_key:
-        return ClaudeModel(model=settings.model, api_key=settings.anthropic_api_key)
+        return ClaudeModel(
+            model=settings.model, api_key=settings.anthropic_api_key, effort=settings.effort
+        )
     return PlaybookModel()
 
 
@@ -179,15 +190,26 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
             f"closebot: run {run.id} is already finished; see `closebot audit {run.id}`.", file=out
         )
         return EXIT_OK
-    loop = _loop(settings, store, out)
-    print(
-        f"closebot · resuming run {run.id} ({close_data.period_label(run.period)}, was {run.status})",
-        file=out,
-        flush=True,
-    )
-    pending = store.pending_question(run.id)
-    outcome = Paused(pending.id) if pending else loop.advance(run.id)
-    return _drive_to_end(loop, store, run.id, outcome, auto=args.auto, settings=settings, out=out)
+    owner = f"closebot resume (pid {os.getpid()})"
+    with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
+        if holder:
+            print(
+                f"closebot: run {run.id} is being advanced by {holder}; try again when it is done "
+                "(`closebot runs` shows its state).",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        loop = _loop(settings, store, out)
+        print(
+            f"closebot · resuming run {run.id} ({close_data.period_label(run.period)}, was {run.status})",
+            file=out,
+            flush=True,
+        )
+        pending = store.pending_question(run.id)
+        outcome = Paused(pending.id) if pending else loop.advance(run.id)
+        return _drive_to_end(
+            loop, store, run.id, outcome, auto=args.auto, settings=settings, out=out
+        )
 
 
 def _drive_to_end(
@@ -286,8 +308,14 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    from bot import logs
     from bot.app import serve  # Slack's libraries load only for this command
 
+    # A long-running server logs what it does: INFO, UTC timestamps, unless told otherwise.
+    logs.configure(
+        os.environ.get("CLOSEBOT_LOG_LEVEL", "INFO").strip().upper() or "INFO",
+        json_lines=args.log_json,
+    )
     settings = _settings(args)
     store = open_store(settings)
     try:

@@ -15,6 +15,9 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
 DEFAULT_DB = "closebot.db"
 DEFAULT_MAX_STEPS = 60
+DEFAULT_REMINDER_MINUTES = 60
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+DEFAULT_EFFORT = "medium"
 
 _SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")
@@ -42,6 +45,8 @@ class Settings:
     max_steps: int = DEFAULT_MAX_STEPS
     console_user: str = "console"
     question_timeout_minutes: int = 0
+    reminder_minutes: int = DEFAULT_REMINDER_MINUTES
+    effort: str = DEFAULT_EFFORT
 
     def __repr__(self) -> str:
         return (
@@ -53,7 +58,8 @@ class Settings:
             f"slack_api_url={self.slack_api_url!r}, approvers={sorted(self.approvers)!r}, "
             f"data_dir={str(self.data_dir) if self.data_dir else None!r}, "
             f"max_steps={self.max_steps}, console_user={self.console_user!r}, "
-            f"question_timeout_minutes={self.question_timeout_minutes})"
+            f"question_timeout_minutes={self.question_timeout_minutes}, "
+            f"reminder_minutes={self.reminder_minutes}, effort={self.effort!r})"
         )
 
     @property
@@ -121,8 +127,23 @@ class Settings:
                 )
             timeout = int(raw_timeout)
 
+        reminder = DEFAULT_REMINDER_MINUTES
+        if raw_reminder := get("CLOSEBOT_REMINDER_MINUTES"):
+            if not raw_reminder.isdigit() or int(raw_reminder) > 60 * 24 * 30:
+                raise ConfigError(
+                    f"CLOSEBOT_REMINDER_MINUTES={raw_reminder!r} must be a whole number of minutes "
+                    "(0 = no reminders; at most 30 days)"
+                )
+            reminder = int(raw_reminder)
+
+        effort = (get("CLOSEBOT_EFFORT") or DEFAULT_EFFORT).lower()
+        if effort not in EFFORTS:
+            raise ConfigError(f"CLOSEBOT_EFFORT={effort!r} must be one of {', '.join(EFFORTS)}")
+
         return cls(
             question_timeout_minutes=timeout,
+            reminder_minutes=reminder,
+            effort=effort,
             db_path=db_path,
             model=model,
             anthropic_api_key=get("ANTHROPIC_API_KEY"),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from typing import Protocol, TextIO
 
-from bot.agent_loop import AgentLoop, Failed, Finished, Paused, TurnOutcome, ask_of
+from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, ask_of
+from bot.answers import Answers
 from bot.errors import AlreadyAnsweredError, AnswerError
 from bot.questions import (
     Ask,
@@ -13,7 +14,6 @@ from bot.questions import (
     Question,
     QuestionType,
     Response,
-    answer_payload,
     check_response,
     default_responses,
     parse_typed,
@@ -66,6 +66,9 @@ class ConsolePresenter:
 
     def failed(self, run_id: str, error: str) -> None:
         self._print(f"closebot: the run stopped: {error}")
+
+    def stopped(self, run_id: str, by: str) -> None:
+        self._print(f"closebot: the run was stopped by {by}")
 
 
 class Answerer(Protocol):
@@ -188,6 +191,7 @@ def drive(
     out: TextIO,
 ) -> int:
     """Answer each pending question and advance, until the run finishes; the exit code."""
+    answers = Answers(store, frozenset())
     while isinstance(outcome, Paused):
         record = store.question(outcome.question_id)
         try:
@@ -206,20 +210,18 @@ def drive(
             print(f"closebot: auto mode cannot answer: {e}", file=out, flush=True)
             return EXIT_FAILED
         try:
+            answers.settle(
+                record.id,
+                user=user,
+                source=answerer.source,
+                read=None if responses is None else (lambda _ask, r=responses: r),  # type: ignore[misc]
+                check_user=False,  # the person at the terminal runs the close
+            )
             if responses is None:
-                store.cancel_question(record.id, cancelled_by=user, source=answerer.source)
                 print("  Cancelled; telling the agent.", file=out, flush=True)
-            else:
-                store.claim_answer(
-                    record.id,
-                    answer=answer_payload(ask_of(record), responses),
-                    answered_by=user,
-                    source=answerer.source,
-                )
         except AlreadyAnsweredError as e:
             print(f"closebot: {e}; carrying on with that answer.", file=out, flush=True)
         outcome = loop.advance(run_id)
     if isinstance(outcome, Finished):
         return EXIT_OK
-    assert isinstance(outcome, Failed)
-    return EXIT_FAILED
+    return EXIT_FAILED  # Failed, or Stopped

@@ -52,3 +52,15 @@ class ModelUnavailableError(ModelError):
 
 class ModelRequestError(ModelError):
     """The API rejected the request itself (400, 404, 413, 422)."""
+
+
+class BusyError(CloseBotError):
+    """The database is locked by another writer; the caller chose not to wait for it."""
+
+
+class NotAuthorizedError(CloseBotError):
+    """Someone other than the run's starter or an approver tried to answer or steer it."""
+
+    def __init__(self, message: str, *, started_by: str | None) -> None:
+        super().__init__(message)
+        self.started_by = started_by

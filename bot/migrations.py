@@ -174,3 +174,16 @@ def m003_slack(db: Database) -> None:
         not_null={"run_id", "text", "created_at"},
     )
     db.table("inbox").create_index(["run_id", "delivered_at"])
+
+
+@migrations()
+def m004_reliability(db: Database) -> None:
+    """Per-run leases across processes, who stopped a run, a form shown read-only, reminders."""
+    db.table("leases").create(
+        {"run_id": str, "owner": str, "expires_at": str},
+        pk="run_id",
+        not_null={"run_id", "owner", "expires_at"},
+    )
+    db.table("runs").add_column("stop_requested_by", str)
+    db.table("questions").add_column("settled_shown_at", str)
+    db.table("questions").add_column("remind_at", str)

@@ -20,7 +20,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_TOKENS = 4096
+DEFAULT_MAX_TOKENS = 16_000  # room for adaptive thinking as well as the reply
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+DEFAULT_EFFORT = "medium"
 DEFAULT_MAX_RETRIES = 4
 DEFAULT_TIMEOUT_S = 120.0
 
@@ -50,13 +52,13 @@ def _block_dict(block: Any) -> dict[str, Any]:
     if data.get("type") == "text":
         return {"type": "text", "text": data.get("text", "")}
     if data.get("type") == "tool_use":
+        # A block missing its id or name is kept as it came: the loop refuses it as malformed.
         return {
             "type": "tool_use",
-            "id": data["id"],
-            "name": data["name"],
-            "input": data.get("input") or {},
+            **{k: data[k] for k in ("id", "name") if k in data},
+            "input": data.get("input") if data.get("input") is not None else {},
         }
-    return data
+    return data  # thinking blocks (with their signature) go back to the API untouched
 
 
 class ClaudeModel:
@@ -71,15 +73,26 @@ class ClaudeModel:
         max_retries: int = DEFAULT_MAX_RETRIES,
         timeout: float = DEFAULT_TIMEOUT_S,
         base_url: str | None = None,
+        effort: str = DEFAULT_EFFORT,
     ) -> None:
         import anthropic  # imported here: a second of start-up the offline playbook never needs
 
         self.name = model
         self.max_tokens = max_tokens
+        self.effort = effort
         # base_url None lets the SDK read ANTHROPIC_BASE_URL itself.
         self._client = anthropic.Anthropic(
             api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
         )
+
+    def pinned(self, name: str) -> ClaudeModel:
+        """The same client on another model: a run resumes on the model that began it."""
+        if name == self.name:
+            return self
+        other = object.__new__(ClaudeModel)
+        other.__dict__.update(self.__dict__)
+        other.name = name
+        return other
 
     def respond(
         self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
@@ -91,13 +104,19 @@ class ClaudeModel:
             # One breakpoint after the last tool caches tools and system together.
             cached_tools[-1]["cache_control"] = {"type": "ephemeral"}
         try:
-            response = self._client.messages.create(
-                model=self.name,
-                max_tokens=self.max_tokens,
-                system=[{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
-                tools=cached_tools,  # type: ignore[arg-type]
-                messages=messages,  # type: ignore[arg-type]
-            )
+            request: dict[str, Any] = {
+                "model": self.name,
+                "max_tokens": self.max_tokens,
+                # The default model thinks; its words between tool calls arrive as thinking.
+                "thinking": {"type": "adaptive", "display": "summarized"},
+                "output_config": {"effort": self.effort},
+                "system": [
+                    {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
+                ],
+                "tools": cached_tools,
+                "messages": messages,
+            }
+            response = self._client.messages.create(**request)
         except anthropic.AuthenticationError as e:
             raise ModelAuthError(f"the Anthropic API refused the key (401): {_detail(e)}") from e
         except anthropic.PermissionDeniedError as e:

@@ -3,19 +3,38 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
 from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
+from bot.blocks import outgoing
 from bot.close.data import period_label
+from bot.questions import answer_text
 from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
+
+# Slack errors no retry can fix: the run is failed and the person told why.
+CANNOT_POST = {
+    "not_in_channel": "I'm not in this channel: invite me with `/invite @closebot`, then run `/close` again.",
+    "channel_not_found": "I can't see this channel (a private channel or a DM I'm not in): invite me with `/invite @closebot`, then run `/close` again.",
+    "is_archived": "This channel is archived; run `/close` in an active channel.",
+    "restricted_action": "This workspace does not let me post in this channel; ask an admin, or run `/close` in another channel.",
+}
+
+
+def slack_error(e: Exception) -> str:
+    """The Slack error code of a failed Web API call ('internal_error' for an HTTP failure)."""
+    if isinstance(e, SlackApiError):
+        return str(e.response.get("error") or f"http_{e.response.status_code}")
+    return type(e).__name__
 
 
 def who_may_answer(run: Run, approvers: frozenset[str]) -> str:
@@ -43,7 +62,11 @@ def status_title(run: Run, status: str | None = None) -> str:
 
 
 class SlackPresenter:
-    """Posts to a run's thread; every call is one Web API request through the retrying client."""
+    """Posts to a run's thread; every call is one Web API request through the retrying client.
+
+    Every outgoing `text` and block goes through blocks.outgoing(): only the mentions the bot
+    means to make (the run's own people) survive; `<!channel>` and links never do.
+    """
 
     def __init__(
         self,
@@ -52,36 +75,52 @@ class SlackPresenter:
         store: Store,
         steps: Sequence[str],
         approvers: frozenset[str] = frozenset(),
+        reminder: timedelta | None = None,
     ) -> None:
         self.client = client
         self.store = store
         self.steps = list(steps)
         self.approvers = approvers
+        self.reminder = reminder  # first reminder of a pending question; then daily
+
+    def people(self, run: Run) -> set[str]:
+        """Whom the bot may mention in this run's thread."""
+        return {
+            run.started_by or "",
+            *self.approvers,
+            *(q.answered_by or "" for q in self.store.questions(run.id)),
+        }
 
     # -- thread set-up ---------------------------------------------------
 
     def open_thread(self, run_id: str) -> Run:
-        """Post the root message and the status message; record where they are."""
+        """Post the root message and the status message; record where they are. Idempotent:
+        a retry after a failure posts only what is missing."""
         run = self.store.run(run_id)
         assert run.channel
-        title = f"Month-end close · {period_label(run.period)} · started by <@{run.started_by}>"
-        root = self.client.chat_postMessage(
-            channel=run.channel, text=title, blocks=[blocks.section(f"*{title}*")]
-        )
-        thread_ts = root["ts"]
-        self.store.set_run_thread(
-            run_id, channel=root["channel"], thread_ts=thread_ts, status_ts=None
-        )
-        run = self.store.run(run_id)
-        status = self.client.chat_postMessage(
-            channel=root["channel"],
-            thread_ts=thread_ts,
-            text=status_title(run),
-            blocks=self._status(run, run.steps),
-        )
-        self.store.set_run_thread(
-            run_id, channel=root["channel"], thread_ts=thread_ts, status_ts=status["ts"]
-        )
+        if not run.thread_ts:
+            title = outgoing(
+                f"Month-end close · {period_label(run.period)} · started by <@{run.started_by}>",
+                [run.started_by or ""],
+            )
+            root = self.client.chat_postMessage(
+                channel=run.channel, text=title, blocks=[blocks.section(f"*{title}*")]
+            )
+            self.store.set_run_thread(
+                run_id, channel=root["channel"], thread_ts=root["ts"], status_ts=None
+            )
+            run = self.store.run(run_id)
+        if not run.status_ts:
+            assert run.channel and run.thread_ts
+            status = self.client.chat_postMessage(
+                channel=run.channel,
+                thread_ts=run.thread_ts,
+                text=outgoing(status_title(run)),
+                blocks=self._status(run, run.steps),
+            )
+            self.store.set_run_thread(
+                run_id, channel=run.channel, thread_ts=run.thread_ts, status_ts=status["ts"]
+            )
         return self.store.run(run_id)
 
     def _status(
@@ -89,52 +128,78 @@ class SlackPresenter:
     ) -> list[dict[str, Any]]:
         ordered = [(s, steps.get(s, "pending")) for s in self.steps]
         ordered += [(s, state) for s, state in steps.items() if s not in self.steps]
-        return blocks.status_blocks(status_title(run), ordered, note)
+        live = run.status in ("running", "waiting") and not run.stop_requested_by
+        return blocks.status_blocks(
+            status_title(run), ordered, note, stop_run_id=run.id if live else None
+        )
 
     def update_status(self, run_id: str, note: str | None = None) -> None:
+        """Move the status message; `note` is plain text (mentions of the run's people kept)."""
         run = self.store.run(run_id)
         if not (run.channel and run.status_ts):
             return
+        safe_note = outgoing(note, self.people(run)) if note else None
         self.client.chat_update(
             channel=run.channel,
             ts=run.status_ts,
-            text=status_title(run),
-            blocks=self._status(run, run.steps, note),
+            text=outgoing(status_title(run)),
+            blocks=self._status(run, run.steps, safe_note),
         )
 
     def post(
         self, run_id: str, text: str, block_list: list[dict[str, Any]] | None = None
     ) -> str | None:
+        """Text (from the model, a person or the bot) in the run's thread."""
         run = self.store.run(run_id)
-        if not run.channel:
+        if not (run.channel and run.thread_ts):
             return None
-        people = {
-            run.started_by or "",
-            *self.approvers,
-            *(q.answered_by or "" for q in self.store.questions(run_id)),
-        }
+        people = self.people(run)
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
-            text=blocks.cut(text, 3000),
+            text=blocks.cut(outgoing(text, people), 3000),
             blocks=block_list or blocks.text_blocks(text, people=people),
         )
         return str(response["ts"])
 
     def reply(self, *, channel: str, thread_ts: str | None, text: str) -> None:
         """A message outside any run (help for a mention in the channel)."""
+        safe = outgoing(text)
         self.client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, text=text, blocks=blocks.notice_blocks(text)
+            channel=channel, thread_ts=thread_ts, text=safe, blocks=blocks.notice_blocks(safe)
         )
 
-    def ephemeral(self, *, channel: str, user: str, thread_ts: str | None, text: str) -> None:
+    def ephemeral(
+        self,
+        *,
+        channel: str,
+        user: str,
+        thread_ts: str | None,
+        text: str,
+        people: Iterable[str] = (),
+    ) -> None:
+        """A private notice; `people` are the users it may mention (the reader is always one)."""
+        safe = outgoing(text, [user, *people])
         self.client.chat_postEphemeral(
             channel=channel,
             user=user,
             thread_ts=thread_ts,
-            text=text,
-            blocks=blocks.notice_blocks(text),
+            text=safe,
+            blocks=blocks.notice_blocks(safe),
         )
+
+    def respond(self, response_url: str | None, text: str, people: Iterable[str] = ()) -> None:
+        """A private answer through a slash command's response_url: it works where the bot
+        cannot post (not in the channel)."""
+        if not response_url:
+            return
+        safe = outgoing(text, people)
+        try:
+            WebhookClient(response_url, timeout=10).send(
+                text=safe, response_type="ephemeral", blocks=blocks.notice_blocks(safe)
+            )
+        except Exception as e:  # the person sees nothing more; the run's state says why
+            log.warning("response_url not reachable: %s", e)
 
     # -- the Presenter protocol ------------------------------------------
 
@@ -142,21 +207,31 @@ class SlackPresenter:
         try:
             self.post(run_id, text)
         except SlackApiError as e:  # narration is not worth stopping the close for
-            log.warning("run %s: narration not posted: %s", run_id, e.response.get("error"))
+            log.warning("run %s: narration not posted: %s", run_id, slack_error(e))
 
     def progress(self, run_id: str, steps: dict[str, str]) -> None:
         try:
             self.update_status(run_id)
         except SlackApiError as e:  # the next step's update will carry the state
-            log.warning("run %s: status not updated: %s", run_id, e.response.get("error"))
+            log.warning("run %s: status not updated: %s", run_id, slack_error(e))
 
     def question(self, run_id: str, question: QuestionRecord) -> None:
-        self.post_form(question)
+        try:
+            self.post_form(question)
+        except SlackApiError as e:  # the question is stored; the watchdog posts its form
+            log.warning(
+                "run %s: form %s not posted (%s); it will be posted again",
+                run_id,
+                question.id,
+                slack_error(e),
+            )
 
     def finished(self, run_id: str, text: str) -> None:
         self.post(run_id, text or "Done.")
-        self.update_status(run_id)
-        self.upload_reports(run_id)
+        self.progress(run_id, {})
+        if not self.store.audit_events(run_id, kind="reports_uploaded"):
+            self.upload_reports(run_id)
+            self.store.audit(run_id=run_id, kind="reports_uploaded", actor=None)
         self._react(run_id, "white_check_mark")
 
     def _react(self, run_id: str, name: str) -> None:
@@ -168,25 +243,39 @@ class SlackPresenter:
             self.client.reactions_add(channel=run.channel, timestamp=run.thread_ts, name=name)
         except SlackApiError as e:
             if e.response.get("error") != "already_reacted":
-                log.warning(
-                    "run %s: could not add :%s: (%s)", run_id, name, e.response.get("error")
-                )
+                log.warning("run %s: could not add :%s: (%s)", run_id, name, slack_error(e))
 
     def failed(self, run_id: str, error: str) -> None:
-        self.post(
-            run_id,
-            f"❌ The close stopped: {error}",
-            blocks.error_blocks(f"The close stopped: {error}"),
-        )
-        self.update_status(
-            run_id, note="Mention me in this thread with 'retry' to continue from where it stopped."
-        )
+        run = self.store.run(run_id)
+        text = f"The close stopped: {error}"
+        safe = outgoing(text, self.people(run))
+        try:
+            self.post(run_id, f"❌ {text}", blocks.retry_blocks(safe, run_id))
+        except SlackApiError as e:
+            log.warning("run %s: failure notice not posted: %s", run_id, slack_error(e))
+        try:
+            self.update_status(
+                run_id,
+                note="Press Retry (or write 'retry' in this thread) to continue from where it stopped.",
+            )
+        except SlackApiError as e:
+            log.warning("run %s: status not updated: %s", run_id, slack_error(e))
+
+    def stopped(self, run_id: str, by: str) -> None:
+        for record in self.store.questions(run_id):
+            if record.status == "cancelled" and record.source == "stop":
+                self.settle_form(record.id)
+        try:
+            self.update_status(run_id, note=f"Stopped by <@{by}>.")
+            self.post(run_id, f"⏹ <@{by}> stopped this close. Start a new one with `/close`.")
+        except SlackApiError as e:
+            log.warning("run %s: stop not shown: %s", run_id, slack_error(e))
 
     # -- forms -----------------------------------------------------------
 
     def post_form(self, record: QuestionRecord, *, nonce: str = "0") -> None:
         run = self.store.run(record.run_id)
-        if not run.channel:
+        if not (run.channel and run.thread_ts):
             return
         ask = ask_of(record)
         form = blocks.question_form(
@@ -199,26 +288,62 @@ class SlackPresenter:
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
-            text=blocks.question_text(ask),
+            text=outgoing(blocks.question_text(ask)),
             blocks=form,
         )
         self.store.set_question_message(
             record.id, channel=str(response["channel"]), message_ts=str(response["ts"])
         )
+        if self.reminder and record.remind_at is None:
+            self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
 
-    def settle_form(self, question_id: str) -> None:
-        """Turn a settled form read-only: who chose what, how and when."""
+    def settle_form(self, question_id: str) -> bool:
+        """Turn a settled form read-only: who chose what, how and when. False if Slack refused;
+        the form is remembered as still looking live and the watchdog tries again."""
         record = self.store.question(question_id)
         if not (record.channel and record.message_ts):
-            return
+            return True
         ask = ask_of(record)
         form = blocks.answered_form(ask, outcome_of(record))
-        self.client.chat_update(
-            channel=record.channel,
-            ts=record.message_ts,
-            text=f"{record.status.capitalize()} by {blocks.person(record.answered_by)}",
-            blocks=form,
+        chose = ""
+        first = (record.answer or {}).get("1")
+        if record.status == "answered" and len(ask.questions) == 1 and first:
+            chose = f": {answer_text(first)}"
+        who = f"<@{record.answered_by}>" if record.answered_by else "closebot"
+        try:
+            self.client.chat_update(
+                channel=record.channel,
+                ts=record.message_ts,
+                text=outgoing(
+                    f"{record.status.capitalize()} by {who}{chose}", [record.answered_by or ""]
+                ),
+                blocks=form,
+            )
+        except SlackApiError as e:
+            log.warning("form %s not shown as settled: %s", question_id, slack_error(e))
+            return False
+        self.store.set_form_shown_settled(question_id)
+        return True
+
+    def remind(self, record: QuestionRecord) -> None:
+        """Ping the people who may answer a question that is still open."""
+        run = self.store.run(record.run_id)
+        ask = ask_of(record)
+        self.post(
+            run.id,
+            f"⏰ Still waiting on a decision from {who_may_answer(run, self.approvers)}: "
+            f"{ask.questions[0].question}",
         )
+
+    def slack_auth(self) -> str:
+        """'ok', or the error auth.test answers (a revoked token, an unreachable Slack)."""
+        try:
+            self.client.auth_test()
+        except SlackApiError as e:
+            return slack_error(e)
+        except Exception as e:  # unreachable: connection refused, DNS, timeout
+            return f"unreachable ({type(e).__name__})"
+        return "ok"
 
     # -- reports ---------------------------------------------------------
 
@@ -249,8 +374,8 @@ class SlackPresenter:
                 channel=run.channel, thread_ts=run.thread_ts, file_uploads=uploads
             )
         except SlackApiError as e:
-            log.warning("run %s: could not upload reports: %s", run_id, e)
+            log.warning("run %s: could not upload reports: %s", run_id, slack_error(e))
             self.post(
                 run_id,
-                f"I could not attach the CSV reports ({e.response.get('error')}); `closebot audit {run_id} --csv` prints them.",
+                f"I could not attach the CSV reports ({slack_error(e)}); `closebot audit {run_id} --csv` prints them.",
             )

@@ -7,7 +7,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,11 +15,12 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from bot.errors import AlreadyAnsweredError, NotFoundError
+from bot.errors import AlreadyAnsweredError, BusyError, NotFoundError
 from bot.ledger import LedgerTables
 from bot.migrations import migrations
 
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
+QUICK_BUSY_MS = 400  # the ack path waits at most this long for a lock, then says "busy"
 
 
 def utc_now() -> datetime:
@@ -45,6 +46,7 @@ class Run:
     created_at: str
     updated_at: str
     status_ts: str | None = None
+    stop_requested_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ class QuestionRecord:
     message_ts: str | None
     created_at: str
     expires_at: str | None
+    settled_shown_at: str | None = None
+    remind_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,8 @@ class Store(LedgerTables):
         self.path = Path(path)
         self._clock = clock
         self._lock = threading.RLock()
+        self._busy_ms = int(busy_timeout_ms)
+        self._quick = threading.local()
         conn = sqlite3.connect(
             str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
@@ -131,11 +137,47 @@ class Store(LedgerTables):
         return moment.astimezone(UTC).isoformat(timespec="milliseconds")
 
     @contextmanager
+    def quick(self) -> Iterator[None]:
+        """Within this block, this thread waits at most QUICK_BUSY_MS for a lock: BusyError after.
+
+        The ack path runs in here, so a database held by another process (a migration, a
+        backup, a second closebot) costs the user a "busy, try again", not a missed ack.
+        """
+        self._quick.on = True
+        try:
+            yield
+        finally:
+            self._quick.on = False
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        if getattr(self._quick, "on", False):
+            if not self._lock.acquire(timeout=QUICK_BUSY_MS / 1000):
+                raise BusyError("the database is busy (another closebot thread is writing)")
+        else:
+            self._lock.acquire()
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    @contextmanager
     def write(self) -> Iterator[Database]:
         """One write transaction, taken with BEGIN IMMEDIATE so claims never deadlock."""
-        with self._lock:
+        with self._locked():
             conn = self.db.conn
-            conn.execute("BEGIN IMMEDIATE")
+            quick = getattr(self._quick, "on", False)
+            if quick:
+                conn.execute(f"PRAGMA busy_timeout = {QUICK_BUSY_MS}")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                if "locked" in str(e) or "busy" in str(e):
+                    raise BusyError(f"the database is locked by another writer ({e})") from e
+                raise
+            finally:
+                if quick:
+                    conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             try:
                 yield self.db
             except BaseException:
@@ -145,10 +187,26 @@ class Store(LedgerTables):
                 conn.execute("COMMIT")
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        with self._lock:
+        with self._locked():
             cursor = self.db.execute(sql, params)
             names = [d[0] for d in cursor.description]
             return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def health(self) -> str:
+        """'ok', 'locked' or 'read-only: …': whether this database can take a write right now."""
+        try:
+            with self.quick(), self.write() as db:
+                db.execute("pragma user_version = " + str(self._user_version()))
+        except BusyError:
+            return "locked"
+        except sqlite3.OperationalError as e:
+            if "readonly" in str(e) or "read-only" in str(e) or "read only" in str(e):
+                return f"read-only: {e}"
+            return f"error: {e}"
+        return "ok"
+
+    def _user_version(self) -> int:
+        return int(self.db.execute("pragma user_version").fetchone()[0])
 
     def _audit(
         self, db: Database, *, run_id: str | None, kind: str, actor: str | None, detail: Any
@@ -545,6 +603,131 @@ class Store(LedgerTables):
             source="timeout",
             kind="question_expired",
         )
+
+    def set_form_shown_settled(self, question_id: str) -> None:
+        """The settled form's message now shows it read-only."""
+        with self.write() as db:
+            db.execute(
+                "update questions set settled_shown_at = ? where id = ?", (self.now(), question_id)
+            )
+
+    def forms_to_repair(self) -> tuple[list[QuestionRecord], list[QuestionRecord]]:
+        """Pending questions whose form never reached Slack; settled ones whose form still looks live."""
+        unposted = self._rows(
+            "select q.id from questions q join runs r on r.id = q.run_id "
+            "where q.status = 'pending' and q.message_ts is null and r.thread_ts is not null "
+            "and r.status in ('running', 'waiting') order by q.rowid"
+        )
+        unsettled = self._rows(
+            "select id from questions where status != 'pending' and message_ts is not null "
+            "and settled_shown_at is null order by rowid"
+        )
+        return (
+            [self.question(r["id"]) for r in unposted],
+            [self.question(r["id"]) for r in unsettled],
+        )
+
+    def set_remind_at(self, question_id: str, at: str | None) -> None:
+        with self.write() as db:
+            db.execute("update questions set remind_at = ? where id = ?", (at, question_id))
+
+    def due_reminders(self) -> list[QuestionRecord]:
+        """Pending questions whose next reminder time has passed."""
+        rows = self._rows(
+            "select id from questions where status = 'pending' and remind_at is not null "
+            "and remind_at <= ? order by remind_at",
+            (self.now(),),
+        )
+        return [self.question(r["id"]) for r in rows]
+
+    # -- leases: one process advances a run at a time -----------------------
+
+    def acquire_lease(self, run_id: str, *, owner: str, ttl: timedelta) -> str | None:
+        """Take or renew the run's lease; None when it is ours, else who holds it."""
+        with self.write() as db:
+            rows = self._rows("select owner, expires_at from leases where run_id = ?", (run_id,))
+            now = self.now()
+            if rows and rows[0]["owner"] != owner and rows[0]["expires_at"] > now:
+                return str(rows[0]["owner"])
+            db.execute(
+                "insert into leases (run_id, owner, expires_at) values (?, ?, ?) "
+                "on conflict(run_id) do update set owner = excluded.owner, expires_at = excluded.expires_at",
+                (run_id, owner, self.now(after=ttl)),
+            )
+        return None
+
+    def renew_leases(self, *, owner: str, ttl: timedelta) -> None:
+        with self.write() as db:
+            db.execute(
+                "update leases set expires_at = ? where owner = ?", (self.now(after=ttl), owner)
+            )
+
+    def release_lease(self, run_id: str, *, owner: str) -> None:
+        with self.write() as db:
+            db.execute("delete from leases where run_id = ? and owner = ?", (run_id, owner))
+
+    @contextmanager
+    def leased(self, run_id: str, *, owner: str, ttl: timedelta) -> Iterator[str | None]:
+        """Hold the run's lease for the block, renewed every ttl/3 by a heartbeat thread.
+
+        Yields None when the lease is ours, else who holds it (and the block should not
+        advance the run). A process that dies stops renewing: the lease expires after `ttl`.
+        """
+        holder = self.acquire_lease(run_id, owner=owner, ttl=ttl)
+        if holder:
+            yield holder
+            return
+        stop = threading.Event()
+
+        def heartbeat() -> None:
+            while not stop.wait(ttl.total_seconds() / 3):
+                # A missed beat is tried again at the next; the lease outlives one miss.
+                with suppress(sqlite3.Error, BusyError):
+                    self.renew_leases(owner=owner, ttl=ttl)
+
+        beat = threading.Thread(target=heartbeat, name=f"lease-{run_id}", daemon=True)
+        beat.start()
+        try:
+            yield None
+        finally:
+            stop.set()
+            beat.join(timeout=5)
+            self.release_lease(run_id, owner=owner)
+
+    def lease_holder(self, run_id: str) -> str | None:
+        rows = self._rows(
+            "select owner from leases where run_id = ? and expires_at > ?", (run_id, self.now())
+        )
+        return str(rows[0]["owner"]) if rows else None
+
+    def stuck_runs(self, *, idle_for: timedelta) -> list[Run]:
+        """Runs that should be moving but nothing advances them: no lease, no pending question,
+        untouched for `idle_for`."""
+        cutoff = self.now(after=-idle_for)
+        rows = self._rows(
+            "select r.id from runs r where r.status in ('running', 'waiting') and r.mode = 'slack' "
+            "and r.updated_at <= ? "
+            "and not exists (select 1 from leases l where l.run_id = r.id and l.expires_at > ?) "
+            "and not exists (select 1 from questions q where q.run_id = r.id and q.status = 'pending') "
+            "order by r.created_at",
+            (cutoff, self.now()),
+        )
+        return [self.run(r["id"]) for r in rows]
+
+    def touch_run(self, run_id: str) -> None:
+        with self.write() as db:
+            db.execute("update runs set updated_at = ? where id = ?", (self.now(), run_id))
+
+    # -- stop ---------------------------------------------------------------
+
+    def request_stop(self, run_id: str, *, by: str) -> None:
+        """Ask the run to stop at its next step boundary."""
+        with self.write() as db:
+            db.execute(
+                "update runs set stop_requested_by = coalesce(stop_requested_by, ?) where id = ?",
+                (by, run_id),
+            )
+            self._audit(db, run_id=run_id, kind="stop_requested", actor=by, detail={})
 
     # -- audit ------------------------------------------------------------
 

@@ -64,6 +64,10 @@ class ScriptedModel:
             )
         )
 
+    def enqueue_reply(self, *content: dict[str, Any], stop_reason: str | None) -> None:
+        """A reply with an explicit stop_reason (max_tokens, refusal, pause_turn …)."""
+        self.replies.append(Reply(content=list(content), stop_reason=stop_reason))
+
     def enqueue_error(self, error: Exception) -> None:
         self.replies.append(error)
 
@@ -101,6 +105,9 @@ class RecordingPresenter:
 
     def failed(self, run_id: str, error: str) -> None:
         self.events.append(("failed", error))
+
+    def stopped(self, run_id: str, by: str) -> None:
+        self.events.append(("stopped", by))
 
     def kinds(self) -> list[str]:
         return [k for k, _ in self.events]

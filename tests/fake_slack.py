@@ -33,6 +33,10 @@ class FakeSlack:
     rate_limit: dict[str, int] = field(
         default_factory=dict
     )  # method → how many 429s to answer first
+    faults: dict[str, list[tuple[int, str, dict[str, str]]]] = field(
+        default_factory=dict
+    )  # method → answers to give before the real one (status, Slack error, headers)
+    responses: list[dict[str, Any]] = field(default_factory=list)  # posts to response_url
     _changed: threading.Condition = field(default_factory=threading.Condition)
     _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -54,11 +58,34 @@ class FakeSlack:
         with self._changed:
             return [m for m in self.messages.values() if m.get("thread_ts") == thread_ts]
 
+    @property
+    def response_url(self) -> str:
+        """A response_url for slash commands and actions that lands in `responses`."""
+        return f"{self.url}/response/1"
+
+    def fail(
+        self,
+        method: str,
+        *,
+        times: int = 1,
+        status: int = 200,
+        error: str = "internal_error",
+        retry_after: int | None = None,
+    ) -> None:
+        """Answer the next `times` calls of `method` with an error (an HTTP status, a Slack error)."""
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
+        with self._changed:
+            self.faults.setdefault(method, []).extend([(status, error, headers)] * times)
+
     def answer(
         self, method: str, params: dict[str, Any]
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         with self._changed:
             self.calls.append(Call(method, params))
+            if self.faults.get(method):
+                status, error, headers = self.faults[method].pop(0)
+                self._changed.notify_all()
+                return status, {"ok": False, "error": error}, headers
             if self.rate_limit.get(method):
                 self.rate_limit[method] -= 1
                 self._changed.notify_all()
@@ -125,6 +152,12 @@ def fake_slack() -> Iterator[FakeSlack]:
     class Handler(QuietHandler):
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+            if self.path.startswith("/response/"):
+                with fake._changed:
+                    fake.responses.append(json.loads(raw or b"{}"))
+                    fake._changed.notify_all()
+                self.send(200, b"ok", {})
+                return
             if self.path.startswith("/upload/"):
                 with fake._changed:
                     fake.uploads[self.path.rsplit("/", 1)[1]] = raw

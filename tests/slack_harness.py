@@ -62,7 +62,10 @@ class Harness:
         assert self.service.runner.wait_idle(20), "the runner did not go idle"
 
     def command(self, text: str, *, user: str = "UALICE", channel: str = "CFIN") -> BoltResponse:
-        return self.dispatch(sp.slash_command(text, user=user, channel=channel), FORM)
+        return self.dispatch(
+            sp.slash_command(text, user=user, channel=channel, response_url=self.fake.response_url),
+            FORM,
+        )
 
     def start(self, period: str = "2026-10", *, user: str = "UALICE", channel: str = "CFIN") -> Run:
         response = self.command(period, user=user, channel=channel)

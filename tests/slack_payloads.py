@@ -27,7 +27,13 @@ def signed_headers(
     }
 
 
-def slash_command(text: str, *, user: str = "UALICE", channel: str = "CFIN") -> str:
+def slash_command(
+    text: str,
+    *,
+    user: str = "UALICE",
+    channel: str = "CFIN",
+    response_url: str = "https://hooks.slack.invalid/commands/1",
+) -> str:
     return urlencode(
         {
             "token": "legacy",
@@ -40,7 +46,7 @@ def slash_command(text: str, *, user: str = "UALICE", channel: str = "CFIN") -> 
             "command": "/close",
             "text": text,
             "api_app_id": "A0001",
-            "response_url": "https://hooks.slack.invalid/commands/1",
+            "response_url": response_url,
             "trigger_id": "1.2.3",
         }
     )

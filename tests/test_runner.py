@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import threading
-from typing import cast
 
-from bot.agent_loop import AgentLoop
 from bot.runner import Runner
-from bot.slack_presenter import SlackPresenter
 from bot.store import Store
 
 
 def scheduler(store: Store, workers: int = 4) -> Runner:
-    # Scheduling needs neither a loop nor a presenter.
-    return Runner(
-        store=store,
-        loop=cast(AgentLoop, None),
-        presenter=cast(SlackPresenter, None),
-        max_workers=workers,
-    )
+    return Runner(max_workers=workers)
 
 
 def test_jobs_of_one_run_are_serial_and_in_order_while_other_runs_proceed(store: Store) -> None:

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from bot import edge
 from bot.blocks import CANCEL_ACTION, SUBMIT_ACTION
 from bot.close.playbook import PlaybookModel
 from bot.errors import ModelUnavailableError
@@ -392,7 +393,7 @@ def test_a_form_rebuilt_after_a_restart_still_accepts_its_submit(
 
     second = Harness(fake, db_path)  # a new process: new Store, new app, new runner
     try:
-        assert second.service.runner.recover() == []  # waiting on a person: nothing to redo
+        assert second.service.work.recover() == []  # waiting on a person: nothing to redo
         record = second.store.question(question_id)
         second.service.presenter.post_form(
             record, nonce="rebuilt"
@@ -434,7 +435,7 @@ def test_a_run_cut_off_mid_turn_is_recovered_at_start(fake: FakeSlack, db_path: 
     first.close()
     second = Harness(fake, db_path)
     try:
-        assert second.service.runner.recover() == [run.id]
+        assert second.service.work.recover() == [run.id]
         second.idle()
         assert inputs(second.form_of(question_id)) == []  # the answered form was turned read-only
         assert second.store.pending_question(run.id) is not None
@@ -511,9 +512,9 @@ def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothin
             h.form_of(question_id)
         ) and "the recommended answers are applied" in all_text(h.form_of(question_id))
         now[0] += timedelta(minutes=59)
-        assert h.service.runner.expire_due() == []
+        assert h.service.work.expire_due() == []
         now[0] += timedelta(minutes=2)
-        assert h.service.runner.expire_due() == [question_id]
+        assert h.service.work.expire_due() == [question_id]
         h.idle()
         record = h.store.question(question_id)
         assert (record.status, record.source, record.answered_by) == (
@@ -527,7 +528,7 @@ def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothin
         )
         approval = h.pending(run.id)
         now[0] += timedelta(minutes=61)
-        assert h.service.runner.expire_due() == [approval]
+        assert h.service.work.expire_due() == [approval]
         h.idle()
         (batch,) = h.store.journal_batches(run.id)
         assert batch["status"] == "draft"  # a timeout is nobody's approval
@@ -564,7 +565,7 @@ def test_a_form_that_never_reached_slack_is_posted_at_recovery(
     first.close()
     second = Harness(fake, db_path)
     try:
-        assert second.service.runner.recover() == []
+        assert second.service.work.recover() == []
         second.idle()
         form = second.form_of(question_id)
         assert form["thread_ts"] == run.thread_ts and inputs(form)
@@ -577,8 +578,12 @@ def test_malformed_payloads_change_nothing(bot: Harness, fake: FakeSlack) -> Non
     question_id = bot.pending(run.id)
     calls = len(fake.calls)
     empty = {"type": "block_actions", "team": sp.TEAM, "actions": [], "user": {"id": "UALICE"}}
-    # Bolt itself fails on an action-less block_actions (500, before any listener); nothing changes.
-    assert bot.dispatch(urlencode({"payload": json.dumps(empty)}), FORM).status != 200
+    # Bolt itself fails on an action-less block_actions, before any listener: the edge in
+    # front of it refuses the body with a 400 (tests/test_edge.py sends it over HTTP).
+    raw = urlencode({"payload": json.dumps(empty)})
+    with pytest.raises(edge.Refused) as refused:
+        edge.check(raw.encode(), sp.signed_headers(raw, content_type=FORM), sp.SECRET)
+    assert refused.value.status == 400
     for payload in (
         {
             "type": "block_actions",

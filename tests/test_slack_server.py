@@ -90,7 +90,13 @@ def test_healthz_reports_the_database(served: tuple[Harness, str]) -> None:
     _, base = served
     with urllib.request.urlopen(f"{base}/healthz", timeout=10) as response:
         assert response.status == 200
-        assert json.loads(response.read()) == {"ok": True, "db": "ok", "runs_waiting": 0}
+        assert json.loads(response.read()) == {
+            "ok": True,
+            "db": "ok",
+            "slack": "ok",
+            "runs_waiting": 0,
+            "runs_stuck": 0,
+        }
 
 
 def _serve(fake: FakeSlack, db_path: Path, *args: str, **env: str) -> subprocess.Popen[str]:

@@ -15,7 +15,12 @@ from bot.store import Store
 
 def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
     db = store.db
-    assert [m.name for m in migrations.applied(db)] == ["m001_core", "m002_close", "m003_slack"]
+    assert [m.name for m in migrations.applied(db)] == [
+        "m001_core",
+        "m002_close",
+        "m003_slack",
+        "m004_reliability",
+    ]
     assert db.table("runs").columns_dict == {
         "id": str,
         "period": str,
@@ -30,6 +35,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "created_at": str,
         "updated_at": str,
         "status_ts": str,
+        "stop_requested_by": str,
     }
     assert db.table("messages").columns_dict == {
         "id": int,
@@ -62,6 +68,8 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "message_ts": str,
         "created_at": str,
         "expires_at": str,
+        "settled_shown_at": str,
+        "remind_at": str,
     }
     assert db.table("audit_events").columns_dict == {
         "id": int,
@@ -91,7 +99,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
 def test_reopening_applies_nothing_twice_and_uses_wal(db_path: Path) -> None:
     Store(db_path).close()
     s = Store(db_path)
-    assert len(migrations.applied(s.db)) == 3
+    assert len(migrations.applied(s.db)) == 4
     assert s.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert s.db.execute("pragma busy_timeout").fetchone()[0] == 10_000
     s.close()
@@ -223,3 +231,53 @@ def test_step_states_move_one_at_a_time(store: Store) -> None:
     assert store.set_step(run.id, "Checks", "running") == {"Intake": "done", "Checks": "running"}
     assert store.set_step(run.id, "Checks", "waiting") == {"Intake": "done", "Checks": "waiting"}
     assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "done"}
+
+
+def test_migrate_from_the_oldest_schema_keeps_every_row(db_path: Path) -> None:
+    """A database made by m001–m003 only (before leases, Stop, reminders) opens and keeps its data."""
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+
+    from bot import migrations as m
+
+    old = Migrations("closebot")
+    for step in (m.m001_core, m.m002_close, m.m003_slack):
+        old()(step)
+    db = Database(db_path)
+    old.apply(db)
+    db.table("runs").insert(
+        {
+            "id": "r1",
+            "period": "2026-10",
+            "mode": "slack",
+            "status": "waiting",
+            "steps": "{}",
+            "created_at": "2026-11-01T00:00:00.000+00:00",
+            "updated_at": "2026-11-01T00:00:00.000+00:00",
+            "status_ts": "1.2",
+        }
+    )
+    db.table("questions").insert(
+        {
+            "id": "q1",
+            "run_id": "r1",
+            "context": "c",
+            "questions": "[]",
+            "status": "pending",
+            "created_at": "2026-11-01T00:00:00.000+00:00",
+        }
+    )
+    db.close()
+    s = Store(db_path)
+    assert [x.name for x in migrations.applied(s.db)][-1] == "m004_reliability"
+    assert s.db.table("leases").columns_dict == {"run_id": str, "owner": str, "expires_at": str}
+    assert {"settled_shown_at", "remind_at"} <= set(s.db.table("questions").columns_dict)
+    run = s.run("r1")
+    assert (run.status, run.status_ts, run.stop_requested_by) == ("waiting", "1.2", None)
+    question = s.question("q1")
+    assert (question.status, question.settled_shown_at, question.remind_at) == (
+        "pending",
+        None,
+        None,
+    )
+    s.close()

@@ -1,0 +1,180 @@
+"""The HTTP edge in front of Bolt: verify the signature and check the body's shape, so a
+malformed or forged request gets a 4xx here instead of a 500 from Bolt's parser.
+
+Bolt builds its request object (and parses the body) before any middleware runs, so these
+checks must come first. They are shape checks only: what a field means is the listeners'
+business.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+from slack_sdk.signature import SignatureVerifier
+
+MAX_BODY = 512 * 1024  # Slack's largest payloads (a big form's state) are far below this
+MAX_COMMAND_TEXT = 4000
+
+# Fields Slack sends as objects (or lists of objects); anything else is not Slack's.
+OBJECT_FIELDS = ("team", "user", "channel", "container", "enterprise", "message", "state", "view")
+LIST_FIELDS = ("actions", "authorizations")
+STRING_FIELDS = ("type", "action_id", "block_id", "value", "event_id", "api_app_id", "team_id")
+EVENT_STRING_FIELDS = ("type", "user", "channel", "text", "ts", "thread_ts", "subtype", "bot_id")
+
+
+class Refused(Exception):
+    """A request the edge answers itself, with an HTTP status and a short reason."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A signed, well-formed request: its raw body, what it is, and its signature."""
+
+    raw: bytes
+    kind: str
+    signature: str
+
+
+def verify(raw: bytes, headers: dict[str, str], secret: str) -> str:
+    """The request's signature if it is Slack's and fresh; Refused(401) otherwise."""
+    timestamp = headers.get("x-slack-request-timestamp", "").strip()
+    signature = headers.get("x-slack-signature", "").strip()
+    if not timestamp.isdigit() or not signature.startswith("v0="):
+        raise Refused(401, "missing or malformed signature headers")
+    try:
+        body = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Refused(400, "the body is not UTF-8") from e
+    if not SignatureVerifier(secret).is_valid(body=body, timestamp=timestamp, signature=signature):
+        raise Refused(401, "invalid or stale signature")
+    return signature
+
+
+def _shape(payload: Any, where: str) -> dict[str, Any]:
+    if not isinstance(payload, dict):
+        raise Refused(400, f"{where} is not a JSON object")
+    for key in OBJECT_FIELDS:
+        if payload.get(key) is not None and not isinstance(payload[key], dict):
+            raise Refused(400, f"{where}.{key} is not an object")
+    for key in LIST_FIELDS:
+        value = payload.get(key)
+        if value is not None and not (
+            isinstance(value, list) and all(isinstance(v, dict) for v in value)
+        ):
+            raise Refused(400, f"{where}.{key} is not a list of objects")
+    for key in STRING_FIELDS:
+        if payload.get(key) is not None and not isinstance(payload[key], str):
+            raise Refused(400, f"{where}.{key} is not a string")
+    for key in ("user", "channel", "team", "enterprise"):
+        inner = payload.get(key)
+        if (
+            isinstance(inner, dict)
+            and inner.get("id") is not None
+            and not isinstance(inner["id"], str)
+        ):
+            raise Refused(400, f"{where}.{key}.id is not a string")
+    for action in payload.get("actions") or []:
+        if not isinstance(action.get("action_id"), str):
+            raise Refused(400, f"{where}.actions[].action_id is not a string")
+        if action.get("value") is not None and not isinstance(action["value"], str):
+            raise Refused(400, f"{where}.actions[].value is not a string")
+    state = payload.get("state")
+    if isinstance(state, dict) and state.get("values") is not None:
+        values = state["values"]
+        if not isinstance(values, dict) or not all(isinstance(v, dict) for v in values.values()):
+            raise Refused(400, f"{where}.state.values is not an object of objects")
+    return payload
+
+
+def _interaction(raw: str) -> str:
+    try:
+        payload = json.loads(raw)
+    except ValueError as e:
+        raise Refused(400, "payload is not JSON") from e
+    payload = _shape(payload, "payload")
+    kind = payload.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise Refused(400, "payload has no type")
+    if kind in ("block_actions", "block_suggestion"):
+        user = payload.get("user")
+        if not isinstance(user, dict) or not isinstance(user.get("id"), str):
+            raise Refused(400, f"{kind} without a user id")
+    if kind == "block_actions":
+        if not payload.get("actions"):
+            raise Refused(400, "block_actions without actions")
+        return f"action:{payload['actions'][0]['action_id']}"
+    if kind == "block_suggestion":
+        if not isinstance(payload.get("action_id"), str):
+            raise Refused(400, "block_suggestion without an action_id")
+        return "options"
+    return kind
+
+
+def _form(body: str) -> str:
+    try:
+        fields = parse_qs(body, keep_blank_values=True, strict_parsing=True)
+    except ValueError as e:
+        raise Refused(400, "the form body is malformed") from e
+    if any(len(v) != 1 for v in fields.values()):
+        raise Refused(400, "a form field is repeated")
+    form = {k: v[0] for k, v in fields.items()}
+    if "payload" in form:
+        return _interaction(form["payload"])
+    if "command" in form:
+        for key in ("command", "user_id", "channel_id"):
+            if not form.get(key):
+                raise Refused(400, f"a slash command without {key}")
+        if len(form.get("text", "")) > MAX_COMMAND_TEXT:
+            raise Refused(413, "the command text is too long")
+        return f"command:{form['command']}"
+    raise Refused(400, "neither a command nor an interaction payload")
+
+
+def _event(body: str) -> str:
+    try:
+        payload = json.loads(body)
+    except ValueError as e:
+        raise Refused(400, "the body is not JSON") from e
+    payload = _shape(payload, "body")
+    kind = payload.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise Refused(400, "the body has no type")
+    if kind == "url_verification":
+        if not isinstance(payload.get("challenge"), str):
+            raise Refused(400, "url_verification without a challenge")
+        return kind
+    if kind == "event_callback":
+        event = payload.get("event")
+        if not isinstance(event, dict):
+            raise Refused(400, "event_callback without an event")
+        for key in EVENT_STRING_FIELDS:
+            if event.get(key) is not None and not isinstance(event[key], str):
+                raise Refused(400, f"event.{key} is not a string")
+        if not isinstance(event.get("type"), str):
+            raise Refused(400, "the event has no type")
+        return f"event:{event['type']}"
+    return kind
+
+
+def check(raw: bytes, headers: dict[str, str], secret: str) -> Checked:
+    """Verify and shape-check one request to /slack/events; Refused says what is wrong."""
+    if len(raw) > MAX_BODY:
+        raise Refused(413, "the body is too large")
+    signature = verify(raw, headers, secret)
+    body = raw.decode("utf-8")
+    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type == "application/json":
+        kind = _event(body)
+    elif content_type == "application/x-www-form-urlencoded":
+        kind = _form(body)
+    else:
+        raise Refused(415, f"unsupported content type {content_type or '(none)'}")
+    return Checked(raw=raw, kind=kind, signature=signature)
