@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,19 @@ def store(db_path: Path) -> Iterator[Store]:
     s = Store(db_path)
     yield s
     s.close()
+
+
+class Clock:
+    """A clock the test moves by hand: deadlines, stuck runs and reminders without sleeping."""
+
+    def __init__(self, start: datetime = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
 
 
 class ScriptedModel:

@@ -23,6 +23,14 @@ class Call:
 
 
 @dataclass
+class Fault:
+    status: int
+    error: str
+    headers: dict[str, str]
+    when: Callable[[dict[str, Any]], bool] | None = None  # only calls whose params match
+
+
+@dataclass
 class FakeSlack:
     url: str = ""
     calls: list[Call] = field(default_factory=list)
@@ -33,9 +41,9 @@ class FakeSlack:
     rate_limit: dict[str, int] = field(
         default_factory=dict
     )  # method → how many 429s to answer first
-    faults: dict[str, list[tuple[int, str, dict[str, str]]]] = field(
+    faults: dict[str, list[Fault]] = field(
         default_factory=dict
-    )  # method → answers to give before the real one (status, Slack error, headers)
+    )  # method → failures to answer before the real answer
     responses: list[dict[str, Any]] = field(default_factory=list)  # posts to response_url
     _changed: threading.Condition = field(default_factory=threading.Condition)
     _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
@@ -71,21 +79,32 @@ class FakeSlack:
         status: int = 200,
         error: str = "internal_error",
         retry_after: int | None = None,
+        when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
-        """Answer the next `times` calls of `method` with an error (an HTTP status, a Slack error)."""
+        """Answer the next `times` calls of `method` (those matching `when`) with an error:
+        an HTTP status (500, 429 with Retry-After) or a Slack error (`not_in_channel`)."""
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
         with self._changed:
-            self.faults.setdefault(method, []).extend([(status, error, headers)] * times)
+            self.faults.setdefault(method, []).extend(
+                [Fault(status, error, headers, when) for _ in range(times)]
+            )
+
+    def failures_left(self, method: str) -> int:
+        with self._changed:
+            return len(self.faults.get(method, []))
 
     def answer(
         self, method: str, params: dict[str, Any]
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         with self._changed:
             self.calls.append(Call(method, params))
-            if self.faults.get(method):
-                status, error, headers = self.faults[method].pop(0)
+            fault = next(
+                (f for f in self.faults.get(method, []) if f.when is None or f.when(params)), None
+            )
+            if fault is not None:
+                self.faults[method].remove(fault)
                 self._changed.notify_all()
-                return status, {"ok": False, "error": error}, headers
+                return fault.status, {"ok": False, "error": fault.error}, fault.headers
             if self.rate_limit.get(method):
                 self.rate_limit[method] -= 1
                 self._changed.notify_all()

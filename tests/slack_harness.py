@@ -115,5 +115,29 @@ class Harness:
         assert record is not None, "no question is pending"
         return record.id
 
+    def say(self, run: Run, text: str, *, user: str = "UALICE") -> BoltResponse:
+        """A person writes `text` in the run's thread (a message event)."""
+        self._said = getattr(self, "_said", 0) + 1
+        msg = {
+            "type": "message",
+            "channel": run.channel,
+            "user": user,
+            "text": text,
+            "ts": f"1761909999.{self._said:06d}",
+            "thread_ts": run.thread_ts,
+        }
+        return self.dispatch(sp.event(msg, event_id=f"EvSay{self._said}"), "application/json")
+
+    def press(self, action_id: str, value: str, *, user: str = "UALICE") -> BoltResponse:
+        """A button outside a form (Stop on the status message, Retry on a failure)."""
+        body = sp.block_action(action_id, value, user=user)
+        response = self.dispatch(body, FORM)
+        assert response.status == 200, response.body
+        return response
+
+    def thread_texts(self, run: Run) -> list[str]:
+        """The notification text of every message in the run's thread, as it stands."""
+        return [m.get("text") or "" for m in self.fake.thread(run.thread_ts or "")]
+
     def ephemerals_to(self, user: str) -> list[str]:
         return [p["text"] for p in self.fake.to("chat.postEphemeral") if p.get("user") == user]
