@@ -19,9 +19,33 @@ MAX_BODY = 512 * 1024  # Slack's largest payloads (a big form's state) are far b
 MAX_COMMAND_TEXT = 4000
 
 # Fields Slack sends as objects (or lists of objects); anything else is not Slack's.
-OBJECT_FIELDS = ("team", "user", "channel", "container", "enterprise", "message", "state", "view")
+OBJECT_FIELDS = (  # Bolt reads these with .get(): present means an object, never null
+    "team",
+    "user",
+    "channel",
+    "container",
+    "message",
+    "state",
+    "view",
+    "event",
+    "item",
+    "previous_message",
+    "assistant_thread",
+    "function_data",
+)
+NULLABLE_OBJECT_FIELDS = ("enterprise",)  # Slack sends "enterprise": null outside Enterprise Grid
 LIST_FIELDS = ("actions", "authorizations")
-STRING_FIELDS = ("type", "action_id", "block_id", "value", "event_id", "api_app_id", "team_id")
+STRING_FIELDS = (
+    "type",
+    "action_id",
+    "block_id",
+    "value",
+    "event_id",
+    "api_app_id",
+    "team_id",
+    "response_url",
+    "trigger_id",
+)
 EVENT_STRING_FIELDS = ("type", "user", "channel", "text", "ts", "thread_ts", "subtype", "bot_id")
 
 
@@ -58,15 +82,22 @@ def verify(raw: bytes, headers: dict[str, str], secret: str) -> str:
     return signature
 
 
-def _shape(payload: Any, where: str) -> dict[str, Any]:
+def _shape(payload: Any, where: str, depth: int = 0) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise Refused(400, f"{where} is not a JSON object")
     for key in OBJECT_FIELDS:
+        if key in payload and not isinstance(payload[key], dict):
+            raise Refused(400, f"{where}.{key} is not an object")
+    for key in NULLABLE_OBJECT_FIELDS:
         if payload.get(key) is not None and not isinstance(payload[key], dict):
             raise Refused(400, f"{where}.{key} is not an object")
+    if depth < 2:
+        for key in ("event", "message", "item", "previous_message", "assistant_thread"):
+            if isinstance(payload.get(key), dict):
+                _shape(payload[key], f"{where}.{key}", depth + 1)
     for key in LIST_FIELDS:
         value = payload.get(key)
-        if value is not None and not (
+        if (key in payload if key == "actions" else value is not None) and not (
             isinstance(value, list) and all(isinstance(v, dict) for v in value)
         ):
             raise Refused(400, f"{where}.{key} is not a list of objects")
@@ -86,6 +117,9 @@ def _shape(payload: Any, where: str) -> dict[str, Any]:
             raise Refused(400, f"{where}.actions[].action_id is not a string")
         if action.get("value") is not None and not isinstance(action["value"], str):
             raise Refused(400, f"{where}.actions[].value is not a string")
+    for key in EVENT_STRING_FIELDS if depth else ():
+        if payload.get(key) is not None and not isinstance(payload[key], str):
+            raise Refused(400, f"{where}.{key} is not a string")
     state = payload.get("state")
     if isinstance(state, dict) and state.get("values") is not None:
         values = state["values"]
@@ -99,7 +133,11 @@ def _interaction(raw: str) -> str:
         payload = json.loads(raw)
     except ValueError as e:
         raise Refused(400, "payload is not JSON") from e
-    payload = _shape(payload, "payload")
+    return _classify(_shape(payload, "payload"))
+
+
+def _classify(payload: dict[str, Any]) -> str:
+    """What a shaped body is; whatever its content type, Bolt routes it by `type` alone."""
     kind = payload.get("type")
     if not isinstance(kind, str) or not kind:
         raise Refused(400, "payload has no type")
@@ -107,9 +145,14 @@ def _interaction(raw: str) -> str:
         user = payload.get("user")
         if not isinstance(user, dict) or not isinstance(user.get("id"), str):
             raise Refused(400, f"{kind} without a user id")
-    if kind == "block_actions":
+    if kind == "event_callback" or "event" in payload:
+        event = payload.get("event")
+        if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+            raise Refused(400, "an event callback without an event type")
+        return f"event:{event['type']}"
+    if kind in ("block_actions", "interactive_message"):
         if not payload.get("actions"):
-            raise Refused(400, "block_actions without actions")
+            raise Refused(400, f"{kind} without actions")
         return f"action:{payload['actions'][0]['action_id']}"
     if kind == "block_suggestion":
         if not isinstance(payload.get("action_id"), str):
@@ -151,17 +194,7 @@ def _event(body: str) -> str:
         if not isinstance(payload.get("challenge"), str):
             raise Refused(400, "url_verification without a challenge")
         return kind
-    if kind == "event_callback":
-        event = payload.get("event")
-        if not isinstance(event, dict):
-            raise Refused(400, "event_callback without an event")
-        for key in EVENT_STRING_FIELDS:
-            if event.get(key) is not None and not isinstance(event[key], str):
-                raise Refused(400, f"event.{key} is not a string")
-        if not isinstance(event.get("type"), str):
-            raise Refused(400, "the event has no type")
-        return f"event:{event['type']}"
-    return kind
+    return _classify(payload)
 
 
 def check(raw: bytes, headers: dict[str, str], secret: str) -> Checked:
