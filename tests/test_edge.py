@@ -312,7 +312,7 @@ def slackish(draw: st.DrawFn) -> dict[str, Any]:
             inner[0] if isinstance(inner, list) and inner and isinstance(inner[0], dict) else inner
         )
         if isinstance(target, dict) and draw(st.booleans()):
-            keys = sorted(target) + ["value", "action_id", "values", "id", "subtype", "bot_id"]
+            keys = [*sorted(target), "value", "action_id", "values", "id", "subtype", "bot_id"]
             target[draw(st.sampled_from(keys))] = draw(FIELD_VALUES)
     return payload
 
