@@ -36,7 +36,7 @@ from bot.agent_loop import AgentLoop
 from bot.close.prompts import SYSTEM_PROMPT
 from bot.close.tools import STEPS, CloseTools
 from bot.config import Settings
-from bot.errors import BusyError, ConfigError
+from bot.errors import BusyError, ConfigError, StorageError
 from bot.models import Model
 from bot.runner import Runner
 from bot.slack_presenter import SlackPresenter
@@ -175,7 +175,7 @@ def _error_handler(work: SlackWork) -> Callable[..., None]:
             channel,
             exc_info=error,
         )
-        if user and channel and not isinstance(error, BusyError):
+        if user and channel and not isinstance(error, StorageError):
             text = "Something went wrong on my side and nothing was changed; please try again. If it keeps happening, tell whoever runs closebot."
             work.runner.side(
                 lambda: work.presenter.ephemeral(
@@ -305,8 +305,8 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
         try:
             with service.store.quick():
                 first = service.store.first_sighting(f"sig:{checked.signature}")
-        except BusyError:
-            first = True  # the listeners answer "busy" themselves
+        except StorageError:
+            first = True  # the listeners tell the person the database is busy or read-only
         if not first:
             outcome["kind"] += " (replay)"
             return answer(start_response, 200)

@@ -54,8 +54,16 @@ class ModelRequestError(ModelError):
     """The API rejected the request itself (400, 404, 413, 422)."""
 
 
-class BusyError(CloseBotError):
+class StorageError(CloseBotError):
+    """The database cannot take a write right now."""
+
+
+class BusyError(StorageError):
     """The database is locked by another writer; the caller chose not to wait for it."""
+
+
+class ReadOnlyError(StorageError):
+    """The database (or its folder) is read-only: nothing can be recorded."""
 
 
 class NotAuthorizedError(CloseBotError):

@@ -26,6 +26,7 @@ from bot.errors import (
     DataError,
     NotAuthorizedError,
     NotFoundError,
+    StorageError,
 )
 from bot.slack_work import SlackWork
 from bot.store import QuestionRecord, Run, Store
@@ -37,6 +38,11 @@ USAGE = "Usage: `/close [YYYY-MM]` — for example `/close 2026-10`. Without a p
 
 MAX_COMMAND_TEXT = 40  # "/close 2026-10" needs 7; longer text is refused, never echoed
 BUSY = "The database is busy right now, so nothing was changed — please try again in a moment."
+DB_DOWN = "I can't write to my database right now, so nothing was changed; please tell whoever runs closebot."
+
+
+def _storage(e: StorageError) -> str:
+    return BUSY if isinstance(e, BusyError) else DB_DOWN
 
 
 @dataclass(frozen=True)
@@ -108,8 +114,8 @@ class Listeners:
                     model=self.work.loop.model.name,
                     channel=command["channel_id"],
                 )
-        except BusyError:
-            ack(response_type="ephemeral", text=BUSY)
+        except StorageError as e:
+            ack(response_type="ephemeral", text=_storage(e))
             return
         ack(
             response_type="ephemeral",
@@ -183,9 +189,9 @@ class Listeners:
             ack()
             self._notify(channel, user, thread_ts, *_already(self.store.question(question_id)))
             return
-        except BusyError:
+        except StorageError as e:
             ack()
-            self._notify(channel, user, thread_ts, BUSY)
+            self._notify(channel, user, thread_ts, _storage(e))
             return
         ack()
         self.work.answered(record.run_id, question_id)
@@ -213,8 +219,8 @@ class Listeners:
         except NotAuthorizedError as e:
             self._notify(channel, user, thread_ts, *self._refused(e, f"{what} this close"))
             return None
-        except BusyError:
-            self._notify(channel, user, thread_ts, BUSY)
+        except StorageError as e:
+            self._notify(channel, user, thread_ts, _storage(e))
             return None
         return run
 
@@ -229,8 +235,8 @@ class Listeners:
         try:
             with self.store.quick():
                 self.work.stop(run.id, by=user)
-        except BusyError:
-            self._notify(channel, user, thread_ts, BUSY)
+        except StorageError as e:
+            self._notify(channel, user, thread_ts, _storage(e))
 
     def retry(self, ack: Ack, body: dict[str, Any]) -> None:
         run = self._control(ack, body, what="retry")
@@ -253,7 +259,7 @@ class Listeners:
                     channel=str(container.get("channel_id", "")),
                     message_ts=str(container.get("message_ts", "")),
                 )
-        except BusyError:
+        except StorageError:
             ack(options=[])
             return
         parsed = blocks.parse_block_id(body.get("block_id", ""))
@@ -315,12 +321,14 @@ class Listeners:
                 self.work.message(run.id, user=user or None, text=text or "(empty message)")
         except NotAuthorizedError as e:
             self._notify(channel, user, thread_ts, *self._refused(e, "steer it"))
-        except BusyError:
+        except StorageError as e:
             self._notify(
                 channel,
                 user,
                 thread_ts,
-                "The database is busy and I could not read your message; please send it again in a moment.",
+                "I could not read your message (the database is busy or read-only); please send it again in a moment."
+                if isinstance(e, BusyError)
+                else DB_DOWN,
             )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from bot.errors import AlreadyAnsweredError, BusyError, NotFoundError
+from bot.errors import AlreadyAnsweredError, BusyError, NotFoundError, ReadOnlyError
 from bot.ledger import LedgerTables
 from bot.migrations import migrations
 
@@ -174,12 +174,19 @@ class Store(LedgerTables):
             except sqlite3.OperationalError as e:
                 if "locked" in str(e) or "busy" in str(e):
                     raise BusyError(f"the database is locked by another writer ({e})") from e
+                if "readonly" in str(e) or "read-only" in str(e):
+                    raise ReadOnlyError(f"the database is read-only ({e})") from e
                 raise
             finally:
                 if quick:
                     conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             try:
                 yield self.db
+            except sqlite3.OperationalError as e:
+                conn.execute("ROLLBACK")
+                if "readonly" in str(e) or "read-only" in str(e):
+                    raise ReadOnlyError(f"the database is read-only ({e})") from e
+                raise
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -199,9 +206,9 @@ class Store(LedgerTables):
                 db.execute("pragma user_version = " + str(self._user_version()))
         except BusyError:
             return "locked"
-        except sqlite3.OperationalError as e:
-            if "readonly" in str(e) or "read-only" in str(e) or "read only" in str(e):
-                return f"read-only: {e}"
+        except ReadOnlyError as e:
+            return f"read-only: {e.__cause__}"
+        except sqlite3.Error as e:
             return f"error: {e}"
         return "ok"
 
