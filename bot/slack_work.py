@@ -144,6 +144,8 @@ class SlackWork:
                 self.loop.fail(run_id, f"the data for {run.period} cannot be read: {e}")
                 return
             if self.store.messages(run_id):
+                if run.status not in ("running", "waiting") or self.store.pending_question(run_id):
+                    return  # begun elsewhere already, and not stuck
                 outcome = self.loop.advance(run_id)
             else:
                 outcome = self.loop.start(run_id, start_prompt(run.period))
@@ -362,6 +364,9 @@ class SlackWork:
         return thread
 
     def _resume(self, run_id: str) -> None:
+        run = self.store.run(run_id)
+        if run.status not in ("running", "waiting") or self.store.pending_question(run_id):
+            return  # another process (or an earlier job) already moved it on
         for q in self.store.questions(run_id):
             # The process may have stopped between the claim and turning the form read-only.
             if q.status != "pending" and q.message_ts and not q.settled_shown_at:

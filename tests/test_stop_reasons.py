@@ -126,7 +126,7 @@ def test_a_tool_use_without_an_id_from_the_api_is_a_model_error_not_a_dead_job(
     anthropic.reply(
         {"type": "tool_use", "name": "load_period", "input": {}}, stop_reason="tool_use"
     )
-    loop, presenter = scripted_loop(store, ScriptedModel())
+    loop, _ = scripted_loop(store, ScriptedModel())
     loop.model = claude(anthropic)
     run_id = new_run(store, model="claude-sonnet-5-5")
     outcome = loop.advance(run_id)
