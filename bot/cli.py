@@ -246,22 +246,39 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     if not rows:
         print(f"Run {args.run_id} asked no questions.", file=out)
     for row in rows:
-        print(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}", file=out)
+        print(
+            shown(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}"), file=out
+        )
         answer = row["answer"] or f"({row['status']})"
         who = row["answered_by"] or "-"
         print(
-            f"    → {answer}\n      by {who} at {row['answered_at'] or '-'} via {row['source'] or '-'}",
+            shown(f"    → {answer}")
+            + "\n"
+            + shown(f"      by {who} at {row['answered_at'] or '-'} via {row['source'] or '-'}"),
             file=out,
         )
     events = store.audit_events(args.run_id)
-    posted = [
-        e
-        for e in events
-        if e.kind in ("journal_posted", "posting_refused", "doi_update", "answer_refused")
-    ]
+    posted = [e for e in events if e.kind in AUDIT_KINDS_SHOWN]
     for e in posted:
-        print(f"{e.at} {e.kind} by {e.actor or '-'}: {e.detail}", file=out)
+        print(shown(f"{e.at} {e.kind} by {e.actor or '-'}: {e.detail}"), file=out)
     return EXIT_OK
+
+
+AUDIT_KINDS_SHOWN = (
+    "journal_posted",
+    "posting_refused",
+    "doi_update",
+    "answer_refused",
+    "steer_refused",
+    "stop_refused",
+    "retry_refused",
+    "stop_requested",
+)
+
+
+def shown(text: str) -> str:
+    """Text safe for a terminal: control characters (an ESC sequence in an answer) made visible."""
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
 
 
 def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:

@@ -20,6 +20,19 @@ def test_defaults_and_parsing(tmp_path: Path) -> None:
     assert s.approvers == frozenset({"U1AB", "W2CD"})
     assert s.slack_api_url == "http://127.0.0.1:9/api/"
     assert s.question_timeout_minutes == 0 and s.max_steps == 60
+    assert s.reminder_minutes == 60 and s.effort == "medium"
+
+
+def test_reminders_and_effort_are_read(tmp_path: Path) -> None:
+    s = Settings.from_env(
+        {
+            "CLOSEBOT_DB": str(tmp_path / "x.db"),
+            "CLOSEBOT_REMINDER_MINUTES": "0",
+            "CLOSEBOT_EFFORT": "HIGH",
+        }
+    )
+    assert s.reminder_minutes == 0 and s.effort == "high"
+    assert "reminder_minutes=0, effort='high'" in repr(s)
 
 
 def test_secrets_never_show_in_repr(tmp_path: Path) -> None:
@@ -54,6 +67,14 @@ def test_secrets_never_show_in_repr(tmp_path: Path) -> None:
         (
             {"CLOSEBOT_QUESTION_TIMEOUT_MINUTES": "-5"},
             "CLOSEBOT_QUESTION_TIMEOUT_MINUTES='-5' must be a whole number of minutes",
+        ),
+        (
+            {"CLOSEBOT_REMINDER_MINUTES": "soon"},
+            "CLOSEBOT_REMINDER_MINUTES='soon' must be a whole number of minutes",
+        ),
+        (
+            {"CLOSEBOT_EFFORT": "extreme"},
+            "CLOSEBOT_EFFORT='extreme' must be one of low, medium, high, xhigh, max",
         ),
     ],
 )
