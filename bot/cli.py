@@ -246,9 +246,7 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     if not rows:
         print(f"Run {args.run_id} asked no questions.", file=out)
     for row in rows:
-        print(
-            shown(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}"), file=out
-        )
+        print(shown(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}"), file=out)
         answer = row["answer"] or f"({row['status']})"
         who = row["answered_by"] or "-"
         print(
