@@ -273,9 +273,38 @@ class SlackPresenter:
 
     # -- forms -----------------------------------------------------------
 
-    def post_form(self, record: QuestionRecord, *, nonce: str = "0") -> None:
+    def find_form(self, record: QuestionRecord) -> str | None:
+        """The ts of this question's form if it is already in the thread (a process that died
+        between posting it and recording where it went), found through conversations.replies."""
         run = self.store.run(record.run_id)
         if not (run.channel and run.thread_ts):
+            return None
+        cursor = None
+        for _ in range(20):  # 20 pages of 200 replies: far more than a close's thread
+            page = self.client.conversations_replies(
+                channel=run.channel, ts=run.thread_ts, limit=200, cursor=cursor
+            )
+            for message in page.get("messages") or []:
+                for block in message.get("blocks") or []:
+                    for element in block.get("elements") or []:
+                        if (
+                            element.get("action_id") == blocks.SUBMIT_ACTION
+                            and element.get("value") == record.id
+                        ):
+                            return str(message["ts"])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return None
+        return None
+
+    def post_form(self, record: QuestionRecord, *, nonce: str = "0", again: bool = False) -> None:
+        """Post the question's form; `again` (a retry) first looks for one already posted."""
+        run = self.store.run(record.run_id)
+        if not (run.channel and run.thread_ts):
+            return
+        if again and (ts := self.find_form(record)):
+            self.store.set_question_message(record.id, channel=run.channel, message_ts=ts)
+            log.info("question %s: its form was already in the thread (%s)", record.id, ts)
             return
         ask = ask_of(record)
         form = blocks.question_form(

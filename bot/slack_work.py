@@ -195,7 +195,7 @@ class SlackWork:
         pending = self.store.pending_question(run_id)
         if pending is not None:
             if pending.message_ts is None:  # its form never reached Slack: post it now
-                self.presenter.post_form(pending)
+                self.presenter.post_form(pending, again=True)
                 return
             self.presenter.post(
                 run_id,
@@ -333,7 +333,7 @@ class SlackWork:
     def _post_form_again(self, question_id: str) -> None:
         record = self.store.question(question_id)
         if record.status == "pending" and record.message_ts is None:
-            self.presenter.post_form(record)
+            self.presenter.post_form(record, again=True)
 
     def check_slack(self) -> str:
         self.slack_status = self.presenter.slack_auth()

@@ -141,6 +141,12 @@ class FakeSlack:
                 return {"ok": False, "error": "message_not_found"}
             message.update(text=p.get("text"), blocks=p.get("blocks") or [])
             return {"ok": True, "channel": p.get("channel"), "ts": p.get("ts")}
+        if method == "conversations.replies":
+            root = self.messages.get(str(p.get("ts", "")))
+            if root is None:
+                return {"ok": False, "error": "thread_not_found"}
+            replies = [m for m in self.messages.values() if m.get("thread_ts") == p.get("ts")]
+            return {"ok": True, "messages": [root, *replies], "has_more": False}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": f"1761900000.{next(self._ts):06d}"}
         if method == "files.getUploadURLExternal":
@@ -193,6 +199,13 @@ def fake_slack() -> Iterator[FakeSlack]:
             status, body, headers = fake.answer(
                 method, _params(self.headers.get("content-type", ""), raw)
             )
+            self.send(
+                status, json.dumps(body).encode(), {"content-type": "application/json", **headers}
+            )
+
+        def do_GET(self) -> None:  # conversations.replies and other reads
+            path, _, query = self.path.partition("?")
+            status, body, headers = fake.answer(path.removeprefix("/api/"), dict(parse_qsl(query)))
             self.send(
                 status, json.dumps(body).encode(), {"content-type": "application/json", **headers}
             )

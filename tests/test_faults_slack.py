@@ -453,3 +453,21 @@ def test_a_pending_question_pings_who_may_answer_after_the_reminder_time_then_da
         assert work.remind_due() == []  # answered: no more reminders
     finally:
         h.close()
+
+
+def test_a_form_posted_but_not_recorded_is_found_in_the_thread_not_posted_twice(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start()
+    record = bot.store.question(Q)
+    posted_ts = record.message_ts
+    # The process died after Slack took the form and before its ts was written down.
+    bot.store.db.execute(
+        "update questions set message_ts = null, channel = null where id = ?", (Q,)
+    )
+    assert bot.service.work.heal()["forms"] == [Q]
+    bot.idle()
+    assert bot.store.question(Q).message_ts == posted_ts
+    assert len(forms_posted(fake)) == 1  # one live form, found again
+    assert fake.to("conversations.replies")
+    finish(bot, run.id)

@@ -53,3 +53,26 @@ def test_a_failing_job_does_not_stop_the_jobs_behind_it(store: Store) -> None:
     assert runner.wait_idle(timeout=20)
     assert done == ["after"]
     runner.shutdown()
+
+
+def test_shutdown_drains_the_job_in_flight_and_takes_no_new_ones(store: Store) -> None:
+    runner = scheduler(store)
+    started, release = threading.Event(), threading.Event()
+    done: list[str] = []
+
+    def turn() -> None:
+        started.set()
+        assert release.wait(20)
+        done.append("turn")
+
+    runner.submit("run-a", turn)
+    assert started.wait(20)
+    result: list[bool] = []
+    stopping = threading.Thread(target=lambda: result.append(runner.shutdown(timeout=20)))
+    stopping.start()
+    assert runner.busy("run-a")  # SIGTERM arrived mid-turn: shutdown waits for it
+    release.set()
+    stopping.join(20)
+    assert result == [True] and done == ["turn"]
+    runner.submit("run-b", lambda: done.append("late"))  # after the drain: not started
+    assert done == ["turn"] and not runner.busy("run-b")
