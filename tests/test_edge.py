@@ -154,11 +154,25 @@ MALFORMED: list[tuple[str, bytes, str | None]] = [
 ]
 
 
+@pytest.fixture(scope="module")
+def one_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[Harness, FakeSlack, str]]:
+    """One bot for all the malformed bodies (none may change anything, so they can share it)."""
+    with fake_slack() as f:
+        harness = Harness(f, tmp_path_factory.mktemp("edge") / "closebot.db")
+        server = HttpServer(harness.service, host="127.0.0.1", port=0)
+        server.start()
+        yield harness, f, f"http://127.0.0.1:{server.port}/slack/events"
+        server.stop()
+        harness.close()
+
+
 @pytest.mark.parametrize(("why", "body", "content_type"), MALFORMED, ids=[m[0] for m in MALFORMED])
 def test_a_malformed_signed_body_gets_a_4xx_and_changes_nothing(
-    served: tuple[Harness, str], fake: FakeSlack, why: str, body: bytes, content_type: str | None
+    one_server: tuple[Harness, FakeSlack, str], why: str, body: bytes, content_type: str | None
 ) -> None:
-    bot, url = served
+    bot, fake, url = one_server
     status, answer = post(url, body, signed(body, content_type))
     assert 400 <= status < 500, (status, answer)
     assert b"Traceback" not in answer
