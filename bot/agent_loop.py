@@ -244,7 +244,13 @@ class AgentLoop:
             return None
         return self.store.set_step(run_id, touched[-1], "waiting")
 
-    def _finish(self, run_id: str, text: str) -> Finished:
+    def _finish(self, run_id: str, text: str) -> TurnOutcome:
+        steps = self.store.run(run_id).steps
+        failed = [s for s in self.tools.steps if steps.get(s) == "failed"]
+        if failed:  # a step that failed is never success, whatever the model says
+            names = [t.name for t in self.tools.by_step(failed[0])]
+            error = self.store.last_tool_error(run_id, names) or "see the thread"
+            return self._fail(run_id, f"the step '{failed[0]}' failed: {error}")
         self.presenter.progress(run_id, self.store.finish_steps(run_id))
         self.store.set_run_status(run_id, "done")
         self.presenter.finished(run_id, text)

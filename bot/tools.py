@@ -145,6 +145,9 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def by_step(self, step: str) -> list[Tool]:
+        return [t for t in self._tools.values() if t.step == step]
+
     def schemas(self) -> list[dict[str, Any]]:
         return [t.schema() for t in self._tools.values()]
 
