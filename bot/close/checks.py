@@ -7,6 +7,7 @@ CHECKS under its step, and declare the kind's options and what each books in kin
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -88,7 +89,8 @@ class Finding:
 
     @property
     def id(self) -> str:
-        return f"{self.kind}:{self.key}"
+        """kind:key, safe to quote as [ref …] in a question."""
+        return f"{self.kind}:" + re.sub(r"[^A-Za-z0-9_.:\-]", "-", self.key)
 
 
 @dataclass

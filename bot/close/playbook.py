@@ -19,7 +19,7 @@ from bot.close.checks import STEPS
 from bot.close.data import period_label
 from bot.close.master import money
 from bot.models import Reply
-from bot.questions import MAX_QUESTIONS, TOOL_NAME
+from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME
 
 POSTING_HEADER = "Posting"
 REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
@@ -80,9 +80,7 @@ class _State:
     def resolved(self) -> set[str]:
         """Refs a resolve_exception call has settled (decided, or kept open with a typed answer)."""
         return {
-            c.input["exception_id"].split(":", 1)[-1]
-            if c.input["exception_id"].count(":") > 1
-            else c.input["exception_id"]
+            c.input["exception_id"]
             for c in self.calls
             if c.name == "resolve_exception" and c.done and not c.is_error
         }
@@ -91,8 +89,7 @@ class _State:
         out = {}
         for c in self.calls:
             if c.name == "exception_details" and c.done and not c.is_error:
-                ref = c.input["exception_id"]
-                out[ref.split(":", 1)[-1] if ref.count(":") > 1 else ref] = c.result
+                out[c.input["exception_id"]] = c.result
         return out
 
 
@@ -150,10 +147,6 @@ def _reply(text: str, *uses: dict[str, Any]) -> Reply:
     return Reply(content=content, stop_reason="tool_use" if uses else "end_turn")
 
 
-def _ref(exception_id: str) -> str:
-    return exception_id.split(":", 1)[1] if exception_id.count(":") > 1 else exception_id
-
-
 class PlaybookModel:
     """A Model whose every reply is computed from the transcript."""
 
@@ -185,7 +178,24 @@ class PlaybookModel:
         summary = state.latest("close_summary")
         if summary is None:
             return _reply("", _use("close_summary", {"period": p}))
-        return _reply(summary_text(summary.result, state.latest("post_journal_entries")))
+        return _reply(
+            summary_text(
+                summary.result,
+                state.latest("post_journal_entries"),
+                defaulted_approval=self._defaulted(state),
+            )
+        )
+
+    @staticmethod
+    def _defaulted(state: _State) -> bool:
+        approvals = [
+            a for a in state.asks() if a.input["questions"][0].get("header") == POSTING_HEADER
+        ]
+        return (
+            bool(approvals)
+            and isinstance(approvals[-1].result, dict)
+            and approvals[-1].result.get("source") not in HUMAN_SOURCES
+        )
 
     def _open_refs(self, state: _State, step: str) -> list[str]:
         """This step's exceptions still open, in the order found (follow-ups after their parent)."""
@@ -269,6 +279,8 @@ class PlaybookModel:
         approved = result.get("status") == "answered" and any(
             label.startswith("Approve") for label in result["answers"]["1"].get("labels", [])
         )
+        if approved and result.get("source") not in HUMAN_SOURCES:
+            return None  # a default never approves posting: the batch stays a draft
         if approved and state.latest("post_journal_entries") is None:
             return _reply(
                 f"Posting batch {b['batch_id']}.",
@@ -385,9 +397,18 @@ def approval_ask(b: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def summary_text(s: dict[str, Any], post: _Call | None, stopped: str | None = None) -> str:
+def summary_text(
+    s: dict[str, Any],
+    post: _Call | None,
+    stopped: str | None = None,
+    *,
+    defaulted_approval: bool = False,
+) -> str:
     """The final summary, from close_summary's result: steps, decisions, batch, open items."""
-    not_done = [k for k, v in s["steps"].items() if v != "done"]
+    steps = {
+        k: ("done" if v == "running" else v) for k, v in s["steps"].items()
+    }  # the last step is this one
+    not_done = [k for k, v in steps.items() if v != "done"]
     head = f"*Month-end close · {s['period_label']}* — " + (
         f"stopped: {stopped}"
         if stopped
@@ -423,9 +444,17 @@ def summary_text(s: dict[str, Any], post: _Call | None, stopped: str | None = No
             lines.append(f"• {a['account']} {a['account_name']}: {side}")
     if post is not None and post.is_error:
         lines.append(f"*Posting refused*: {post.result}")
+    elif b and b["status"] != "posted" and defaulted_approval:
+        lines.append(
+            "*Not posted*: the approval was applied by default, and a default never approves posting; a person must approve the batch."
+        )
     if s.get("doi_changes"):
         lines.append("*DOI changes*: " + "; ".join(s["doi_changes"]))
-    lines.append(f"*Period lock*: {s['period_lock']}")
+    lock = {
+        "carry_forward": "locked; open items carried forward",
+        "block_lock": "blocked by the sign-off",
+    }
+    lines.append(f"*Period lock*: {lock.get(s['period_lock'], s['period_lock'])}")
     if s["open_items"]:
         lines.append(f"*Open items ({len(s['open_items'])})*")
         for i in s["open_items"]:
