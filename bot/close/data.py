@@ -14,7 +14,7 @@ import hashlib
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -405,7 +405,7 @@ FILES: tuple[FileSpec, ...] = (
             "check_no": _required,
             "payor": _required,
             "property_no": _text,
-            "well_id": _required,
+            "well_id": _text,
             "sale_month": _month,
             "product": _product,
             "gross_volume": _number,
@@ -493,8 +493,8 @@ class Problem:
         where = f"{self.file} line {self.line}" if self.line else self.file
         if self.column:
             where += f", column {self.column}"
-        shown = f" {self.value!r}:" if self.value else ":"
-        return f"{where}:{shown} expected {self.expected}"
+        shown = f"{self.value!r}: " if self.value else ""
+        return f"{where}: {shown}expected {self.expected}"
 
 
 class DataProblems(DataError):
@@ -678,6 +678,24 @@ def load(period: str, data_dir: Path | None = None) -> CloseData:
         tb_activity=read["tb_activity.csv"],
         hashes=hashes,
     )
+    by_property = {r.operator_property_no: r.well_id for r in data.doi if r.operator_property_no}
+    history = []
+    for r in data.revenue_history:
+        if not r.well_id:
+            if r.property_no not in by_property:
+                problems.append(
+                    Problem(
+                        "revenue_history.csv",
+                        r.line,
+                        "well_id",
+                        r.property_no,
+                        "a well_id, or a property_no in the DOI",
+                    )
+                )
+                continue
+            r = replace(r, well_id=by_property[r.property_no])
+        history.append(r)
+    data.revenue_history = history
     _cross_checks(data, problems)
     if problems:
         raise DataProblems(folder, problems)

@@ -114,9 +114,7 @@ class CloseTools:
     def _close(self, ctx: ToolContext, period: str) -> tuple[Close, Ledger]:
         data = self._data(ctx, period)
         ledger = Ledger(ctx.store)
-        added = [
-            DoiRow(**{**r["row"], "source": "closebot"}) for r in ledger.doi_rows(run_id=ctx.run_id)
-        ]
+        added = [_doi_row(r["row"]) for r in ledger.doi_rows(run_id=ctx.run_id)]
         decisions = {}
         for e in ledger.exceptions(ctx.run_id):
             decisions[e["details"]["ref"]] = {
@@ -967,6 +965,13 @@ class CloseTools:
             else ("locked" if not items else "not signed off"),
             "open_items": items,
         }
+
+
+def _doi_row(row: dict[str, Any]) -> DoiRow:
+    numbers = ("wi", "nri", "royalty", "orri")
+    return DoiRow(
+        **{k: Decimal(v) if k in numbers else v for k, v in row.items()}, source="closebot"
+    )
 
 
 def _flux_label(i: dict[str, Any]) -> str:
