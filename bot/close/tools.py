@@ -969,9 +969,8 @@ class CloseTools:
 
 def _doi_row(row: dict[str, Any]) -> DoiRow:
     numbers = ("wi", "nri", "royalty", "orri")
-    return DoiRow(
-        **{k: Decimal(v) if k in numbers else v for k, v in row.items()}, source="closebot"
-    )
+    values: dict[str, Any] = {k: Decimal(v) if k in numbers else v for k, v in row.items()}
+    return DoiRow(**values, source="closebot")
 
 
 def _flux_label(i: dict[str, Any]) -> str:
