@@ -4,11 +4,8 @@ the real Bolt app and the fake Web API; honest failure; Claude's tool results st
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,30 +14,10 @@ import pytest
 from bot.close.data import SAMPLE_DIR
 from bot.close.ledger import Ledger
 from bot.store import Store
+from tests.cli_run import TIMEOUT, closebot, run_id_of  # noqa: F401
 from tests.close_helpers import close_run
 from tests.fake_slack import FakeSlack, fake_slack
 from tests.slack_harness import Harness
-
-TIMEOUT = 90
-
-
-def closebot(
-    *args: str, stdin: str = "", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env={**os.environ, **(env or {})},
-    )
-
-
-def run_id_of(output: str) -> str:
-    m = re.search(r"run ([0-9a-f]{12})", output)
-    assert m, output
-    return m.group(1)
 
 
 @pytest.fixture
