@@ -10,7 +10,7 @@ import pytest
 from bot.close import data as close_data
 from bot.close.data import DataProblems, parse_amount
 from bot.store import Store
-from tests.cli_run import TIMEOUT, closebot, run_id_of  # noqa: F401
+from tests.cli_run import closebot
 from tests.period_kit import edit, write_period
 
 

@@ -14,7 +14,7 @@ import pytest
 from bot.close.data import SAMPLE_DIR
 from bot.close.ledger import Ledger
 from bot.store import Store
-from tests.cli_run import TIMEOUT, closebot, run_id_of  # noqa: F401
+from tests.cli_run import closebot, run_id_of
 from tests.close_helpers import close_run
 from tests.fake_slack import FakeSlack, fake_slack
 from tests.slack_harness import Harness
