@@ -160,7 +160,7 @@ def test_november_reverses_october_from_the_store_and_asks_nothing(tmp_path: Pat
     october = close_run(None, db, store=store)
     november = close_run(None, db, period="2026-11", store=store)
     assert isinstance(november.outcome, Finished)
-    assert [q.header for a in november.asks for q in a.questions] == ["Posting"]
+    assert [q.header for a in november.asks for q in a.questions] == ["Posting", "Second approval"]
     assert november.exceptions() == []
     october_accruals = october.entries("accrual")
     reversal = november.entries("reversal")

@@ -12,11 +12,12 @@ from typing import Any
 from bot.close import checks
 from bot.close import data as close_data
 from bot.close.checks import STEPS, Close, Finding
+from bot.close.controls import check_approval, content_hash, short_hash
 from bot.close.data import ZERO, CloseData, DoiRow, add_months, cents
 from bot.close.journal import JournalError, build, totals_by_account
 from bot.close.kinds import KINDS, book, describe, follow_up, option_label, option_meaning
 from bot.close.ledger import AlreadyPostedError, Ledger
-from bot.close.master import Master, dec8, money, with_change
+from bot.close.master import APPROVAL_LIMIT, Master, dec8, money, with_change
 from bot.errors import DataError, NotFoundError
 from bot.questions import HUMAN_SOURCES, MAX_DESCRIPTION, MAX_HEADER, TOOL_NAME
 from bot.store import QuestionRecord
@@ -74,10 +75,15 @@ class CloseTools:
     """Close tools over one data directory (the shipped sample unless told otherwise)."""
 
     def __init__(
-        self, *, data_dir: Path | None = None, approvers: frozenset[str] = frozenset()
+        self,
+        *,
+        data_dir: Path | None = None,
+        approvers: frozenset[str] = frozenset(),
+        approval_limit: Decimal = APPROVAL_LIMIT,
     ) -> None:
         self.data_dir = data_dir
         self.approvers = approvers
+        self.approval_limit = approval_limit
         self._cache: dict[str, CloseData] = {}
 
     def registry(self) -> ToolRegistry:
@@ -619,21 +625,42 @@ class CloseTools:
                 if e["decision_source"] not in (None, *HUMAN_SOURCES)
             ],
             "period_already_posted": posted["id"] if posted else None,
+            "content_hash": short_hash(saved["content_hash"]),
+            "approval_limit": self.approval_limit,
+            "entries_over_limit": [
+                {"entry_no": e.number, "description": e.description, "amount": e.amount}
+                for e in batch.entries
+                if e.amount > self.approval_limit
+            ],
+            "approvers_set": bool(self.approvers),
+            "doi_changes": [
+                f"{r['row'].get('well_name', r['well_id'])} WI {r['row']['wi']} / NRI {r['row']['nri']} from {r['effective_from']}"
+                for r in ledger.doi_rows(run_id=ctx.run_id)
+                if r["status"] == "proposed"
+            ],
         }
 
     def post_journal_entries(
-        self, ctx: ToolContext, batch_id: str, approval_question_id: str
+        self,
+        ctx: ToolContext,
+        batch_id: str,
+        approval_question_id: str,
+        second_approval_question_id: str = "",
     ) -> dict[str, Any]:
         """Post a drafted batch: the one irreversible step. Idempotent per batch; a period is posted once.
 
         Refused unless approval_question_id is an ask_user_question call of this run that names
-        the batch id, was answered by a person (not an automatic default) who started the run or
-        is an approver, choosing an option whose label starts with "Approve". The DOI changes
-        decided in the run take effect with it.
+        the batch id and its content hash (as build_journal_entries gave them), answered by a
+        person (never a default) choosing an option whose label starts with "Approve": an
+        approver other than the run's starter when CLOSEBOT_APPROVERS is set, else the starter
+        (self-approved). A batch with an entry over the approval limit also needs
+        second_approval_question_id, approved the same way by a different approver. The DOI
+        changes decided in the run take effect with the posting.
 
         Args:
           batch_id: the batch_id from build_journal_entries
           approval_question_id: the id of the ask_user_question call that asked for approval
+          second_approval_question_id: the id of the second approval, when an entry is over the limit
         """
         ledger = Ledger(ctx.store)
         try:
@@ -655,24 +682,33 @@ class CloseTools:
             )
         if batch["total_debit"] != batch["total_credit"]:
             raise ToolError(f"batch {batch_id} does not balance; it cannot be posted")
+        run = ctx.store.run(ctx.run_id)
+        lines = ledger.lines(batch_id)
+        digest = content_hash(lines)
         q = self._answered(ctx, approval_question_id)
         refusal = None
-        if q.source not in HUMAN_SOURCES:
-            refusal = f"the approval was an automatic default ({q.source}); posting needs a person's approval"
-        elif batch_id not in q.context and not any(
-            batch_id in item["question"] for item in q.questions
-        ):
-            refusal = f"question {approval_question_id} does not ask about batch {batch_id}"
-        elif not any(
-            label.casefold().startswith("approve")
-            for a in (q.answer or {}).values()
-            for label in a.get("labels", [])
-        ):
-            refusal = "the answer did not approve posting"
+        if digest != batch["content_hash"]:
+            refusal = f"batch {batch_id}'s lines changed after it was drafted (content hash {short_hash(digest)}, drafted as {short_hash(batch['content_hash'] or '')})"
         else:
-            run = ctx.store.run(ctx.run_id)
-            if q.answered_by != run.started_by and q.answered_by not in self.approvers:
-                refusal = f"{q.answered_by} is neither the run's starter nor an approver"
+            refusal = check_approval(
+                q, batch_id=batch_id, digest=digest, run=run, approvers=self.approvers
+            )
+        second = None
+        over = self._over_limit(lines)
+        if refusal is None and over:
+            if not second_approval_question_id:
+                refusal = f"entry {over[0]} is over the {money(self.approval_limit)} approval limit and needs a second, different approver"
+            else:
+                second = self._answered(ctx, second_approval_question_id)
+                refusal = check_approval(
+                    second,
+                    batch_id=batch_id,
+                    digest=digest,
+                    run=run,
+                    approvers=self.approvers,
+                    first=q.answered_by,
+                )
+                refusal = f"second approval: {refusal}" if refusal else None
         if refusal:
             ctx.store.audit(
                 run_id=ctx.run_id,
@@ -681,9 +717,20 @@ class CloseTools:
                 detail={"batch_id": batch_id, "reason": refusal},
             )
             raise ToolError(f"Not posted: {refusal}. Batch {batch_id} stays a draft.")
+        self_approved = not self.approvers and q.answered_by == run.started_by
+        detail = {
+            "content_hash": digest,
+            "self_approved": self_approved,
+            "approved_via": q.source,
+            "second_approval_question_id": second.id if second else None,
+            "second_approver": second.answered_by if second else None,
+        }
         try:
             ledger.post(
-                batch_id, posted_by=q.answered_by or "", approval_question_id=approval_question_id
+                batch_id,
+                posted_by=q.answered_by or "",
+                approval_question_id=approval_question_id,
+                detail=detail,
             )
         except AlreadyPostedError as e:
             raise ToolError(f"Not posted: {e}. Batch {batch_id} stays a draft.") from e
@@ -692,6 +739,8 @@ class CloseTools:
             "batch_id": batch_id,
             "status": "posted",
             "posted_by": q.answered_by,
+            "second_approver": second.answered_by if second else None,
+            "self_approved": self_approved,
             "total": Decimal(batch["total_debit"]),
             "doi_rows_in_force": [
                 f"{r['well_id']} from {r['effective_from']}: WI {r['row']['wi']} / NRI {r['row']['nri']}"
@@ -699,6 +748,12 @@ class CloseTools:
                 if r["status"] == "in_force"
             ],
         }
+
+    def _over_limit(self, lines: list[dict[str, Any]]) -> list[int]:
+        amounts: dict[int, Decimal] = {}
+        for line in lines:
+            amounts[line["entry_no"]] = amounts.get(line["entry_no"], ZERO) + line["debit"]
+        return sorted(n for n, amount in amounts.items() if amount > self.approval_limit)
 
     # -- step 7 and 8 --------------------------------------------------------------
 
