@@ -1,16 +1,19 @@
 """The one answer service: who may answer or steer a run, and settling a question with
-exactly one winner. Slack, the console and the sandbox all come through here."""
+exactly one winner. Slack and the console come through here (the sandbox will too)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from bot.agent_loop import ask_of
 from bot.errors import AlreadyAnsweredError, NotAuthorizedError
-from bot.questions import Ask, Response, answer_payload
+from bot.questions import Ask, Response, answer_payload, check_rationale, overrides
 from bot.store import QuestionRecord, Run, Store
 
 ReadAnswers = Callable[[Ask], dict[int, Response]]
+# A control over a valid answer (the close's approval rules): a refusal, or None.
+Vet = Callable[[QuestionRecord, Run, str, dict[str, Any]], str | None]
 
 
 def may_steer(run: Run, user: str | None, approvers: frozenset[str]) -> bool:
@@ -19,11 +22,12 @@ def may_steer(run: Run, user: str | None, approvers: frozenset[str]) -> bool:
 
 
 class Answers:
-    """Authorize, read, validate and claim — in that order, the claim atomic in the store."""
+    """Authorize, read, validate, vet and claim — in that order, the claim atomic in the store."""
 
-    def __init__(self, store: Store, approvers: frozenset[str]) -> None:
+    def __init__(self, store: Store, approvers: frozenset[str], *, vet: Vet | None = None) -> None:
         self.store = store
         self.approvers = approvers
+        self.vet = vet
 
     def authorize(self, run: Run, user: str | None, *, action: str, detail: dict[str, str]) -> None:
         """NotAuthorizedError (and an audit event) unless `user` may steer `run`."""
@@ -44,12 +48,17 @@ class Answers:
         user: str,
         source: str,
         read: ReadAnswers | None,
+        rationale: str | None = None,
+        require_rationale: bool = True,
+        evidence: dict[str, Any] | None = None,
         check_user: bool = True,
     ) -> QuestionRecord:
         """Answer (`read` gives the responses) or cancel (`read` None) a pending question.
 
-        Raises NotFoundError, AlreadyAnsweredError, NotAuthorizedError, or the reader's
-        FormError / AnswerError; nothing changes unless it returns.
+        An answer that overrides a recommendation needs a `rationale` (unless the caller
+        already asked for one). Raises NotFoundError, AlreadyAnsweredError, NotAuthorizedError
+        (a stranger, or a refusal by the vet), or the reader's FormError / AnswerError;
+        nothing changes unless it returns.
         """
         record = self.store.question(question_id)
         if record.status != "pending":
@@ -58,11 +67,33 @@ class Answers:
                 status=record.status,
                 by=record.answered_by,
             )
+        run = self.store.run(record.run_id)
         if check_user:
-            run = self.store.run(record.run_id)
             self.authorize(run, user, action="answer", detail={"question_id": question_id})
         if read is None:
             return self.store.cancel_question(question_id, cancelled_by=user, source=source)
         ask = ask_of(record)
-        answer = answer_payload(ask, read(ask))
-        return self.store.claim_answer(question_id, answer=answer, answered_by=user, source=source)
+        responses = read(ask)
+        answer = answer_payload(ask, responses)
+        if require_rationale:
+            overridden = bool(check_rationale(ask, responses, rationale))
+        else:
+            overridden = bool(overrides(ask, responses))
+        refusal = self.vet(record, run, user, answer) if self.vet else None
+        if refusal:
+            self.store.audit(
+                run_id=run.id,
+                kind="answer_refused",
+                actor=user,
+                detail={"question_id": question_id, "reason": refusal},
+            )
+            raise NotAuthorizedError(refusal, started_by=run.started_by, reason=refusal)
+        return self.store.claim_answer(
+            question_id,
+            answer=answer,
+            answered_by=user,
+            source=source,
+            rationale=rationale,
+            overridden=overridden,
+            evidence=evidence,
+        )

@@ -32,9 +32,8 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 
 from bot import edge, handlers
-from bot.agent_loop import AgentLoop
-from bot.close.prompts import SYSTEM_PROMPT
-from bot.close.tools import STEPS, CloseTools
+from bot.assemble import close_loop
+from bot.close.checks import STEPS
 from bot.config import Settings
 from bot.errors import BusyError, ConfigError, StorageError
 from bot.models import Model
@@ -105,7 +104,6 @@ def build_service(
         raise ConfigError(
             f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({e})"
         ) from e
-    tools = CloseTools(data_dir=settings.data_dir, approvers=settings.approvers)
     presenter = SlackPresenter(
         client=client,
         store=store,
@@ -120,15 +118,7 @@ def build_service(
         if settings.question_timeout_minutes
         else None
     )
-    loop = AgentLoop(
-        store=store,
-        model=model,
-        tools=tools.registry(),
-        presenter=presenter,
-        system_prompt=SYSTEM_PROMPT,
-        max_steps=settings.max_steps,
-        question_ttl=ttl,
-    )
+    loop = close_loop(settings, store=store, presenter=presenter, model=model, question_ttl=ttl)
     runner = Runner(max_workers=workers)
     work = SlackWork(
         store=store,

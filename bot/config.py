@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from bot.errors import ConfigError
@@ -47,6 +48,7 @@ class Settings:
     question_timeout_minutes: int = 0
     reminder_minutes: int = DEFAULT_REMINDER_MINUTES
     effort: str = DEFAULT_EFFORT
+    approval_limit: Decimal = Decimal("250000.00")
 
     def __repr__(self) -> str:
         return (
@@ -59,7 +61,8 @@ class Settings:
             f"data_dir={str(self.data_dir) if self.data_dir else None!r}, "
             f"max_steps={self.max_steps}, console_user={self.console_user!r}, "
             f"question_timeout_minutes={self.question_timeout_minutes}, "
-            f"reminder_minutes={self.reminder_minutes}, effort={self.effort!r})"
+            f"reminder_minutes={self.reminder_minutes}, effort={self.effort!r}, "
+            f"approval_limit={self.approval_limit})"
         )
 
     @property
@@ -139,8 +142,19 @@ class Settings:
         effort = (get("CLOSEBOT_EFFORT") or DEFAULT_EFFORT).lower()
         if effort not in EFFORTS:
             raise ConfigError(f"CLOSEBOT_EFFORT={effort!r} must be one of {', '.join(EFFORTS)}")
+        limit = Decimal("250000.00")
+        if raw_limit := get("CLOSEBOT_APPROVAL_LIMIT"):
+            try:
+                limit = Decimal(raw_limit.replace(",", ""))
+            except InvalidOperation:
+                limit = Decimal(-1)
+            if not limit.is_finite() or limit <= 0 or limit != limit.quantize(Decimal("0.01")):
+                raise ConfigError(
+                    f"CLOSEBOT_APPROVAL_LIMIT={raw_limit!r} must be an amount above zero, e.g. 250000"
+                )
 
         return cls(
+            approval_limit=limit,
             question_timeout_minutes=timeout,
             reminder_minutes=reminder,
             effort=effort,

@@ -67,8 +67,10 @@ class ReadOnlyError(StorageError):
 
 
 class NotAuthorizedError(CloseBotError):
-    """Someone other than the run's starter or an approver tried to answer or steer it."""
+    """Someone other than the run's starter or an approver tried to answer or steer it, or a
+    control refused this person's answer (`reason`, e.g. a second approver must differ)."""
 
-    def __init__(self, message: str, *, started_by: str | None) -> None:
+    def __init__(self, message: str, *, started_by: str | None, reason: str | None = None) -> None:
         super().__init__(message)
         self.started_by = started_by
+        self.reason = reason

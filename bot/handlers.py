@@ -18,12 +18,12 @@ from bot import blocks
 from bot.agent_loop import ask_of
 from bot.answers import Answers
 from bot.close import data as close_data
+from bot.close.controls import approval_refusal
 from bot.errors import (
     AlreadyAnsweredError,
     AnswerError,
     BusyError,
     CloseBotError,
-    DataError,
     NotAuthorizedError,
     NotFoundError,
     StorageError,
@@ -86,7 +86,13 @@ class Listeners:
         self.deps = deps
         self.store = deps.store
         self.work = deps.work
-        self.answers = Answers(deps.store, deps.approvers)
+        self.answers = Answers(
+            deps.store,
+            deps.approvers,
+            vet=lambda record, run, user, answer: approval_refusal(
+                deps.store, record, run, user, deps.approvers, answer
+            ),
+        )
 
     def close_command(self, ack: Ack, command: dict[str, Any]) -> None:
         """`/close [YYYY-MM]`: check the period, create the run, ack; the thread opens after."""
@@ -100,8 +106,7 @@ class Listeners:
                 if text
                 else close_data.latest_period(self.deps.data_dir)
             )
-            if period not in close_data.available_periods(self.deps.data_dir):
-                raise DataError(f"there is no close data for {close_data.period_label(period)}")
+            close_data.require_period(period, self.deps.data_dir)  # the files are checked in step 1
         except CloseBotError as e:
             ack(response_type="ephemeral", text=f"{e}\n{USAGE}")
             return
@@ -139,6 +144,8 @@ class Listeners:
         )
 
     def _refused(self, e: NotAuthorizedError, what: str) -> tuple[str, tuple[str, ...]]:
+        if e.reason:  # a control refused this answer (say, the second approver must differ)
+            return f"{e.reason}; nothing was changed.", ()
         starter = (
             f"<@{e.started_by}> (who started this close)"
             if e.started_by
@@ -167,6 +174,7 @@ class Listeners:
                     user=user,
                     source="user",
                     read=None if cancel else (lambda ask: blocks.read_form(ask, values)),
+                    rationale=blocks.read_rationale(values) if isinstance(values, dict) else None,
                 )
         except NotFoundError:
             ack()

@@ -177,7 +177,17 @@ def m003_slack(db: Database) -> None:
 
 
 @migrations()
-def m004_reliability(db: Database) -> None:
+def m004_evidence(db: Database) -> None:
+    """The evidence an auditor reads: each answer's rationale and whether it overrode the
+    recommendation; audit events chained by hash, so an edited or deleted row shows."""
+    db.table("questions").add_column("rationale", str)
+    db.table("questions").add_column("overridden", int)
+    db.table("audit_events").add_column("prev_hash", str)
+    db.table("audit_events").add_column("hash", str)
+
+
+@migrations()
+def m005_reliability(db: Database) -> None:
     """Per-run leases across processes, who stopped a run, a form shown read-only, reminders."""
     db.table("leases").create(
         {"run_id": str, "owner": str, "expires_at": str},

@@ -24,9 +24,8 @@ from pathlib import Path
 from slack_sdk.errors import SlackApiError
 
 from bot.agent_loop import AgentLoop, Failed, Paused, Stopped, TurnOutcome, ask_of
-from bot.close import data as close_data
 from bot.close.prompts import start_prompt
-from bot.errors import AlreadyAnsweredError, CloseBotError
+from bot.errors import AlreadyAnsweredError
 from bot.questions import answer_payload, default_responses, has_defaults
 from bot.runner import Runner
 from bot.slack_presenter import CANNOT_POST, SlackPresenter, slack_error
@@ -137,12 +136,7 @@ class SlackWork:
                     "run %s: thread not opened (%s); the watchdog tries again", run_id, code
                 )
                 return
-            run = self.store.run(run_id)
-            try:
-                close_data.load(run.period, self.data_dir)
-            except (CloseBotError, UnicodeDecodeError, ValueError, OSError) as e:
-                self.loop.fail(run_id, f"the data for {run.period} cannot be read: {e}")
-                return
+            run = self.store.run(run_id)  # its data is checked by the close's first step
             if self.store.messages(run_id):
                 if run.status not in ("running", "waiting") or self.store.pending_question(run_id):
                     return  # begun elsewhere already, and not stuck

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -16,11 +17,16 @@ from typing import Any
 from sqlite_utils import Database
 
 from bot.errors import AlreadyAnsweredError, BusyError, NotFoundError, ReadOnlyError
-from bot.ledger import LedgerTables
 from bot.migrations import migrations
 
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
 QUICK_BUSY_MS = 400  # the ack path waits at most this long for a lock, then says "busy"
+
+
+def event_hash(prev: str, event: dict[str, Any]) -> str:
+    """SHA-256 over the previous event's hash and this event's fields."""
+    canonical = json.dumps([prev, event], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def utc_now() -> datetime:
@@ -86,6 +92,8 @@ class QuestionRecord:
     message_ts: str | None
     created_at: str
     expires_at: str | None
+    rationale: str | None = None
+    overridden: int | None = None
     settled_shown_at: str | None = None
     remind_at: str | None = None
 
@@ -98,9 +106,11 @@ class AuditEvent:
     kind: str
     actor: str | None
     detail: dict[str, Any]
+    prev_hash: str | None = None
+    hash: str | None = None
 
 
-class Store(LedgerTables):
+class Store:
     """SQLite with WAL and a busy timeout; every method is small and named."""
 
     def __init__(
@@ -218,15 +228,42 @@ class Store(LedgerTables):
     def _audit(
         self, db: Database, *, run_id: str | None, kind: str, actor: str | None, detail: Any
     ) -> None:
-        db.table("audit_events").insert(
-            {
-                "run_id": run_id,
-                "at": self.now(),
-                "kind": kind,
-                "actor": actor,
-                "detail": _dumps(detail),
-            }
+        """Append an audit event chained to the run's previous one (call inside write())."""
+        last = self._rows(
+            "select hash from audit_events where run_id is ? order by id desc limit 1", (run_id,)
         )
+        prev = (last[0]["hash"] if last else None) or ""
+        event = {
+            "run_id": run_id,
+            "at": self.now(),
+            "kind": kind,
+            "actor": actor,
+            "detail": _dumps(detail),
+        }
+        db.table("audit_events").insert(
+            {**event, "prev_hash": prev, "hash": event_hash(prev, event)}
+        )
+
+    def verify_audit(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
+        """(events checked, the first event whose link is broken or None, why)."""
+        rows = self._rows("select * from audit_events where run_id = ? order by id", (run_id,))
+        prev = ""
+        for n, r in enumerate(rows, start=1):
+            event = {k: r[k] for k in ("run_id", "at", "kind", "actor", "detail")}
+            bad = None
+            if (r["prev_hash"] or "") != prev:
+                bad = (
+                    "its link to the event before it is broken (an event was removed or reordered)"
+                )
+            elif r["hash"] != event_hash(prev, event):
+                bad = "its content does not match its hash (it was edited)"
+            if bad:
+                found = AuditEvent(
+                    **{k: r[k] for k in ("id", "run_id", "at", "kind", "actor")}, detail={}
+                )
+                return n, found, bad
+            prev = r["hash"]
+        return len(rows), None, ""
 
     # -- runs -------------------------------------------------------------
 
@@ -372,12 +409,13 @@ class Store(LedgerTables):
         return steps
 
     def finish_steps(self, run_id: str) -> dict[str, str]:
-        """Mark every step still running or waiting as done."""
+        """At the end of a turn: the step that was running is done; one left waiting was stopped."""
         with self.write() as db:
             steps = json.loads(
                 self._rows("select steps from runs where id = ?", (run_id,))[0]["steps"]
             )
-            steps = {k: ("done" if v in ("running", "waiting") else v) for k, v in steps.items()}
+            moved = {"running": "done", "waiting": "stopped"}
+            steps = {k: moved.get(v, v) for k, v in steps.items()}
             db.execute("update runs set steps = ? where id = ?", (_dumps(steps), run_id))
         return steps
 
@@ -437,6 +475,16 @@ class Store(LedgerTables):
                 },
                 ignore=True,  # a result, once stored, is final
             )
+
+    def last_tool_error(self, run_id: str, names: list[str]) -> str | None:
+        """The latest error result of any of these tools in the run."""
+        marks = ",".join("?" for _ in names) or "''"
+        rows = self._rows(
+            f"select result from tool_calls where run_id = ? and is_error = 1 and name in ({marks}) "
+            "order by created_at desc, rowid desc limit 1",
+            (run_id, *names),
+        )
+        return rows[0]["result"] if rows else None
 
     def tool_result(self, tool_use_id: str) -> ToolResult | None:
         rows = self._rows("select * from tool_calls where tool_use_id = ?", (tool_use_id,))
@@ -539,18 +587,23 @@ class Store(LedgerTables):
         by: str | None,
         source: str,
         kind: str,
+        rationale: str | None = None,
+        overridden: bool = False,
+        evidence: dict[str, Any] | None = None,
     ) -> QuestionRecord:
         """Move a pending question to a final status; exactly one concurrent caller wins."""
         with self.write() as db:
             cursor = db.execute(
                 "update questions set status = ?, answer = ?, answered_by = ?, source = ?, "
-                "answered_at = ? where id = ? and status = 'pending'",
+                "answered_at = ?, rationale = ?, overridden = ? where id = ? and status = 'pending'",
                 (
                     status,
                     _dumps(answer) if answer is not None else None,
                     by,
                     source,
                     self.now(),
+                    rationale or None,
+                    int(overridden),
                     question_id,
                 ),
             )
@@ -564,7 +617,14 @@ class Store(LedgerTables):
                     run_id=run_id,
                     kind=kind,
                     actor=by,
-                    detail={"question_id": question_id, "source": source, "answer": answer},
+                    detail={
+                        "question_id": question_id,
+                        "source": source,
+                        "answer": answer,
+                        "rationale": rationale or None,
+                        "overridden": overridden,
+                        **(evidence or {}),
+                    },
                 )
         record = self.question(question_id)
         if not won:
@@ -577,7 +637,15 @@ class Store(LedgerTables):
         return record
 
     def claim_answer(
-        self, question_id: str, *, answer: dict[str, Any], answered_by: str, source: str
+        self,
+        question_id: str,
+        *,
+        answer: dict[str, Any],
+        answered_by: str,
+        source: str,
+        rationale: str | None = None,
+        overridden: bool = False,
+        evidence: dict[str, Any] | None = None,
     ) -> QuestionRecord:
         """Answer a pending question; AlreadyAnsweredError if another claim got there first."""
         return self._settle_question(
@@ -587,6 +655,9 @@ class Store(LedgerTables):
             by=answered_by,
             source=source,
             kind="question_answered",
+            rationale=rationale,
+            overridden=overridden,
+            evidence=evidence,
         )
 
     def cancel_question(

@@ -263,8 +263,8 @@ def test_a_latin1_byte_in_the_data_fails_the_run_with_a_reason_not_a_500(
         assert response.status == 200
         h.idle()
         (run,) = h.store.runs()
-        assert run.status == "failed" and "cannot be read" in (run.error or "")
-        assert any("cannot be read" in t for t in h.thread_texts(h.store.run(run.id)))
+        assert run.status == "failed" and "expected UTF-8 text" in (run.error or "")
+        assert any("expected UTF-8 text" in t for t in h.thread_texts(h.store.run(run.id)))
     finally:
         h.close()
 

@@ -30,7 +30,7 @@ NASTY = [
     "&lt;!channel&gt;",
     "<<!channel>>",
 ]
-ALLOWED_PEOPLE = {"UALICE", "UAPPROVER"}
+ALLOWED_PEOPLE = {"UALICE", "UAPPROVER", "UAPPROVER2"}  # the starter and the harness's approvers
 TOKEN = re.compile(r"<[^>]*>")
 
 
@@ -96,6 +96,7 @@ def test_model_text_answers_and_questions_never_ping_or_link(
         h.say(run, f"stranger {nasty}", user="UMALLORY")  # a refusal notice quotes nobody's text
         h.idle()
         assert h.store.run(run.id).status == "done"
+        assert h.service.presenter.approvers | {"UALICE"} == ALLOWED_PEOPLE
         sent = [
             c.params
             for c in fake.calls

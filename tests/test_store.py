@@ -19,7 +19,8 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m001_core",
         "m002_close",
         "m003_slack",
-        "m004_reliability",
+        "m004_evidence",
+        "m005_reliability",
     ]
     assert db.table("runs").columns_dict == {
         "id": str,
@@ -68,6 +69,8 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "message_ts": str,
         "created_at": str,
         "expires_at": str,
+        "rationale": str,
+        "overridden": int,
         "settled_shown_at": str,
         "remind_at": str,
     }
@@ -78,6 +81,8 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "kind": str,
         "actor": str,
         "detail": str,
+        "prev_hash": str,
+        "hash": str,
     }
     assert set(db.table("exceptions").columns_dict) >= {
         "id",
@@ -99,7 +104,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
 def test_reopening_applies_nothing_twice_and_uses_wal(db_path: Path) -> None:
     Store(db_path).close()
     s = Store(db_path)
-    assert len(migrations.applied(s.db)) == 4
+    assert len(migrations.applied(s.db)) == 5
     assert s.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert s.db.execute("pragma busy_timeout").fetchone()[0] == 10_000
     s.close()
@@ -230,21 +235,63 @@ def test_step_states_move_one_at_a_time(store: Store) -> None:
     store.set_step(run.id, "Intake", "running")
     assert store.set_step(run.id, "Checks", "running") == {"Intake": "done", "Checks": "running"}
     assert store.set_step(run.id, "Checks", "waiting") == {"Intake": "done", "Checks": "waiting"}
+    # a turn that ends with the step still waiting (a cancelled question) never calls it done
+    assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "stopped"}
+    store.set_step(run.id, "Checks", "running")
     assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "done"}
 
 
-def test_migrate_from_the_oldest_schema_keeps_every_row(db_path: Path) -> None:
-    """A database made by m001–m003 only (before leases, Stop, reminders) opens and keeps its data."""
+def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path: Path) -> None:
+    import sqlite3
+
     from sqlite_utils import Database
-    from sqlite_utils.migrations import Migrations
 
-    from bot import migrations as m
+    from bot.close.ledger import Ledger, close_migrations
 
-    old = Migrations("closebot")
-    for step in (m.m001_core, m.m002_close, m.m003_slack):
-        old()(step)
-    db = Database(db_path)
-    old.apply(db)
+    path = tmp_path / "old.db"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="m002_close")
+    old.table("runs").insert(
+        {
+            "id": "r1",
+            "period": "2026-09",
+            "mode": "console",
+            "status": "done",
+            "steps": "{}",
+            "created_at": "2026-10-01T00:00:00.000+00:00",
+            "updated_at": "2026-10-01T00:00:00.000+00:00",
+        }
+    )
+    old.table("audit_events").insert(
+        {
+            "run_id": "r1",
+            "at": "2026-10-01T00:00:00.000+00:00",
+            "kind": "run_started",
+            "detail": "{}",
+        }
+    )
+    old.conn.close()
+    store = Store(path)
+    Ledger(store)
+    assert [m.name for m in migrations.applied(store.db)][-1] == "m005_reliability"
+    assert [m.name for m in close_migrations.applied(store.db)] == ["c001_v2", "c002_content_hash"]
+    assert store.run("r1").period == "2026-09"
+    assert {"rationale", "overridden"} <= set(store.db.table("questions").columns_dict)
+    assert {"prev_hash", "hash"} <= set(store.db.table("audit_events").columns_dict)
+    assert {"source", "ref"} <= set(store.db.table("journal_lines").columns_dict)
+    # events written before the chain existed are reported, not hidden
+    checked, broken, _ = store.verify_audit("r1")
+    assert checked == 1 and broken is not None and broken.kind == "run_started"
+
+
+def test_a_database_from_before_leases_migrates_and_keeps_its_rows(db_path: Path) -> None:
+    """A database made before m005 (no leases, Stop, reminders) opens and keeps its data."""
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    db = Database(sqlite3.connect(db_path))
+    migrations.apply(db, stop_before="m005_reliability")
     db.table("runs").insert(
         {
             "id": "r1",
@@ -269,7 +316,7 @@ def test_migrate_from_the_oldest_schema_keeps_every_row(db_path: Path) -> None:
     )
     db.close()
     s = Store(db_path)
-    assert [x.name for x in migrations.applied(s.db)][-1] == "m004_reliability"
+    assert [x.name for x in migrations.applied(s.db)][-1] == "m005_reliability"
     assert s.db.table("leases").columns_dict == {"run_id": str, "owner": str, "expires_at": str}
     assert {"settled_shown_at", "remind_at"} <= set(s.db.table("questions").columns_dict)
     run = s.run("r1")
