@@ -198,6 +198,13 @@ class CloseTools:
         close, ledger = self._close(ctx, period)
         self._record(ctx, ledger, list(checks.intake(close)))
         d = close.data
+        if not ctx.store.audit_events(ctx.run_id, kind="input_files"):
+            ctx.store.audit(
+                run_id=ctx.run_id,
+                kind="input_files",
+                actor="agent",
+                detail={"period": period, "files": d.hashes},
+            )
         by_state = Counter(r.state for r in d.doi)
         return self._step_result(
             ctx,
