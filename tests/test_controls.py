@@ -157,9 +157,8 @@ def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
 def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) -> None:
     same = close_run(None, db_path, second_approver="alice")
     assert same.batch()["status"] == "draft"
-    assert "different person than the first (alice)" in (
-        same.outcome.error if hasattr(same.outcome, "error") else ""
-    )
+    assert isinstance(same.outcome, Failed)
+    assert "different person than the first (alice)" in same.outcome.error
     two = close_run(None, db_path.with_name("two.db"), second_approver="bob")
     assert two.batch()["status"] == "posted"
     posted = two.store.audit_events(two.run_id, kind="journal_posted")[0].detail
