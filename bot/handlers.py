@@ -145,7 +145,7 @@ class Listeners:
 
     def _refused(self, e: NotAuthorizedError, what: str) -> tuple[str, tuple[str, ...]]:
         if e.reason:  # a control refused this answer (say, the second approver must differ)
-            return f"{e.reason}; nothing was changed.", ()
+            return f"{e.reason}; nothing was changed.", (e.started_by or "", *self.deps.approvers)
         starter = (
             f"<@{e.started_by}> (who started this close)"
             if e.started_by

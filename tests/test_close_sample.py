@@ -130,13 +130,14 @@ def test_whitfield_severance_at_5_percent_in_month_27_is_a_718_13_refund(october
 
 
 def test_flux_splits_smith_oil_and_flags_only_workover(october: CloseRun) -> None:
-    from bot.close.checks import Close, revenue_split
+    from bot.close.checks import Close
     from bot.close.data import load
     from bot.close.master import Master
+    from bot.close.steps.flux import revenue_split
 
     data = load("2026-10")
     added = october.ledger.doi_rows(run_id=october.run_id)
-    from bot.close.tools import _doi_row
+    from bot.close.toolbase import _doi_row
 
     split = revenue_split(Close(data, Master.of(data, [_doi_row(r["row"]) for r in added])))
     smith = next(s for s in split if s["well_id"] == "W-TX-001" and s["product"] == "oil")

@@ -121,7 +121,8 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     ]
     files = fake.to("files.completeUploadExternal")
     assert files and files[0]["thread_ts"] == run.thread_ts
-    assert len(fake.uploads) == 2 and any(
+    # the draft journal before each approval form, then the decision log and the posted journal
+    assert len(fake.uploads) == 4 and any(
         b"Accept operator" in data for data in fake.uploads.values()
     )
 

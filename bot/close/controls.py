@@ -66,14 +66,14 @@ def may_approve(
 ) -> str | None:
     """Why `user` may not give this approval (None: they may)."""
     if approvers:
-        if user not in approvers:
-            return "only an approver may approve posting: " + ", ".join(
-                f"<@{a}>" for a in sorted(approvers)
-            )
         if first is None and user == run.started_by:
             return (
                 "segregation of duties: you started this close, so another approver must post it: "
                 + ", ".join(f"<@{a}>" for a in sorted(approvers - {user or ""}))
+            )
+        if user not in approvers:
+            return "only an approver may approve posting: " + ", ".join(
+                f"<@{a}>" for a in sorted(approvers)
             )
     elif first is None and user != run.started_by:
         return f"only <@{run.started_by}>, who started this close, may approve it (no approvers are set)"

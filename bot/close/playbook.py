@@ -21,10 +21,9 @@ from bot.close.controls import SECOND_APPROVAL_HEADER
 from bot.close.data import period_label
 from bot.close.journal import ACCOUNTS
 from bot.close.master import money
+from bot.close.toolbase import REF_RE
 from bot.models import Reply
 from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME
-
-REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
 
 # The close as a table: each step, the tool that runs it, and what to say when it starts.
 PLAYBOOK: tuple[tuple[str, str, str], ...] = (
