@@ -34,6 +34,8 @@ def test_october_runs_all_eight_steps_and_posts_one_balanced_batch(october: Clos
     assert isinstance(october.outcome, Finished)
     steps = october.store.run(october.run_id).steps
     assert [steps.get(s) for s in STEPS] == ["done"] * 8
+    summary = october.presenter.finished_text or ""
+    assert "— finished\n" in summary and "Sign-off: done" in summary and "not run" not in summary
     batch = october.batch()
     assert batch["status"] == "posted" and batch["total_debit"] == batch["total_credit"]
     refs = {e["details"]["ref"] for e in october.exceptions()}

@@ -345,3 +345,74 @@ def test_auto_mode_never_posts_nor_changes_the_doi(db_path: Path) -> None:
     )
     assert [store.run(run_id).steps.get(s) for s in STEPS[:6]] == ["done"] * 6
     assert Decimal(ledger.current_batch(run_id)["total_debit"]) > 0
+
+
+def race_to_post(db: Path, batches: list[str]) -> dict[str, str]:
+    """Each batch approved on its own connection at the same moment; what happened to each."""
+    import threading
+
+    from bot.close.ledger import AlreadyPostedError
+
+    barrier = threading.Barrier(len(batches))
+    outcomes: dict[str, str] = {}
+
+    def approve(batch_id: str) -> None:
+        store = Store(db)
+        barrier.wait(timeout=10)
+        try:
+            Ledger(store).post(batch_id, posted_by="UAPPROVER", approval_question_id="q")
+            outcomes[batch_id] = "posted"
+        except AlreadyPostedError as e:
+            outcomes[batch_id] = f"refused: {e.batch_id}"
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=approve, args=(b,)) for b in batches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    return outcomes
+
+
+def test_concurrent_approvals_of_one_period_post_once(tmp_path: Path) -> None:
+    """Three runs of the same period approved at the same moment: the post and the claim on
+    the period are one transaction, so exactly one posts and the others are told which."""
+    line = {
+        "entry_no": 1,
+        "line_no": 1,
+        "entry": "e",
+        "account": "1050",
+        "account_name": "Cash",
+        "debit": Decimal("1.00"),
+        "credit": Decimal("0.00"),
+        "well_id": "",
+        "memo": "",
+        "source": "document",
+        "ref": "",
+    }
+    other = {
+        **line,
+        "line_no": 2,
+        "account": "4010",
+        "debit": Decimal("0.00"),
+        "credit": Decimal("1.00"),
+    }
+    for trial in range(12):
+        db = tmp_path / f"race{trial}.db"
+        setup = Store(db)
+        ledger = Ledger(setup)
+        batches = []
+        for n in range(3):
+            run = setup.create_run(period="2026-10", mode="slack", started_by=f"U{n}", model="m")
+            batches.append(ledger.save_batch(run.id, period="2026-10", lines=[line, other])["id"])
+        setup.close()
+        outcomes = race_to_post(db, batches)
+        posted = [b for b, o in outcomes.items() if o == "posted"]
+        assert len(posted) == 1, outcomes
+        assert all(o == f"refused: {posted[0]}" for b, o in outcomes.items() if b != posted[0])
+        check = Store(db)
+        assert [
+            b["id"] for b in check._rows("select id from journal_batches where status = 'posted'")
+        ] == posted
+        check.close()

@@ -465,7 +465,7 @@ def summary_text(
     lines = [
         head,
         "*Steps*: "
-        + "; ".join(f"{k}: {v if v != 'pending' else 'not run'}" for k, v in s["steps"].items()),
+        + "; ".join(f"{k}: {v if v != 'pending' else 'not run'}" for k, v in steps.items()),
     ]
     if s["exceptions"]:
         lines.append(f"*Exceptions ({len(s['exceptions'])})*")
