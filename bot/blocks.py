@@ -471,23 +471,26 @@ def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response
             continue
         kind, number = parsed
         for action in actions.values():
+            if not isinstance(action, dict):
+                raise FormError(f"question {number}: the form sent a value this bot did not build")
             raw.setdefault(number, {})[kind] = action
     responses: dict[int, Response] = {}
     for number, q in enumerate(ask.questions, start=1):
         entry = raw.get(number, {})
         answer = entry.get("q") or {}
-        other = ((entry.get("o") or {}).get("value") or "").strip() or None
+        other = _typed(entry.get("o") or {}) or None
         if q.type is QuestionType.FREE_TEXT:
-            text = (answer.get("value") or "").strip() or None
+            text = _typed(answer) or None
             responses[number] = Response(text=text) if text else Response(skipped=True)
             continue
-        chosen = []
+        options = answer.get("selected_options") or []
         if answer.get("selected_option"):
-            chosen.append(answer["selected_option"]["value"])
-        chosen.extend(o["value"] for o in answer.get("selected_options") or [])
+            options = [answer["selected_option"], *options] if isinstance(options, list) else None
         try:
-            selected = tuple(int(v) for v in chosen)
-        except ValueError:
+            if not isinstance(options, list):
+                raise TypeError
+            selected = tuple(_option_number(o) for o in options)
+        except (TypeError, ValueError):
             raise FormError(
                 f"question {number}: the form sent an option this bot did not build"
             ) from None
@@ -498,14 +501,27 @@ def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response
     return responses
 
 
+def _typed(action: dict[str, Any]) -> str:
+    """The text of a text input's state ('' when there is none, or it is not text)."""
+    value = action.get("value")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _option_number(option: Any) -> int:
+    """The option number a selected option carries; TypeError/ValueError if it is not ours."""
+    value = option.get("value") if isinstance(option, dict) else None
+    if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+        raise ValueError(value)
+    return int(value)
+
+
 def read_rationale(values: dict[str, dict[str, Any]]) -> str | None:
     """The form's 'Why' text, or None."""
     for bid, actions in (values or {}).items():
         parsed = parse_block_id(bid)
         if parsed and parsed[0] == "w" and isinstance(actions, dict):
             for action in actions.values():
-                text = ((action or {}).get("value") or "").strip()
-                return text or None
+                return (_typed(action) if isinstance(action, dict) else "") or None
     return None
 
 

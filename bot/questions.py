@@ -575,7 +575,7 @@ def parse_typed(q: Question, raw: str) -> Response:
             )
         return Response(other=text)
     parts = [p.strip() for p in raw.replace(" ", ",").split(",") if p.strip()]
-    if not all(p.isdigit() for p in parts):
+    if not all(p.isascii() and p.isdigit() for p in parts):  # '²' is a digit, not a number
         hint = (
             "one number"
             if q.type is QuestionType.SINGLE

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bot import blocks
@@ -28,6 +28,7 @@ ANY_JSON = st.recursive(
     ),
     max_leaves=20,
 )
+BLOCK_IDS = [f"closebot:{kind}:{n}:x" for kind in ("q", "o", "w") for n in (0, 1, 2)]
 OPTION = st.fixed_dictionaries(
     {"label": st.text(min_size=1, max_size=90)},
     optional={"description": st.text(max_size=200) | st.integers()},
@@ -111,10 +112,14 @@ def test_the_validator_accepts_or_lists_problems_and_what_it_accepts_renders(raw
 
 @settings(max_examples=200)
 @given(
-    ASK,
+    st.one_of(VALID_ASK, ASK),
     st.dictionaries(
-        st.text(max_size=20),
-        st.dictionaries(st.text(max_size=10), ANY_JSON, max_size=3),
+        st.text(max_size=20) | st.sampled_from(BLOCK_IDS),
+        st.dictionaries(
+            st.text(max_size=10) | st.sampled_from(["answer", "other", "why"]),
+            ANY_JSON,
+            max_size=3,
+        ),
         max_size=6,
     ),
 )
@@ -123,6 +128,8 @@ def test_reading_any_submitted_state_gives_answers_or_a_form_error(raw: Any, val
         ask = parse_ask(raw)
     except AskInvalid:
         return
+    rationale = blocks.read_rationale(values)
+    assert rationale is None or isinstance(rationale, str)
     try:
         responses = blocks.read_form(ask, values)
         answer_payload(ask, responses)
@@ -164,6 +171,10 @@ def test_what_the_form_sends_back_for_real_choices_reads_as_those_choices(
             assert sorted(got.selected) == sorted(pick if isinstance(pick, list) else [pick])
 
 
+@example(
+    {"context": "c", "questions": [{"question": "q", "options": [{"label": "a"}, {"label": "b"}]}]},
+    "²",  # a digit to str.isdigit(), not to int(): it crashed the console
+)
 @given(VALID_ASK, st.text(max_size=40))
 def test_typed_console_answers_parse_or_say_why(raw: Any, typed: str) -> None:
     try:
