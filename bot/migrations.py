@@ -197,3 +197,9 @@ def m005_reliability(db: Database) -> None:
     db.table("runs").add_column("stop_requested_by", str)
     db.table("questions").add_column("settled_shown_at", str)
     db.table("questions").add_column("remind_at", str)
+    # Forms settled before this migration were shown read-only then: the watchdog must not
+    # update every old form again on the first start after the upgrade.
+    db.execute(
+        "update questions set settled_shown_at = coalesce(answered_at, created_at) "
+        "where status != 'pending'"
+    )

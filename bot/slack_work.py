@@ -347,6 +347,7 @@ class SlackWork:
                     ("reminders", self.remind_due),
                     ("heal", self.heal),
                     ("slack", self.check_slack),
+                    ("sightings", lambda: self.store.forget_sightings(older_than=DAY)),
                 ):
                     try:
                         step()

@@ -345,6 +345,15 @@ class Store:
             )
             return cursor.rowcount == 1
 
+    def forget_sightings(self, *, older_than: timedelta) -> int:
+        """Drop request signatures seen longer ago than `older_than` (past Slack's replay window)."""
+        with self.write() as db:
+            cursor = db.execute(
+                "delete from slack_events where event_id like 'sig:%' and received_at < ?",
+                (self.now(after=-older_than),),
+            )
+            return cursor.rowcount
+
     def hold_message(self, run_id: str, *, user: str | None, text: str) -> None:
         """Keep a message that arrived while the run was busy; take_messages() hands it over."""
         with self.write() as db:

@@ -314,6 +314,19 @@ def test_a_database_from_before_leases_migrates_and_keeps_its_rows(db_path: Path
             "created_at": "2026-11-01T00:00:00.000+00:00",
         }
     )
+    db.table("questions").insert(
+        {
+            "id": "q2",
+            "run_id": "r1",
+            "context": "c",
+            "questions": "[]",
+            "status": "answered",
+            "channel": "CFIN",
+            "message_ts": "1.3",
+            "created_at": "2026-11-01T00:00:00.000+00:00",
+            "answered_at": "2026-11-01T01:00:00.000+00:00",
+        }
+    )
     db.close()
     s = Store(db_path)
     assert [x.name for x in migrations.applied(s.db)][-1] == "m005_reliability"
@@ -327,4 +340,20 @@ def test_a_database_from_before_leases_migrates_and_keeps_its_rows(db_path: Path
         None,
         None,
     )
+    # settled before the upgrade: already shown read-only, nothing for the watchdog to redo
+    assert s.question("q2").settled_shown_at == "2026-11-01T01:00:00.000+00:00"
+    assert s.forms_to_repair() == ([], [])
+    s.close()
+
+
+def test_request_signatures_are_forgotten_after_the_replay_window(db_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = [datetime(2026, 11, 2, 9, 0, tzinfo=UTC)]
+    s = Store(db_path, clock=lambda: now[0])
+    assert s.first_sighting("sig:v0=abc") and s.first_sighting("Ev1")
+    assert not s.first_sighting("sig:v0=abc")  # a replay
+    now[0] += timedelta(days=2)
+    assert s.forget_sightings(older_than=timedelta(days=1)) == 1
+    assert not s.first_sighting("Ev1")  # event ids are kept: Slack's retries stay deduplicated
     s.close()
