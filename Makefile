@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo auto test lint clean
+.PHONY: demo auto test lint bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -24,6 +24,9 @@ lint: $(STAMP)
 
 test: lint  ## lint, type-check and the whole test suite
 	$(VENV)/bin/pytest -q
+
+bench: $(STAMP)  ## performance figures beside their targets (issue 11); a few minutes
+	$(PY) bench/perf.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
