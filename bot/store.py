@@ -451,6 +451,17 @@ class Store:
             db.execute("update runs set updated_at = ? where id = ?", (self.now(), run_id))
         return seq
 
+    def last_message(self, run_id: str) -> Message | None:
+        """The transcript's latest message, without reading the rest."""
+        rows = self._rows(
+            "select seq, role, content from messages where run_id = ? order by seq desc limit 1",
+            (run_id,),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return Message(seq=r["seq"], role=r["role"], content=json.loads(r["content"]))
+
     def messages(self, run_id: str) -> list[Message]:
         rows = self._rows(
             "select seq, role, content from messages where run_id = ? order by seq", (run_id,)
