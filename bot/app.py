@@ -8,7 +8,6 @@ across workers. Socket Mode (development, no public URL) uses slack_sdk's own cl
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
@@ -22,8 +21,10 @@ from http import HTTPStatus
 from typing import Any
 
 from slack_bolt import App
-from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.context import BoltContext
 from slack_bolt.error import BoltError
+from slack_bolt.request import BoltRequest
+from slack_bolt.request.internals import build_context
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import (
@@ -222,10 +223,22 @@ def health(service: Service) -> tuple[int, dict[str, Any]]:
     return (200 if body["ok"] else 503), body
 
 
+class ParsedRequest(BoltRequest):
+    """A Bolt request over a body the edge has already parsed (exactly as Bolt's own
+    parse_body would): a large form's payload is URL-decoded and JSON-parsed once, not twice."""
+
+    def __init__(
+        self, *, raw_body: str, body: dict[str, Any], query: str, headers: dict[str, str]
+    ) -> None:
+        super().__init__(body="", query=query, headers=dict(headers))
+        self.raw_body = raw_body  # what Bolt's signature check reads
+        self.body = body
+        self.context = build_context(BoltContext({}), body)
+
+
 def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
     """/slack/events through the edge checks to Bolt (events, commands, interactivity on one
     path) and GET /healthz. One log line per request: what it was, the status, how long."""
-    bolt = SlackRequestHandler(service.app, path=EVENTS_PATH)
 
     def answer(
         start_response: Callable[..., Any], status: int, body: dict[str, Any] | None = None
@@ -300,9 +313,21 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
         if not first:
             outcome["kind"] += " (replay)"
             return answer(start_response, 200)
-        environ["wsgi.input"] = io.BytesIO(raw)
-        environ["CONTENT_LENGTH"] = str(len(raw))
-        return bolt(environ, start_response)
+        request = ParsedRequest(
+            raw_body=raw.decode("utf-8"),
+            body=checked.body,
+            query=str(environ.get("QUERY_STRING") or ""),
+            headers=headers,
+        )
+        response = service.app.dispatch(request)
+        payload = (response.body or "").encode("utf-8")
+        out_headers = [(k, v) for k, values in response.headers.items() for v in values]
+        out_headers = [(k, v) for k, v in out_headers if k.lower() != "content-length"]
+        start_response(
+            f"{response.status} {HTTPStatus(response.status).phrase}",
+            [*out_headers, ("Content-Length", str(len(payload)))],
+        )
+        return [payload]
 
     return application
 

@@ -33,6 +33,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _insert(db: Database, table: str, row: dict[str, Any], *, ignore: bool = False) -> None:
+    """One row by plain SQL: sqlite-utils' insert() reads the table's schema on every call."""
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    verb = "insert or ignore" if ignore else "insert"
+    db.execute(f"{verb} into {table} ({columns}) values ({marks})", tuple(row.values()))
+
+
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -240,9 +248,7 @@ class Store:
             "actor": actor,
             "detail": _dumps(detail),
         }
-        db.table("audit_events").insert(
-            {**event, "prev_hash": prev, "hash": event_hash(prev, event)}
-        )
+        _insert(db, "audit_events", {**event, "prev_hash": prev, "hash": event_hash(prev, event)})
 
     def verify_audit(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
         """(events checked, the first event whose link is broken or None, why)."""
@@ -280,7 +286,9 @@ class Store:
         run_id = uuid.uuid4().hex[:12]
         now = self.now()
         with self.write() as db:
-            db.table("runs").insert(
+            _insert(
+                db,
+                "runs",
                 {
                     "id": run_id,
                     "period": period,
@@ -294,7 +302,7 @@ class Store:
                     "error": None,
                     "created_at": now,
                     "updated_at": now,
-                }
+                },
             )
             self._audit(
                 db,
@@ -357,8 +365,10 @@ class Store:
     def hold_message(self, run_id: str, *, user: str | None, text: str) -> None:
         """Keep a message that arrived while the run was busy; take_messages() hands it over."""
         with self.write() as db:
-            db.table("inbox").insert(
-                {"run_id": run_id, "user": user, "text": text, "created_at": self.now()}
+            _insert(
+                db,
+                "inbox",
+                {"run_id": run_id, "user": user, "text": text, "created_at": self.now()},
             )
 
     def take_messages(self, run_id: str) -> list[dict[str, Any]]:
@@ -439,14 +449,16 @@ class Store:
                 "select coalesce(max(seq), 0) as seq from messages where run_id = ?", (run_id,)
             )
             seq = int(row[0]["seq"]) + 1
-            db.table("messages").insert(
+            _insert(
+                db,
+                "messages",
                 {
                     "run_id": run_id,
                     "seq": seq,
                     "role": role,
                     "content": _dumps(content),
                     "created_at": self.now(),
-                }
+                },
             )
             db.execute("update runs set updated_at = ? where id = ?", (self.now(), run_id))
         return seq
@@ -483,7 +495,9 @@ class Store:
         is_error: bool,
     ) -> None:
         with self.write() as db:
-            db.table("tool_calls").insert(
+            _insert(
+                db,
+                "tool_calls",
                 {
                     "tool_use_id": tool_use_id,
                     "run_id": run_id,
@@ -534,7 +548,9 @@ class Store:
         with self.write() as db:
             existing = self._rows("select id from questions where id = ?", (question_id,))
             if not existing:
-                db.table("questions").insert(
+                _insert(
+                    db,
+                    "questions",
                     {
                         "id": question_id,
                         "run_id": run_id,
@@ -543,7 +559,7 @@ class Store:
                         "status": "pending",
                         "created_at": self.now(),
                         "expires_at": expires_at,
-                    }
+                    },
                 )
                 self._audit(
                     db,
