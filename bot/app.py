@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -46,6 +47,7 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+SWITCH_INTERVAL_S = 0.0005
 HEALTH_PATH = "/healthz"
 
 
@@ -370,6 +372,9 @@ def serve(
 ) -> int:
     """Run the bot until SIGINT/SIGTERM: HTTP, or Socket Mode when SLACK_APP_TOKEN is set and --http is not."""
     socket_mode = bool(settings.slack_app_token) and not http
+    # A turn's CPU work holds the GIL for up to the switch interval (5 ms by default) before
+    # a request thread gets it back: a shorter one keeps acks fast while turns run.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     service = build_service(settings, store=store, model=model, socket_mode=socket_mode)
     recovered = service.work.recover()
     stop = threading.Event()
