@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from bot.errors import AlreadyAnsweredError, ModelError
-from bot.models import Model, Reply
+from bot.models import Model, Reply, usage_line
 from bot.questions import (
     TOOL_NAME,
     TOOL_SCHEMA,
@@ -246,14 +246,19 @@ class AgentLoop:
                         run_id, f"stopped after {self.max_steps} steps without finishing"
                     )
                 steps += 1
+                model = self._model_for(run_id)
                 try:
-                    reply = self._model_for(run_id).respond(
+                    reply = model.respond(
                         system=self.system_prompt,
                         messages=transcript.api(),
                         tools=schemas,
                     )
                 except ModelError as e:
                     return self._fail(run_id, str(e))
+                if reply.usage:  # tokens are spent whether or not the reply is usable
+                    self.store.record_model_call(
+                        run_id, model=model.name, stop_reason=reply.stop_reason, usage=reply.usage
+                    )
                 problem = reply_problem(reply)
                 if problem:  # nothing of an unusable reply enters the transcript
                     return self._fail(run_id, problem)
@@ -394,6 +399,9 @@ class AgentLoop:
             return self._fail(run_id, f"the step '{failed[0]}' failed: {error}")
         self.presenter.progress(run_id, self.store.finish_steps(run_id))
         self.store.set_run_status(run_id, "done")
+        calls, usage = self.store.usage(run_id)
+        if calls:
+            text = f"{text}\n\n{usage_line(self.store.run(run_id).model, usage, calls)}".strip()
         self.presenter.finished(run_id, text)
         return Finished(text=text)
 

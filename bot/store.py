@@ -19,6 +19,12 @@ from sqlite_utils import Database
 from bot.errors import AlreadyAnsweredError, BusyError, NotFoundError, ReadOnlyError
 from bot.migrations import migrations
 
+USAGE_FIELDS = (  # as the Messages API names them
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
 QUICK_BUSY_MS = 400  # the ack path waits at most this long for a lock, then says "busy"
 
@@ -481,6 +487,34 @@ class Store:
         return [
             Message(seq=r["seq"], role=r["role"], content=json.loads(r["content"])) for r in rows
         ]
+
+    # -- model usage ------------------------------------------------------
+
+    def record_model_call(
+        self, run_id: str, *, model: str | None, stop_reason: str | None, usage: dict[str, int]
+    ) -> None:
+        """One model call's token usage."""
+        with self.write() as db:
+            _insert(
+                db,
+                "model_calls",
+                {
+                    "run_id": run_id,
+                    "at": self.now(),
+                    "model": model,
+                    "stop_reason": stop_reason,
+                    **{f: int(usage.get(f, 0)) for f in USAGE_FIELDS},
+                },
+            )
+
+    def usage(self, run_id: str) -> tuple[int, dict[str, int]]:
+        """(model calls, summed token usage) of a run."""
+        sums = ", ".join(f"coalesce(sum({f}), 0) as {f}" for f in USAGE_FIELDS)
+        row = self._rows(
+            f"select count(*) as calls, {sums} from model_calls where run_id = ?", (run_id,)
+        )[0]
+        calls = int(row.pop("calls"))
+        return calls, {k: int(v) for k, v in row.items()}
 
     # -- tool calls -------------------------------------------------------
 
