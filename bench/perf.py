@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import http.client
+import json
 import os
 import platform
 import re
@@ -37,16 +39,19 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.agent_loop import AgentLoop  # noqa: E402
+from bot import models  # noqa: E402
+from bot.agent_loop import AgentLoop, Paused, ask_of  # noqa: E402
 from bot.blocks import SUBMIT_ACTION  # noqa: E402
 from bot.close.playbook import PlaybookModel  # noqa: E402
 from bot.close.prompts import SYSTEM_PROMPT, start_prompt  # noqa: E402
 from bot.close.tools import CloseTools  # noqa: E402
 from bot.models import Reply  # noqa: E402
-from bot.store import QuestionRecord, Store  # noqa: E402
+from bot.questions import answer_payload, default_responses  # noqa: E402
+from bot.store import USAGE_FIELDS, QuestionRecord, Store  # noqa: E402
 from bot.tools import ToolContext, ToolRegistry  # noqa: E402
 from tests import slack_payloads as sp  # noqa: E402
 from tests.fake_slack import FakeSlack, fake_slack  # noqa: E402
+from tests.loopback import QuietHandler, loopback  # noqa: E402
 from tests.slack_harness import slack_sample  # noqa: E402
 
 FORM = "application/x-www-form-urlencoded"
@@ -431,6 +436,156 @@ def history_row(tmp: Path, steps: int) -> Row:
     )
 
 
+# -- model cost: a whole close through the Claude adapter against a caching fake ------------
+
+
+class CachingAnthropic:
+    """A fake Messages API that answers as the offline playbook would and counts tokens as
+    prompt caching does: a prefix up to a cache breakpoint is written once and read after;
+    a later request reads the longest cached prefix ending at any block (the API looks back
+    for earlier breakpoints). Tokens are estimated at four bytes of JSON each."""
+
+    def __init__(self) -> None:
+        self.playbook = PlaybookModel()
+        self.cached: set[str] = set()
+        self.usage = {f: 0 for f in USAGE_FIELDS}
+        self.sent_bytes = 0
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        blocks: list[tuple[str, bool]] = []  # (canonical JSON, is a breakpoint), in prompt order
+        for tool in request["tools"]:
+            blocks.append((json.dumps(tool, sort_keys=True), "cache_control" in tool))
+        for part in request["system"]:
+            blocks.append((json.dumps(part, sort_keys=True), "cache_control" in part))
+        for message in request["messages"]:
+            for b in message["content"]:
+                marked = "cache_control" in b
+                plain = {k: v for k, v in b.items() if k != "cache_control"}
+                blocks.append((message["role"] + json.dumps(plain, sort_keys=True), marked))
+        sizes = [len(text) // 4 for text, _ in blocks]
+        prefixes = []
+        digest = hashlib.sha256()
+        for text, _ in blocks:
+            digest.update(text.encode())
+            prefixes.append(digest.hexdigest())
+        read_to = max((i + 1 for i, p in enumerate(prefixes) if p in self.cached), default=0)
+        marks = [i + 1 for i, (_, mark) in enumerate(blocks) if mark]
+        write_to = max(marks, default=0)
+        read = sum(sizes[:read_to])
+        written = sum(sizes[read_to:write_to]) if write_to > read_to else 0
+        fresh = sum(sizes[max(read_to, write_to) :])
+        for m in marks:
+            self.cached.add(prefixes[m - 1])
+        messages = [
+            {
+                "role": m["role"],
+                "content": [
+                    {k: v for k, v in b.items() if k != "cache_control"} for b in m["content"]
+                ],
+            }
+            for m in request["messages"]
+        ]
+        reply = self.playbook.respond(system="", messages=messages, tools=request["tools"])
+        usage = {
+            "input_tokens": fresh,
+            "output_tokens": len(json.dumps(reply.content)) // 4,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written,
+        }
+        for k, v in usage.items():
+            self.usage[k] += v
+        return {
+            "id": "msg_bench",
+            "type": "message",
+            "role": "assistant",
+            "model": request["model"],
+            "content": reply.content,
+            "stop_reason": reply.stop_reason or "end_turn",
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+
+@contextmanager
+def caching_anthropic() -> Iterator[tuple[str, CachingAnthropic]]:
+    fake = CachingAnthropic()
+
+    class Handler(QuietHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the real API
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+            fake.sent_bytes += len(raw)
+            body = json.dumps(fake.answer(json.loads(raw))).encode()
+            self.send(200, body, {"content-type": "application/json"})
+
+    with loopback(Handler) as url:
+        yield url, fake
+
+
+def claude_close(
+    tmp: Path, data: Path, *, conversation_breakpoint: bool
+) -> tuple[dict[str, int], int, int, float]:
+    """A whole close of the sample through ClaudeModel, every question given its
+    recommendation: (tokens, model calls, bytes sent, the store's estimated cost)."""
+    original = models.with_conversation_breakpoint
+    if not conversation_breakpoint:  # the figure before this change, for comparison
+        models.with_conversation_breakpoint = lambda messages: messages
+    try:
+        with caching_anthropic() as (url, fake):
+            store = Store(tmp / f"claude-{conversation_breakpoint}.db")
+            model = models.ClaudeModel(model="claude-sonnet-5-5", api_key="sk-bench", base_url=url)
+            loop = AgentLoop(
+                store=store,
+                model=model,
+                tools=CloseTools(data_dir=data).registry(),
+                presenter=Silent(),
+                system_prompt=SYSTEM_PROMPT,
+            )
+            run = store.create_run(
+                period="2026-10", mode="console", started_by="bench", model=model.name
+            )
+            outcome = loop.start(run.id, start_prompt("2026-10"))
+            while isinstance(outcome, Paused):
+                record = store.question(outcome.question_id)
+                ask = ask_of(record)
+                header = record.questions[0].get("header")
+                by = "bench-second" if header == "Second approval" else "bench"
+                store.claim_answer(
+                    record.id,
+                    answer=answer_payload(ask, default_responses(ask)),
+                    answered_by=by,
+                    source="console",
+                )
+                outcome = loop.advance(run.id)
+            calls, usage = store.usage(run.id)
+            assert usage == fake.usage, (usage, fake.usage)
+            cost = models.estimated_cost(model.name, usage)
+            store.close()
+            return usage, calls, fake.sent_bytes, cost
+    finally:
+        models.with_conversation_breakpoint = original
+
+
+def cost_rows(tmp: Path, data: Path) -> list[Row]:
+    def rate(u: dict[str, int]) -> float:
+        prompt = u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+        return u["cache_read_input_tokens"] / prompt if prompt else 0.0
+
+    now, calls, sent, cost = claude_close(tmp, data, conversation_breakpoint=True)
+    before, _, _, cost_before = claude_close(tmp, data, conversation_breakpoint=False)
+    return [
+        Row(
+            f"cache hit rate, a whole Claude close ({calls} calls, {sent / 1024:.0f} KB sent)",
+            "conversation cached; usage recorded",
+            f"{rate(now):.0%} of input read from cache; est. ${cost:.3f}",
+            f"system+tools only: {rate(before):.0%}; est. ${cost_before:.3f}",
+            f"{cost_before / cost:.1f}× cheaper" if cost else "—",
+            "met" if rate(now) > rate(before) else "missed",
+        )
+    ]
+
+
 # -- memory with many paused runs ---------------------------------------------------
 
 
@@ -575,6 +730,8 @@ def main() -> None:
             store.close()
         rows.append(history_row(tmp, history_steps))
         print("  history: done", flush=True)
+        rows += cost_rows(tmp, data)
+        print("  model cost: done", flush=True)
         for count in copies:
             rows.append(memory_row(tmp, fake, data, count))
         print("  memory: done", flush=True)
