@@ -100,7 +100,9 @@ def _started(name: str, cmd: list[str], env: dict[str, str], log: Path) -> Serve
     return Server(name, proc, int(found.group(1)))
 
 
-def closebot_server(fake: FakeSlack, db: Path, data: Path, log: Path) -> Server:
+def closebot_server(
+    fake: FakeSlack, db: Path, data: Path, log: Path, anthropic: str | None = None
+) -> Server:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("CLOSEBOT_", "SLACK_"))},
         "SLACK_API_URL": fake.api_url,
@@ -110,6 +112,8 @@ def closebot_server(fake: FakeSlack, db: Path, data: Path, log: Path) -> Server:
         "CLOSEBOT_APPROVERS": "UAPPROVER,UAPPROVER2",
     }
     env.pop("ANTHROPIC_API_KEY", None)  # the offline playbook drives the runs
+    if anthropic:  # or Claude, through the SDK, against a fake Messages API
+        env.update(ANTHROPIC_API_KEY="sk-bench", ANTHROPIC_BASE_URL=anthropic)
     cmd = [sys.executable, "-m", "bot", "serve", "--http", "--host", "127.0.0.1", "--port", "0"]
     return _started("closebot", [*cmd, "--db", str(db)], env, log)
 
@@ -450,6 +454,7 @@ class CachingAnthropic:
         self.cached: set[str] = set()
         self.usage = {f: 0 for f in USAGE_FIELDS}
         self.sent_bytes = 0
+        self.delay = 0.0
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         blocks: list[tuple[str, bool]] = []  # (canonical JSON, is a breakpoint), in prompt order
@@ -515,6 +520,8 @@ def caching_anthropic() -> Iterator[tuple[str, CachingAnthropic]]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+            if fake.delay:
+                time.sleep(fake.delay)  # the model thinking: what head-of-line blocking waits on
             fake.sent_bytes += len(raw)
             body = json.dumps(fake.answer(json.loads(raw))).encode()
             self.send(200, body, {"content-type": "application/json"})
@@ -582,6 +589,59 @@ def cost_rows(tmp: Path, data: Path) -> list[Row]:
             f"system+tools only: {rate(before):.0%}; est. ${cost_before:.3f}",
             f"{cost_before / cost:.1f}× cheaper" if cost else "—",
             "met" if rate(now) > rate(before) else "missed",
+        )
+    ]
+
+
+# -- head-of-line blocking: runs waiting on a slow model ----------------------------------
+
+
+def roots(fake: FakeSlack) -> int:
+    """Root messages (threads opened) in the fake Slack."""
+    return sum(1 for m in list(fake.messages.values()) if not m.get("thread_ts"))
+
+
+def blocking_rows(tmp: Path, fake: FakeSlack, data: Path, waiting: int, delay: float) -> list[Row]:
+    """With `waiting` runs each waiting `delay` s on the model: how long until a new /close
+    opens its thread, and a Submit's form turns read-only."""
+    with caching_anthropic() as (url, model):
+        db = tmp / "blocking.db"
+        bot = closebot_server(fake, db, data, tmp / "blocking.log", anthropic=url)
+        store = Store(db)
+        try:
+            open_runs(fake, store, bot, 3)  # forms to Submit later, made at full speed
+            forms = answerable(store)[:3]
+            model.delay = delay
+            c = Client(bot.port)
+            for _ in range(waiting):
+                c.post(close_body(fake))
+            opened, read_only = [], []
+            for record in forms:
+                before = roots(fake)
+                started = time.monotonic()
+                c.post(close_body(fake))
+                wait_until(lambda b=before: roots(fake) > b, timeout=delay * 8, what="a thread")
+                opened.append(time.monotonic() - started)
+                started = time.monotonic()
+                c.post(submit_body(fake, record))
+                wait_until(
+                    lambda r=record: not has_submit(fake, r), timeout=delay * 8, what="read-only"
+                )
+                read_only.append(time.monotonic() - started)
+            c.close()
+        finally:
+            store.close()
+            bot.proc.kill()  # its turns are still waiting on the slow model
+            bot.proc.wait()
+    verdict = "met" if max(opened) <= 1 and max(read_only) <= 1 else "missed"
+    return [
+        Row(
+            f"{waiting} runs waiting {delay:.0f} s on the model: new /close thread opens; Submit form read-only",
+            "≤ 1 s (p99)",
+            f"max {max(opened) * 1000:.0f} ms; max {max(read_only) * 1000:.0f} ms (of {len(opened)} each)",
+            "—",
+            "—",
+            verdict,
         )
     ]
 
@@ -732,6 +792,8 @@ def main() -> None:
         print("  history: done", flush=True)
         rows += cost_rows(tmp, data)
         print("  model cost: done", flush=True)
+        rows += blocking_rows(tmp, fake, data, *((8, 3.0) if args.quick else (50, 10.0)))
+        print("  head-of-line blocking: done", flush=True)
         for count in copies:
             rows.append(memory_row(tmp, fake, data, count))
         print("  memory: done", flush=True)

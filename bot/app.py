@@ -82,7 +82,7 @@ def build_service(
     store: Store,
     model: Model,
     socket_mode: bool = False,
-    workers: int = 32,  # turns: most of a worker's time is spent waiting on the model
+    workers: int = 4,  # turns; quick Slack work has its own pool (runner.fast)
     still_working_after: float = 45.0,
 ) -> Service:
     """The Bolt app with its listeners, runner and presenter; checks the token with auth.test."""
