@@ -6,6 +6,7 @@ a hand-moved clock; the watchdog's pass (heal()) is called directly instead of w
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -329,8 +330,8 @@ def test_stop_on_a_waiting_run_cancels_its_question_and_says_who_stopped_it(
 def test_stop_during_a_turn_ends_it_at_the_next_step(
     fake: FakeSlack, db_path: Path, clock: Clock
 ) -> None:
-    release = __import__("threading").Event()
-    entered = __import__("threading").Event()
+    release = threading.Event()
+    entered = threading.Event()
 
     class SlowModel(ScriptedModel):
         def respond(self, **kw: Any) -> Any:
@@ -386,8 +387,6 @@ def test_the_retry_button_continues_a_failed_run(
 def test_a_hung_model_says_still_working_and_answers_a_thread_message_meanwhile(
     fake: FakeSlack, db_path: Path
 ) -> None:
-    import threading
-
     release = threading.Event()
     calls = 0
 

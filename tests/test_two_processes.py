@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,6 @@ def interrupted_run(fake: FakeSlack, db_path: Path) -> str:
 
 
 def test_closebot_resume_refuses_a_run_another_process_is_advancing(db_path: Path) -> None:
-    from datetime import timedelta
-
     store = Store(db_path)
     run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
     try:
@@ -92,7 +91,7 @@ def test_a_second_process_leaves_a_run_alone_while_the_first_advances_it(
         assert first.service.work.recover() == [run_id]
         assert entered.wait(30)
         assert second.service.work.recover() == []  # the lease says the first one has it
-        second.service.work.stuck_after = __import__("datetime").timedelta(0)
+        second.service.work.stuck_after = timedelta(0)
         assert second.service.work.heal()["runs"] == []
         # Even a job the second process queued for the run steps aside.
         second.service.work.retry(run_id)
