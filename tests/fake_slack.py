@@ -1,150 +1,22 @@
-"""A loopback stand-in for Slack's Web API that records every call (port 0, 127.0.0.1)."""
+"""The fake Slack Web API now lives in the package (bot.sandbox.slack_api); kept for imports."""
 
 from __future__ import annotations
 
-import itertools
-import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any
-from urllib.parse import parse_qsl
 
-from tests.loopback import QuietHandler, loopback
+from bot.sandbox.slack_api import BOT_USER, Call, FakeSlack
 
-BOT_USER = "UBOT"
-
-
-@dataclass
-class Call:
-    method: str
-    params: dict[str, Any]
-
-
-@dataclass
-class FakeSlack:
-    url: str = ""
-    calls: list[Call] = field(default_factory=list)
-    messages: dict[str, dict[str, Any]] = field(
-        default_factory=dict
-    )  # ts → the message as it stands
-    uploads: dict[str, bytes] = field(default_factory=dict)
-    rate_limit: dict[str, int] = field(
-        default_factory=dict
-    )  # method → how many 429s to answer first
-    _changed: threading.Condition = field(default_factory=threading.Condition)
-    _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
-
-    @property
-    def api_url(self) -> str:
-        return f"{self.url}/api/"
-
-    def to(self, method: str) -> list[dict[str, Any]]:
-        with self._changed:
-            return [c.params for c in self.calls if c.method == method]
-
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = 15.0) -> bool:
-        """Wait, bounded, until `predicate` holds after some call arrived."""
-        with self._changed:
-            return self._changed.wait_for(predicate, timeout=timeout)
-
-    def thread(self, thread_ts: str) -> list[dict[str, Any]]:
-        """Messages posted in a thread (replies only), oldest first, as they stand now."""
-        with self._changed:
-            return [m for m in self.messages.values() if m.get("thread_ts") == thread_ts]
-
-    def answer(
-        self, method: str, params: dict[str, Any]
-    ) -> tuple[int, dict[str, Any], dict[str, str]]:
-        with self._changed:
-            self.calls.append(Call(method, params))
-            if self.rate_limit.get(method):
-                self.rate_limit[method] -= 1
-                self._changed.notify_all()
-                return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
-            body = self._body(method, params)
-            self._changed.notify_all()
-            return 200, body, {}
-
-    def _body(self, method: str, p: dict[str, Any]) -> dict[str, Any]:
-        if method == "auth.test":
-            return {
-                "ok": True,
-                "url": "https://example.slack.com/",
-                "team": "Example",
-                "user": "closebot",
-                "team_id": "T0001",
-                "user_id": BOT_USER,
-                "bot_id": "BBOT",
-            }
-        if method == "chat.postMessage":
-            ts = f"1761900000.{next(self._ts):06d}"
-            message = {
-                "ts": ts,
-                "channel": p.get("channel"),
-                "thread_ts": p.get("thread_ts"),
-                "text": p.get("text"),
-                "blocks": p.get("blocks") or [],
-            }
-            self.messages[ts] = message
-            return {"ok": True, "channel": p.get("channel"), "ts": ts, "message": message}
-        if method == "chat.update":
-            message = self.messages.get(p.get("ts", ""))
-            if message is None:
-                return {"ok": False, "error": "message_not_found"}
-            message.update(text=p.get("text"), blocks=p.get("blocks") or [])
-            return {"ok": True, "channel": p.get("channel"), "ts": p.get("ts")}
-        if method == "chat.postEphemeral":
-            return {"ok": True, "message_ts": f"1761900000.{next(self._ts):06d}"}
-        if method == "files.getUploadURLExternal":
-            file_id = f"F{next(self._ts):04d}"
-            return {"ok": True, "upload_url": f"{self.url}/upload/{file_id}", "file_id": file_id}
-        if method == "files.completeUploadExternal":
-            return {
-                "ok": True,
-                "files": [{"id": f["id"], "title": f.get("title")} for f in p.get("files", [])],
-            }
-        return {"ok": True}
-
-
-def _params(content_type: str, raw: bytes) -> dict[str, Any]:
-    if "json" in content_type:
-        return json.loads(raw or b"{}")
-    params: dict[str, Any] = dict(parse_qsl(raw.decode()))
-    for key in ("blocks", "files"):
-        if isinstance(params.get(key), str):
-            params[key] = json.loads(params[key])
-    return params
+TEST_TOKEN = "xoxb-test-token"
 
 
 @contextmanager
 def fake_slack() -> Iterator[FakeSlack]:
-    fake = FakeSlack()
+    """The fake on 127.0.0.1 (port 0), accepting only the tests' bot token."""
+    from bot.sandbox.slack_api import fake_slack as serve
 
-    class Handler(QuietHandler):
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-            if self.path.startswith("/upload/"):
-                with fake._changed:
-                    fake.uploads[self.path.rsplit("/", 1)[1]] = raw
-                self.send(200, b"OK", {})
-                return
-            method = self.path.removeprefix("/api/")
-            if "invalid" in self.headers.get("authorization", ""):
-                self.send(
-                    200,
-                    json.dumps({"ok": False, "error": "invalid_auth"}).encode(),
-                    {"content-type": "application/json"},
-                )
-                return
-            status, body, headers = fake.answer(
-                method, _params(self.headers.get("content-type", ""), raw)
-            )
-            self.send(
-                status, json.dumps(body).encode(), {"content-type": "application/json", **headers}
-            )
-
-    with loopback(Handler) as url:
-        fake.url = url
+    with serve(token=TEST_TOKEN) as fake:
         yield fake
+
+
+__all__ = ["BOT_USER", "TEST_TOKEN", "Call", "FakeSlack", "fake_slack"]
