@@ -9,6 +9,7 @@ import sqlite3
 import sys
 from collections.abc import Sequence
 from decimal import Decimal
+from pathlib import Path
 from typing import TextIO
 
 from bot import __version__
@@ -100,6 +101,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--port", type=int, default=3000, help="port (default 3000; 0 picks a free one)"
+    )
+
+    sandbox = sub.add_parser(
+        "sandbox",
+        parents=[data],
+        help="a Slack channel in your browser with closebot in it: no Slack account needed",
+    )
+    sandbox.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="port on 127.0.0.1 (default 8000; 0 picks a free one)",
+    )
+    sandbox.add_argument(
+        "--db",
+        help="SQLite file (default: a new one in a temporary folder, as the fake workspace starts empty)",
     )
 
     sub.add_parser("runs", parents=[db], help="list recent runs")
@@ -304,6 +321,30 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from e
 
 
+def cmd_sandbox(args: argparse.Namespace, out: TextIO) -> int:
+    import tempfile
+
+    from bot.sandbox.run import Sandbox, run_sandbox
+
+    if args.db is None:
+        args.db = str(Path(tempfile.mkdtemp(prefix="closebot-sandbox-")) / "sandbox.db")
+    settings = _settings(args)
+    store = open_store(settings)
+    model = build_model(settings)
+    driver = (
+        f"Claude ({model.name})"
+        if settings.uses_claude
+        else "the offline playbook (set ANTHROPIC_API_KEY for Claude)"
+    )
+    try:
+        sandbox = Sandbox(store=store, model=model, port=args.port)
+    except OSError as e:
+        raise ConfigError(
+            f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}; try --port 0"
+        ) from e
+    return run_sandbox(sandbox, driver=driver, db_path=settings.db_path, out=out)
+
+
 COMMANDS = {
     "run": cmd_run,
     "resume": cmd_resume,
@@ -311,6 +352,7 @@ COMMANDS = {
     "entries": cmd_entries,
     "runs": cmd_runs,
     "serve": cmd_serve,
+    "sandbox": cmd_sandbox,
 }
 
 

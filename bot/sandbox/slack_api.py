@@ -267,7 +267,7 @@ class FakeSlack:
         problem = message_problems(blocks)
         if problem:
             raise SlackError(*problem)
-        return text, blocks
+        return text, _with_block_ids(blocks)
 
     def _thread_root(self, channel: str, thread_ts: Any) -> str | None:
         if not thread_ts:
@@ -354,15 +354,15 @@ class FakeSlack:
         )
         return {"message_ts": ts}
 
-    def add_ephemeral(self, channel: str, user: str, **fields: Any) -> str:
-        """A message only `user` sees (from the bot unless `sender` says Slackbot)."""
+    def add_ephemeral(self, channel: str, visible_to: str, **fields: Any) -> str:
+        """A message only `visible_to` sees; from the bot unless `fields` say otherwise."""
         ts = self._ts()
         self.ephemerals.append(
             {
                 "type": "message",
                 "ts": ts,
                 "channel": channel,
-                "visible_to": user,
+                "visible_to": visible_to,
                 "user": BOT_USER,
                 "bot_id": BOT_ID,
                 "text": "",
@@ -562,6 +562,14 @@ class FakeSlack:
             status, answer = self.respond(path.removeprefix("/respond/"), body)
             return json_response(answer, status)
         return None
+
+
+def _with_block_ids(blocks: list[Any]) -> list[Any]:
+    """Slack gives a block without a block_id one of its own."""
+    out = json.loads(json.dumps(blocks))
+    for block in out:
+        block.setdefault("block_id", uuid.uuid4().hex[:5])
+    return out
 
 
 def _public(message: dict[str, Any]) -> dict[str, Any]:
