@@ -439,9 +439,15 @@ def _when(at: str | None) -> str:
     return f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}|{moment:%Y-%m-%d %H:%M} UTC>"
 
 
-def notice_blocks(text: str) -> list[dict[str, Any]]:
-    """A short message to one person (ephemeral) or the thread."""
-    return [section(escape(text))]
+def notice_blocks(text: str, people: Iterable[str | None] = ()) -> list[dict[str, Any]]:
+    """A short message to one person (ephemeral) or the thread.
+
+    Escaped, except the `<@U…>` mentions of `people` (ids the bot itself put in the text).
+    """
+    shown = escape(text)
+    for uid in {p for p in people if p and USER_ID.match(p)}:
+        shown = shown.replace(f"&lt;@{uid}&gt;", f"<@{uid}>")
+    return [section(shown)]
 
 
 def error_blocks(text: str) -> list[dict[str, Any]]:

@@ -81,10 +81,19 @@ class Listeners:
         )
         self.runner.start_close(run.id)
 
-    def _notify(self, channel: str, user: str, thread_ts: str | None, text: str) -> None:
+    def _notify(
+        self,
+        channel: str,
+        user: str,
+        thread_ts: str | None,
+        text: str,
+        people: tuple[str | None, ...] = (),
+    ) -> None:
         presenter = self.runner.presenter
         self.runner.side(
-            lambda: presenter.ephemeral(channel=channel, user=user, thread_ts=thread_ts, text=text)
+            lambda: presenter.ephemeral(
+                channel=channel, user=user, thread_ts=thread_ts, text=text, people=people
+            )
         )
 
     def _settle(self, ack: Ack, body: dict[str, Any], *, cancel: bool) -> None:
@@ -112,7 +121,7 @@ class Listeners:
             return
         if record.status != "pending":
             ack()
-            self._notify(channel, user, thread_ts, _already(record))
+            self._notify(channel, user, thread_ts, _already(record), (record.answered_by,))
             return
         run = store.run(record.run_id)
         if user != run.started_by and user not in self.deps.approvers:
@@ -128,6 +137,7 @@ class Listeners:
                 user,
                 thread_ts,
                 f"Only <@{run.started_by}> (who started this close) or an approver can answer this; nothing was changed.",
+                (run.started_by,),
             )
             return
         try:
@@ -150,7 +160,8 @@ class Listeners:
             return
         except AlreadyAnsweredError:
             ack()
-            self._notify(channel, user, thread_ts, _already(store.question(question_id)))
+            settled = store.question(question_id)
+            self._notify(channel, user, thread_ts, _already(settled), (settled.answered_by,))
             return
         ack()
         self.runner.answered(run.id, question_id)

@@ -127,13 +127,22 @@ class SlackPresenter:
             channel=channel, thread_ts=thread_ts, text=text, blocks=blocks.notice_blocks(text)
         )
 
-    def ephemeral(self, *, channel: str, user: str, thread_ts: str | None, text: str) -> None:
+    def ephemeral(
+        self,
+        *,
+        channel: str,
+        user: str,
+        thread_ts: str | None,
+        text: str,
+        people: Sequence[str | None] = (),
+    ) -> None:
+        """A notice only `user` sees; the mentions of `people` in it stay mentions."""
         self.client.chat_postEphemeral(
             channel=channel,
             user=user,
             thread_ts=thread_ts,
             text=text,
-            blocks=blocks.notice_blocks(text),
+            blocks=blocks.notice_blocks(text, people=[*people, *self.approvers]),
         )
 
     # -- the Presenter protocol ------------------------------------------

@@ -298,3 +298,11 @@ def test_only_the_runs_own_people_become_mentions() -> None:
     text = out[0]["text"]["text"]
     assert "decided by <@UALICE> (user)" in text and "UEVIL" in text and "<@UEVIL>" not in text
     assert "&lt;@UALICE&gt;" in text and "&lt;!channel&gt;" in text
+
+
+def test_a_notice_keeps_the_mentions_the_bot_wrote_and_escapes_the_rest() -> None:
+    text = "Only <@UALICE> may answer; you typed <@UEVE> and <!channel>"
+    (block,) = blocks.notice_blocks(text, people=["UALICE", None, "not an id"])
+    shown = block["text"]["text"]
+    assert "Only <@UALICE> may answer" in shown
+    assert "&lt;@UEVE&gt;" in shown and "&lt;!channel&gt;" in shown

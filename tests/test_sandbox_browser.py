@@ -1,0 +1,150 @@
+"""The sandbox in a real browser: a person runs a close by clicking, as in Slack.
+
+Driven generically (each form gets its recommended option, or the first; a posting
+approval gets "Approve"), so the close domain may ask more or fewer questions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.sandbox.run import APPROVER, COLLEAGUE, STARTER, Sandbox
+from tests.sandbox_browser import (
+    ARTIFACTS,
+    answered,
+    browser,  # noqa: F401  (a fixture)
+    csv_links,
+    fill_form,
+    open_thread,
+    page,  # noqa: F401  (a fixture)
+    pending_form,
+    press_submit,
+    sandbox,  # noqa: F401  (a fixture)
+    say,
+    submit_button,
+    switch_to,
+)
+
+MAX_FORMS = 20
+
+
+def start_close(page: Any) -> Any:
+    say(page, "/close 2026-10")
+    pane = open_thread(page)
+    submit_button(pane).first.wait_for()
+    return pane
+
+
+def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
+    from playwright.sync_api import expect
+
+    pane = start_close(page)
+    form = pending_form(pane)
+    expect(form).to_contain_text("Recommended")
+    expect(form.locator("label.choice", has_text="⭐").first).to_be_visible()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "sandbox-page.png"))
+    page.set_viewport_size({"width": 1440, "height": 2400})  # the whole form at once
+    form.screenshot(path=str(ARTIFACTS / "sandbox-question-form.png"))
+    page.set_viewport_size({"width": 1440, "height": 900})
+
+    forms = 0
+    while not csv_links(pane).count():
+        expect(submit_button(pane).or_(csv_links(pane)).first).to_be_visible()
+        if csv_links(pane).count():
+            break
+        form = pending_form(pane)
+        ts = form.get_attribute("data-ts")
+        fill_form(form)
+        press_submit(page, form)
+        settled = answered(pane, ts)
+        expect(settled.locator(".input-block")).to_have_count(0)
+        expect(settled).to_contain_text(f"{STARTER.name} chose")
+        forms += 1
+        assert forms < MAX_FORMS, "the close kept asking"
+
+    assert forms >= 2, "a close asks at least a question and the posting approval"
+    expect(csv_links(pane)).to_have_count(2)
+    expect(pane).to_contain_text("finished")
+    expect(pane.locator(".input-block")).to_have_count(0)
+    root = page.locator("#messages .msg").filter(has=page.locator(".thread-link")).last
+    expect(root.locator(".reaction")).to_contain_text("✅")
+    (run,) = sandbox.store.runs()
+    assert run.status == "done"
+    (batch,) = sandbox.store.journal_batches(run.id)
+    assert batch["status"] == "posted" and batch["posted_by"] == STARTER.id
+    href = csv_links(pane).first.get_attribute("href")
+    download = page.request.get(href)
+    header = download.text().splitlines()[0]
+    assert download.ok and "," in header and "answer" in header
+
+
+def test_a_colleague_is_refused_privately_and_an_approver_may_answer(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    pane = start_close(page)
+    form = pending_form(pane)
+    ts = form.get_attribute("data-ts")
+
+    switch_to(page, COLLEAGUE.id)
+    fill_form(pending_form(pane))
+    press_submit(page, pending_form(pane))
+    refusal = pane.locator(".msg.ephemeral", has_text="can answer this")
+    expect(refusal).to_contain_text(f"@{STARTER.name}")
+    expect(refusal).to_contain_text("Only visible to you")
+    expect(submit_button(answered(pane, ts))).to_be_visible()  # nothing changed
+
+    switch_to(page, STARTER.id)
+    expect(submit_button(answered(pane, ts))).to_be_visible()
+    expect(pane.locator(".msg.ephemeral", has_text="can answer this")).to_have_count(0)
+
+    switch_to(page, APPROVER.id)
+    fill_form(pending_form(pane))
+    press_submit(page, pending_form(pane))
+    expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
+    expect(answered(pane, ts)).to_contain_text(f"{APPROVER.name} chose")
+
+
+def test_a_reload_mid_run_shows_the_same_state(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    pane = start_close(page)
+    form = pending_form(pane)
+    ts = form.get_attribute("data-ts")
+    fill_form(form)
+    choices = form.locator("label.choice")
+    choices.last.click()  # then change the last question's answer
+    picked = choices.last.locator(".choice-label").inner_text()
+    page.mouse.move(0, 0)  # no hover times in what is compared
+    before = pane.locator(".msg").all_inner_texts()
+
+    page.reload()
+    pane = page.locator("#thread-messages")
+    expect(pane.locator(f'.msg[data-ts="{ts}"]')).to_be_visible()  # the thread is still open
+    expect(pane.locator(".msg")).to_have_count(len(before))
+    assert pane.locator(".msg").all_inner_texts() == before
+    checked = answered(pane, ts).locator("label.choice", has=pane.page.locator("input:checked"))
+    expect(checked.last.locator(".choice-label")).to_have_text(picked)  # unsent choices survive
+    expect(checked).to_have_count(answered(pane, ts).locator("[role=radiogroup]").count())
+
+    press_submit(page, answered(pane, ts))
+    expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
+    expect(answered(pane, ts)).to_contain_text(picked.replace("⭐", "").strip())
+
+
+def test_the_composer_speaks_slack(page: Any) -> None:
+    from playwright.sync_api import expect
+
+    say(page, "/close someday")
+    expect(page.locator("#messages .msg.ephemeral", has_text="Usage")).to_be_visible()
+    say(page, "/deploy now")
+    expect(page.locator("#messages .msg.ephemeral", has_text="not a valid command")).to_be_visible()
+    say(page, "@closebot hello")
+    reply = open_thread(page)
+    expect(reply).to_contain_text("Usage")
+    expect(page.locator("#messages .msg", has_text="hello").locator(".mention")).to_have_text(
+        "@closebot"
+    )
+    page.locator("#channel-list li", has_text="general").click()
+    expect(page.locator("#channel-name")).to_have_text("# general")
+    expect(page.locator("#messages .msg")).to_have_count(0)
