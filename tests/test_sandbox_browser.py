@@ -12,14 +12,11 @@ from bot.sandbox.run import APPROVER, COLLEAGUE, STARTER, Sandbox
 from tests.sandbox_browser import (
     ARTIFACTS,
     answered,
-    browser,  # noqa: F401  (a fixture)
     csv_links,
     fill_form,
     open_thread,
-    page,  # noqa: F401  (a fixture)
     pending_form,
     press_submit,
-    sandbox,  # noqa: F401  (a fixture)
     say,
     submit_button,
     switch_to,
