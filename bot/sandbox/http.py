@@ -78,10 +78,10 @@ class LoopbackServer:
 
     def stop(self) -> None:
         self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread:
+        if self._thread:  # shutdown() waits for a serve_forever that must have started
+            self._server.shutdown()
             self._thread.join(timeout=10)
+        self._server.server_close()
 
     def __enter__(self) -> LoopbackServer:
         return self.start()

@@ -127,7 +127,11 @@ def run_sandbox(sandbox: Sandbox, *, driver: str, db_path: Path, out: Any) -> in
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    url = sandbox.start()
+    try:
+        url = sandbox.start()
+    except BaseException:
+        sandbox.stop()
+        raise
     print(
         f"closebot sandbox: open {url} in your browser\n"
         f"  A Slack workspace on this machine (no Slack account needed): #finance-close and #general,\n"
