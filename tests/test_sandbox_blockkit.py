@@ -239,9 +239,17 @@ def test_each_block_kit_limit_is_enforced_with_a_pointer(
     assert answer["response_metadata"]["messages"][0].startswith("[ERROR] ")
 
 
-def test_a_message_too_big_as_a_whole_is_refused(client: WebClient) -> None:
-    blocks = [{"type": "section", "text": mrkdwn("y" * 2900)} for _ in range(5)]
-    assert refusal(client, blocks)["error"] == "msg_blocks_too_long"
+def test_a_message_too_big_as_a_whole_is_refused_and_the_refusal_is_reported(
+    client: WebClient, fake: FakeSlack
+) -> None:
+    told: list[tuple[str, str]] = []
+    fake.on_refusal = lambda method, body: told.append((method, body["error"]))
+    try:
+        blocks = [{"type": "section", "text": mrkdwn("y" * 2900)} for _ in range(5)]
+        assert refusal(client, blocks)["error"] == "msg_blocks_too_long"
+    finally:
+        fake.on_refusal = None
+    assert told == [("chat.postMessage", "msg_blocks_too_long")]
 
 
 def test_what_slack_never_takes_is_named(client: WebClient) -> None:

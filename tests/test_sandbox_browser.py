@@ -66,6 +66,7 @@ def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
     expect(pane.locator(".input-block")).to_have_count(0)
     root = page.locator("#messages .msg").filter(has=page.locator(".thread-link")).last
     expect(root.locator(".reaction")).to_contain_text("✅")
+    page.screenshot(path=str(ARTIFACTS / "sandbox-finished.png"))
     (run,) = sandbox.store.runs()
     assert run.status == "done"
     (batch,) = sandbox.store.journal_batches(run.id)
@@ -145,3 +146,27 @@ def test_the_composer_speaks_slack(page: Any) -> None:
     page.locator("#channel-list li", has_text="general").click()
     expect(page.locator("#channel-name")).to_have_text("# general")
     expect(page.locator("#messages .msg")).to_have_count(0)
+
+
+def test_a_confirm_dialog_stands_between_the_click_and_the_payload(
+    page: Any, sandbox: Sandbox
+) -> None:
+    from playwright.sync_api import expect
+
+    pane = start_close(page)
+    form = pending_form(pane)
+    ts = form.get_attribute("data-ts")
+    sent = len(sandbox.fake.calls)
+    form.get_by_role("button", name="Cancel", exact=True).click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_contain_text("Cancel these questions?")
+    page.locator("#dialog-deny").click()  # "Keep answering": nothing is sent
+    expect(dialog).to_be_hidden()
+    expect(submit_button(answered(pane, ts))).to_be_visible()
+    assert (run := sandbox.store.runs()[0]) and sandbox.store.pending_question(run.id)
+    assert len(sandbox.fake.calls) == sent
+
+    answered(pane, ts).get_by_role("button", name="Cancel", exact=True).click()
+    page.locator("#dialog-confirm").click()
+    expect(answered(pane, ts)).to_contain_text(f"Cancelled by @{STARTER.name}")
+    expect(answered(pane, ts).locator(".input-block")).to_have_count(0)

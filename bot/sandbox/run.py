@@ -125,6 +125,17 @@ class Sandbox:
 def run_sandbox(sandbox: Sandbox, *, driver: str, db_path: Path, out: Any) -> int:
     """Start, say where to look, wait for Ctrl-C (or SIGTERM), stop."""
     stop = threading.Event()
+
+    def refused(method: str, body: dict[str, Any]) -> None:
+        details = "; ".join(body.get("errors") or [])
+        print(
+            f"closebot sandbox: Slack would refuse {method}: {body['error']}"
+            + (f" — {details}" if details else ""),
+            file=out,
+            flush=True,
+        )
+
+    sandbox.fake.on_refusal = refused
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:

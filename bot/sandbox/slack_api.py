@@ -121,6 +121,8 @@ class FakeSlack:
         self._seq: Iterator[int] = itertools.count(1)
         self._clock = time.time
         self._responses: dict[str, dict[str, Any]] = {}
+        # Told of every call refused on its merits (not injected faults): the sandbox prints them.
+        self.on_refusal: Callable[[str, dict[str, Any]], None] | None = None
 
     # -- for tests ---------------------------------------------------------
 
@@ -203,6 +205,8 @@ class FakeSlack:
                         body["response_metadata"] = {
                             "messages": [f"[ERROR] {d}" for d in e.details]
                         }
+                    if self.on_refusal:
+                        self.on_refusal(method, body)
                     return 200, body, {}
             finally:
                 self._bump()

@@ -18,6 +18,7 @@ const app = {
   state: null,
   drafts: JSON.parse(sessionStorage.getItem("closebot-sandbox-drafts") || "{}"),
   rendered: new Map(),
+  used: new Set(),
   fetching: false,
   again: false,
 };
@@ -503,7 +504,8 @@ function rerenderMessage(message) {
   for (const node of document.querySelectorAll(`.msg[data-ts="${CSS.escape(message.ts)}"]`)) {
     const fresh = renderMessage(message, node.classList.contains("continued"), node.closest("#thread-messages") !== null);
     node.replaceWith(fresh);
-    app.rendered.set(fresh.dataset.key = node.dataset.key, fresh);
+    fresh.dataset.key = node.dataset.key;
+    app.rendered.set(fresh.dataset.key, fresh);
   }
 }
 
@@ -522,6 +524,7 @@ function renderList(container, messages, inThread, extras) {
     const continued = Boolean(previous && !previous.ephemeral && !message.ephemeral && senderOf(previous) === senderOf(message)
       && parseFloat(message.ts) - parseFloat(previous.ts) < 300 && !previous.reply_count);
     const key = `${inThread ? "t" : "c"}|${message.ts}|${continued}|${app.me}|${JSON.stringify(message)}`;
+    app.used.add(key);
     let node = app.rendered.get(key);
     if (!node) {
       node = renderMessage(message, continued, inThread);
@@ -542,6 +545,15 @@ function byTs(a, b) { return parseFloat(a.ts) - parseFloat(b.ts); }
 function render() {
   const state = app.state;
   if (!state) return;
+  app.used = new Set();
+  try {
+    renderWorkspace(state);
+  } finally {
+    for (const key of [...app.rendered.keys()]) if (!app.used.has(key)) app.rendered.delete(key);
+  }
+}
+
+function renderWorkspace(state) {
   $("team-name").textContent = state.team;
   $("search-label").textContent = `Search ${state.team}`;
   const channel = state.channels.find((c) => c.id === app.channel) || state.channels[0];
