@@ -234,17 +234,31 @@ class AgentLoop:
             content=tool_result_content(ask, outcome),
             is_error=False,
         )
+        if (
+            record.status == "answered"
+        ):  # the step that waited goes on; a cancelled one stays stopped
+            steps = self.store.run(run_id).steps
+            waiting = [s for s, state in steps.items() if state == "waiting"]
+            for step in waiting:
+                self.presenter.progress(run_id, self.store.set_step(run_id, step, "running"))
         return None
 
     def _mark_waiting(self, run_id: str) -> dict[str, str] | None:
-        """The step in progress (the latest one touched) now waits on a person."""
-        steps = self.store.run(run_id).steps
-        touched = [s for s in self.tools.steps if steps.get(s) in ("running", "done")]
-        if not touched:
-            return None
-        return self.store.set_step(run_id, touched[-1], "waiting")
+        """The step of the latest step tool called now waits on a person."""
+        for message in reversed(self.store.messages(run_id)):
+            for use in reversed(_tool_uses(message.content) if message.role == "assistant" else []):
+                tool = self.tools.get(use["name"])
+                if tool is not None and tool.step:
+                    return self.store.set_step(run_id, tool.step, "waiting")
+        return None
 
-    def _finish(self, run_id: str, text: str) -> Finished:
+    def _finish(self, run_id: str, text: str) -> TurnOutcome:
+        steps = self.store.run(run_id).steps
+        failed = [s for s in self.tools.steps if steps.get(s) == "failed"]
+        if failed:  # a step that failed is never success, whatever the model says
+            names = [t.name for t in self.tools.by_step(failed[0])]
+            error = self.store.last_tool_error(run_id, names) or "see the thread"
+            return self._fail(run_id, f"the step '{failed[0]}' failed: {error}")
         self.presenter.progress(run_id, self.store.finish_steps(run_id))
         self.store.set_run_status(run_id, "done")
         self.presenter.finished(run_id, text)

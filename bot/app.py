@@ -29,9 +29,8 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 
 from bot import handlers
-from bot.agent_loop import AgentLoop
-from bot.close.prompts import SYSTEM_PROMPT
-from bot.close.tools import STEPS, CloseTools
+from bot.assemble import close_loop
+from bot.close.checks import STEPS
 from bot.config import Settings
 from bot.errors import ConfigError
 from bot.models import Model
@@ -84,7 +83,6 @@ def build_service(
         raise ConfigError(
             f"Slack refused SLACK_BOT_TOKEN ({_reason(e)}); check the token and SLACK_API_URL"
         ) from e
-    tools = CloseTools(data_dir=settings.data_dir, approvers=settings.approvers)
     presenter = SlackPresenter(
         client=client, store=store, steps=STEPS, approvers=settings.approvers
     )
@@ -93,15 +91,7 @@ def build_service(
         if settings.question_timeout_minutes
         else None
     )
-    loop = AgentLoop(
-        store=store,
-        model=model,
-        tools=tools.registry(),
-        presenter=presenter,
-        system_prompt=SYSTEM_PROMPT,
-        max_steps=settings.max_steps,
-        question_ttl=ttl,
-    )
+    loop = close_loop(settings, store=store, presenter=presenter, model=model, question_ttl=ttl)
     runner = Runner(store=store, loop=loop, presenter=presenter, max_workers=workers)
     handlers.register(
         app,

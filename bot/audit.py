@@ -19,6 +19,8 @@ ENTRY_COLUMNS = (
     "credit",
     "well_id",
     "memo",
+    "source",
+    "ref",
 )
 DECISION_COLUMNS = (
     "run_id",

@@ -36,13 +36,21 @@ ANSWER_ACTION = "answer"
 OTHER_ACTION = "other"
 BLOCK_PREFIX = "closebot"
 
-STEP_ICONS = {"done": "✅", "running": "⏳", "waiting": "🙋", "failed": "❌", "pending": "⚪"}
+STEP_ICONS = {
+    "done": "✅",
+    "running": "⏳",
+    "waiting": "🙋",
+    "failed": "❌",
+    "stopped": "⏹",
+    "pending": "⚪",
+}
 STEP_WORDS = {
     "done": "done",
     "running": "running",
     "waiting": "waiting on you",
     "failed": "failed",
-    "pending": "to do",
+    "stopped": "stopped",
+    "pending": "not run yet",
 }
 
 

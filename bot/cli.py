@@ -14,12 +14,12 @@ from typing import TextIO
 
 from bot import __version__
 from bot.agent_loop import AgentLoop, Paused, TurnOutcome
+from bot.assemble import build_model, close_loop
 from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
 from bot.close import data as close_data
-from bot.close.interests import money
-from bot.close.playbook import PlaybookModel
-from bot.close.prompts import SYSTEM_PROMPT, start_prompt
-from bot.close.tools import CloseTools
+from bot.close.ledger import Ledger
+from bot.close.master import money
+from bot.close.prompts import start_prompt
 from bot.config import Settings
 from bot.console import (
     EXIT_FAILED,
@@ -32,7 +32,6 @@ from bot.console import (
     drive,
 )
 from bot.errors import CloseBotError, ConfigError
-from bot.models import ClaudeModel, Model
 from bot.store import Store
 
 
@@ -120,6 +119,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     sub.add_parser("runs", parents=[db], help="list recent runs")
+
+    data_cmd = sub.add_parser("data", help="the close data: write the sample, or check a folder")
+    data_sub = data_cmd.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
+    sample = data_sub.add_parser("sample", help="write the shipped sample periods into DIR")
+    sample.add_argument("dir")
+    check = data_sub.add_parser(
+        "check", help="check every file of every period in DIR (or one PERIOD); imports nothing"
+    )
+    check.add_argument("dir")
+    check.add_argument("period", nargs="?")
+
+    doi = sub.add_parser(
+        "doi",
+        parents=[db, data],
+        help="a well's DOI history: the CSV rows and those closebot added",
+    )
+    doi.add_argument("well_id")
     return parser
 
 
@@ -139,23 +155,8 @@ def open_store(settings: Settings) -> Store:
         raise ConfigError(f"cannot use {settings.db_path} as closebot's database: {e}") from e
 
 
-def build_model(settings: Settings) -> Model:
-    """Claude with an API key, the offline playbook without one."""
-    if settings.anthropic_api_key:
-        return ClaudeModel(model=settings.model, api_key=settings.anthropic_api_key)
-    return PlaybookModel()
-
-
 def _loop(settings: Settings, store: Store, out: TextIO) -> AgentLoop:
-    tools = CloseTools(data_dir=settings.data_dir, approvers=settings.approvers)
-    return AgentLoop(
-        store=store,
-        model=build_model(settings),
-        tools=tools.registry(),
-        presenter=ConsolePresenter(out),
-        system_prompt=SYSTEM_PROMPT,
-        max_steps=settings.max_steps,
-    )
+    return close_loop(settings, store=store, presenter=ConsolePresenter(out))
 
 
 def _answerer(auto: bool, out: TextIO) -> Answerer:
@@ -165,9 +166,7 @@ def _answerer(auto: bool, out: TextIO) -> Answerer:
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     settings = _settings(args)
     period = args.period or close_data.latest_period(settings.data_dir)
-    close_data.load(
-        period, settings.data_dir
-    )  # an unknown period or bad data stops here, before a run exists
+    close_data.load(period, settings.data_dir)  # bad data stops here, before a run exists
     store = open_store(settings)
     loop = _loop(settings, store, out)
     mode = "auto" if args.auto else "console"
@@ -262,12 +261,12 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(_settings(args))
     store.run(args.run_id)
-    batches = store.journal_batches(args.run_id)
-    if not batches:
+    ledger = Ledger(store)
+    batch = ledger.current_batch(args.run_id)
+    if batch is None:
         print(f"Run {args.run_id} drafted no journal entries.", file=out)
         return EXIT_OK
-    batch = batches[-1]
-    lines = store.journal_lines(batch["id"])
+    lines = ledger.lines(batch["id"])
     if args.csv:
         out.write(to_csv(lines, ENTRY_COLUMNS))
         return EXIT_OK
@@ -345,7 +344,72 @@ def cmd_sandbox(args: argparse.Namespace, out: TextIO) -> int:
     return run_sandbox(sandbox, driver=driver, db_path=settings.db_path, out=out)
 
 
+def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
+    from pathlib import Path
+
+    target = Path(args.dir).expanduser()
+    if args.data_command == "sample":
+        written = close_data.write_sample(target)
+        print(f"Wrote the sample periods {', '.join(written)} to {target}.", file=out)
+        print(f"Check them with: closebot data check {target}", file=out)
+        return EXIT_OK
+    if not target.is_dir():
+        raise ConfigError(f"{target} is not a directory")
+    if args.period:
+        close_data.check_period(args.period)
+    results = close_data.check(target, args.period)
+    bad = 0
+    for period, problems in results.items():
+        if not problems:
+            print(f"{period}: ok (11 files)", file=out)
+            continue
+        bad += 1
+        print(f"{period}: {len(problems)} problem(s); nothing would be imported:", file=out)
+        for p in problems:
+            print(f"  - {p}", file=out)
+    return EXIT_USAGE if bad else EXIT_OK
+
+
+def cmd_doi(args: argparse.Namespace, out: TextIO) -> int:
+    settings = _settings(args)
+    store = open_store(settings)
+    ledger = Ledger(store)
+    period = close_data.latest_period(settings.data_dir)
+    folder = close_data.require_period(period, settings.data_dir)
+    csv_rows = [
+        r for r in close_data.load(period, settings.data_dir).doi if r.well_id == args.well_id
+    ]
+    added = ledger.all_doi_rows(args.well_id)
+    if not csv_rows and not added:
+        raise ConfigError(
+            f"no DOI rows for well {args.well_id!r} in {folder / 'doi.csv'} or the store"
+        )
+    name = csv_rows[0].well_name if csv_rows else added[0]["row"].get("well_name", args.well_id)
+    print(f"{args.well_id} {name} — DOI history", file=out)
+    print(f"  {'effective':<11} {'WI':>11} {'NRI':>11}  source", file=out)
+    for r in csv_rows:
+        print(
+            f"  {r.effective_from:<11} {r.wi:>11.8f} {r.nri:>11.8f}  doi.csv line {r.line} ({period})",
+            file=out,
+        )
+    for a in added:
+        row = a["row"]
+        state = {
+            "in_force": "in force",
+            "proposed": "proposed, awaiting posting approval",
+            "void": "void",
+        }.get(a["status"], a["status"])
+        print(
+            f"  {a['effective_from']:<11} {Decimal(row['wi']):>11.8f} {Decimal(row['nri']):>11.8f}  closebot run {a['run_id']}, "
+            f"decided by {a['decided_by'] or '-'} — {state}",
+            file=out,
+        )
+    return EXIT_OK
+
+
 COMMANDS = {
+    "data": cmd_data,
+    "doi": cmd_doi,
     "run": cmd_run,
     "resume": cmd_resume,
     "audit": cmd_audit,

@@ -64,7 +64,7 @@ class Listeners:
                 if text
                 else close_data.latest_period(self.deps.data_dir)
             )
-            close_data.load(period, self.deps.data_dir)
+            close_data.require_period(period, self.deps.data_dir)  # the files are checked in step 1
         except CloseBotError as e:
             ack(response_type="ephemeral", text=f"{e}\n{USAGE}")
             return

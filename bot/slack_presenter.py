@@ -13,6 +13,7 @@ from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
 from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
 from bot.close.data import period_label
+from bot.close.ledger import Ledger
 from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
@@ -243,13 +244,13 @@ class SlackPresenter:
                 "content": to_csv(decision_rows(self.store, run_id)),
             }
         ]
-        batches = self.store.journal_batches(run_id)
-        if batches:
-            lines = self.store.journal_lines(batches[-1]["id"])
+        batch = Ledger(self.store).current_batch(run_id)
+        if batch:
+            lines = Ledger(self.store).lines(batch["id"])
             uploads.append(
                 {
-                    "filename": f"journal-{batches[-1]['id']}.csv",
-                    "title": f"Journal entries · {batches[-1]['id']} ({batches[-1]['status']})",
+                    "filename": f"journal-{batch['id']}.csv",
+                    "title": f"Journal entries · {batch['id']} ({batch['status']})",
                     "content": to_csv(lines, ENTRY_COLUMNS),
                 }
             )

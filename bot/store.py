@@ -16,7 +16,6 @@ from typing import Any
 from sqlite_utils import Database
 
 from bot.errors import AlreadyAnsweredError, NotFoundError
-from bot.ledger import LedgerTables
 from bot.migrations import migrations
 
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
@@ -96,7 +95,7 @@ class AuditEvent:
     detail: dict[str, Any]
 
 
-class Store(LedgerTables):
+class Store:
     """SQLite with WAL and a busy timeout; every method is small and named."""
 
     def __init__(
@@ -307,12 +306,13 @@ class Store(LedgerTables):
         return steps
 
     def finish_steps(self, run_id: str) -> dict[str, str]:
-        """Mark every step still running or waiting as done."""
+        """At the end of a turn: the step that was running is done; one left waiting was stopped."""
         with self.write() as db:
             steps = json.loads(
                 self._rows("select steps from runs where id = ?", (run_id,))[0]["steps"]
             )
-            steps = {k: ("done" if v in ("running", "waiting") else v) for k, v in steps.items()}
+            moved = {"running": "done", "waiting": "stopped"}
+            steps = {k: moved.get(v, v) for k, v in steps.items()}
             db.execute("update runs set steps = ? where id = ?", (_dumps(steps), run_id))
         return steps
 
@@ -372,6 +372,16 @@ class Store(LedgerTables):
                 },
                 ignore=True,  # a result, once stored, is final
             )
+
+    def last_tool_error(self, run_id: str, names: list[str]) -> str | None:
+        """The latest error result of any of these tools in the run."""
+        marks = ",".join("?" for _ in names) or "''"
+        rows = self._rows(
+            f"select result from tool_calls where run_id = ? and is_error = 1 and name in ({marks}) "
+            "order by created_at desc, rowid desc limit 1",
+            (run_id, *names),
+        )
+        return rows[0]["result"] if rows else None
 
     def tool_result(self, tool_use_id: str) -> ToolResult | None:
         rows = self._rows("select * from tool_calls where tool_use_id = ?", (tool_use_id,))

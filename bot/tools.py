@@ -145,6 +145,9 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
+    def by_step(self, step: str) -> list[Tool]:
+        return [t for t in self._tools.values() if t.step == step]
+
     def schemas(self) -> list[dict[str, Any]]:
         return [t.schema() for t in self._tools.values()]
 
@@ -170,6 +173,6 @@ class ToolRegistry:
         except ToolError as e:
             return str(e), True
         except Exception as e:  # a bug in a tool must not end the run: the model reads it
-            log.exception("tool %s failed", name)
+            log.warning("tool %s failed: %r", name, e, exc_info=log.isEnabledFor(logging.DEBUG))
             return f"{name} failed unexpectedly: {type(e).__name__}: {e}", True
         return (result if isinstance(result, str) else to_json(result)), False

@@ -217,7 +217,7 @@ def test_status_message_shows_each_step_and_state() -> None:
     assert (
         "✅ Intake — done" in text
         and "🙋 WI/NRI validation — waiting on you" in text
-        and "⚪ Posting — to do" in text
+        and "⚪ Posting — not run yet" in text
     )
     assert out[1]["type"] == "context"
 

@@ -54,12 +54,24 @@ def test_yes_1_piped_finishes_a_close_with_a_summary_and_balanced_posted_entries
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "Month-end close · October 2026 · run" in out and "offline playbook" in out
-    assert "Smith 14-2H (TX, Permian Ridge Operating LLC). JIB billed WI 0.27500000 vs DOI" in out
+    assert (
+        "Smith 14-2H (TX, Permian Ridge Operating LLC), DOI WI 0.25000000 / NRI 0.20000000" in out
+    )
+    assert "bills WI 0.27500000" in out and "pays NRI 0.22000000" in out
     assert "1. Accept operator's decimal, update DOI  ★ recommended" in out
+    for step in (
+        "Intake",
+        "WI/NRI validation",
+        "Revenue accrual",
+        "Severance check",
+        "Flux review",
+        "Sign-off",
+    ):
+        assert f"✓ {step}: done" in out
     assert "Why recommended: Both operator documents agree" in out
     assert "Month-end close · October 2026 — finished" in out
     m = re.search(
-        r"Journal batch (JE-2026-10-\w+) \(posted by alice\): debits (\$[\d,.]+) = credits (\$[\d,.]+)",
+        r"Journal batch (JE-2026-10-[\w-]+) \(posted by alice\): debits (\$[\d,.]+) = credits (\$[\d,.]+)",
         out,
     )
     assert m and m.group(2) == m.group(3)
@@ -70,17 +82,16 @@ def test_auto_mode_finishes_and_logs_every_answer_as_auto_default(db_path: Path)
     done = closebot("run", "2026-10", "--auto")
     assert done.returncode == 0, done.stderr
     assert (
-        "auto: question 1 → Accept operator's decimal, update DOI (recommended answer, source auto_default)"
+        "auto: question 2 → Accept operator's decimal, update DOI (recommended answer, source auto_default)"
         in done.stdout
     )
-    assert "Posting refused" in done.stdout and "draft, not posted" in done.stdout
+    assert "Not posted: the approval was applied by default" in done.stdout
+    assert "draft, not posted" in done.stdout
     audit = closebot("audit", run_id_of(done.stdout), "--csv")
     rows = list(csv.DictReader(io.StringIO(audit.stdout)))
-    assert [r["answer"] for r in rows] == [
-        "Accept operator's decimal, update DOI",
-        "Book at DOI, short-pay and dispute",
-        "Approve and post",
-    ]
+    answers = [r["answer"] for r in rows]
+    assert "Accept operator's decimal, update DOI" in answers and "Approve and post" in answers
+    assert "Book at DOI, short-pay and dispute" in answers and "Claim a refund" in answers
     assert {r["source"] for r in rows} == {"auto_default"} and {r["answered_by"] for r in rows} == {
         "auto"
     }
@@ -135,26 +146,25 @@ def test_a_file_that_is_not_a_database_is_refused_clearly(tmp_path: Path) -> Non
 
 
 def test_malformed_answers_are_re_asked_with_the_reason() -> None:
-    done = closebot("run", "2026-10", stdin="9\nabc\n1,2\n1\nother:\n2\n1\n")
-    assert done.returncode == 0, done.stdout[-2000:]
-    assert "✗ question 1 (WI/NRI · Smith 14-2H): 9 is not an option (1–4)" in done.stdout
+    done = closebot("run", "2026-10", stdin="9\nabc\n1,2\n5\nother:\n2\n")
+    assert done.returncode == 3, done.stdout[-2000:]
+    assert "9 is not an option (1–5)" in done.stdout
     assert (
-        "✗ 'abc' is not an option; type one number from 1 to 4 or 'other: your answer'"
+        "✗ 'abc' is not an option; type one number from 1 to 5 or 'other: your answer'"
         in done.stdout
     )
-    assert "✗ question 1 (WI/NRI · Smith 14-2H) takes one choice, got 2" in done.stdout
+    assert "takes one choice, got 2" in done.stdout
     assert "✗ type your answer after 'other:'" in done.stdout
-    assert (
-        "Baker 3-1H: Book at DOI, short-pay and dispute — decided by alice (console)" in done.stdout
-    )
+    assert "Continue with: closebot resume" in done.stdout
 
 
 def test_cancel_tells_the_agent_and_books_nothing() -> None:
     done = closebot("run", "2026-10", stdin="cancel\n")
     assert done.returncode == 0
     assert "Cancelled; telling the agent." in done.stdout
-    assert "stopped: the WI/NRI question was cancelled" in done.stdout
+    assert "stopped: a question was cancelled" in done.stdout
     assert "no journal entries were drafted" in done.stdout
+    assert "step 'Journal entries' was not performed" in done.stdout
 
 
 def test_input_ending_mid_question_pauses_and_resume_finishes(db_path: Path) -> None:
@@ -163,9 +173,9 @@ def test_input_ending_mid_question_pauses_and_resume_finishes(db_path: Path) -> 
     run_id = run_id_of(first.stdout)
     assert f"Continue with: closebot resume {run_id}" in first.stdout
     assert Store(db_path).run(run_id).status == "waiting"
-    second = closebot("resume", run_id, stdin="1\n2\n1\n")
+    second = closebot("resume", run_id, stdin="3\n1\n" + "1\n" * 30)
     assert second.returncode == 0, second.stdout
-    assert "Baker 3-1H: Book at DOI, short-pay and dispute" in second.stdout
+    assert "Book at DOI, short-pay and dispute — decided by alice (console)" in second.stdout
     assert Store(db_path).run(run_id).status == "done"
 
 
@@ -201,18 +211,15 @@ def test_resume_after_the_process_was_killed_with_a_question_pending(db_path: Pa
             lines.put(chunk)
 
     threading.Thread(target=pump, daemon=True).start()
-    seen = _read_until(proc, lines, "Choice [1-4]", time.monotonic() + TIMEOUT)
+    seen = _read_until(proc, lines, "Choice [1-5] ('other: …'): ", time.monotonic() + TIMEOUT)
     run_id = run_id_of(seen)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=TIMEOUT)
     assert Store(db_path).pending_question(run_id) is not None
 
-    resumed = closebot("resume", run_id, stdin="2\n2\n1\n")
+    resumed = closebot("resume", run_id, stdin="5\n2\n3\n" + "1\n" * 30)
     assert resumed.returncode == 0, resumed.stdout
-    assert (
-        "Smith 14-2H: Book at DOI, short-pay and dispute — decided by alice (console)"
-        in resumed.stdout
-    )
+    assert "Book at DOI, short-pay and dispute — decided by alice (console)" in resumed.stdout
     with sqlite3.connect(db_path) as conn:
         loads = conn.execute(
             "select count(*) from tool_calls where run_id = ? and name = 'load_period'", (run_id,)
@@ -220,16 +227,21 @@ def test_resume_after_the_process_was_killed_with_a_question_pending(db_path: Pa
         asked = conn.execute(
             "select count(*) from questions where run_id = ?", (run_id,)
         ).fetchone()[0]
-    assert loads == 1 and asked == 2  # nothing ran or was asked twice
+    assert loads == 1 and asked >= 2  # nothing ran twice
+    with sqlite3.connect(db_path) as conn:
+        forms = conn.execute(
+            "select questions from questions where run_id = ? order by rowid", (run_id,)
+        ).fetchall()
+    assert len(forms) == len({f[0] for f in forms})  # and no form was asked twice
 
 
 def test_audit_prints_question_answer_who_when_and_how(db_path: Path) -> None:
-    done = closebot("run", "2026-10", stdin="1\n2\n2\n")
+    done = closebot("run", "2026-10", stdin="5\n" + "1\n" * 30)
     run_id = run_id_of(done.stdout)
     audit = closebot("audit", run_id)
     assert audit.returncode == 0
     assert "→ Accept operator's decimal, update DOI" in audit.stdout
-    assert "→ Keep as draft" in audit.stdout
+    assert "→ Approve and post" in audit.stdout
     assert re.search(r"by alice at 20\d\d-\d\d-\d\dT[\d:.]+\+00:00 via console", audit.stdout)
     entries = closebot("entries", run_id, "--csv")
     rows = list(csv.DictReader(io.StringIO(entries.stdout)))

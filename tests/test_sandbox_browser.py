@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.close.ledger import Ledger
 from bot.sandbox.run import APPROVER, COLLEAGUE, STARTER, Sandbox
 from tests.sandbox_browser import (
     ARTIFACTS,
@@ -69,7 +70,7 @@ def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
     page.screenshot(path=str(ARTIFACTS / "sandbox-finished.png"))
     (run,) = sandbox.store.runs()
     assert run.status == "done"
-    (batch,) = sandbox.store.journal_batches(run.id)
+    batch = Ledger(sandbox.store).batches(run.id)[-1]
     assert batch["status"] == "posted" and batch["posted_by"] == STARTER.id
     href = csv_links(pane).first.get_attribute("href")
     download = page.request.get(href)

@@ -1,4 +1,5 @@
-"""Step 6: balanced journal entries for the period's JIB bills and revenue checks."""
+"""Step 6: one balanced batch — last month's reversals, this month's documents as received,
+the decisions' adjusting entries, and this month's accruals."""
 
 from __future__ import annotations
 
@@ -7,16 +8,27 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from bot.close.data import CloseData, JibLine, RevenueLine, cents
-from bot.close.interests import TOLERANCE, money
-
-ZERO = Decimal("0.00")
+from bot.close.checks import (
+    REVENUE_ACCOUNTS,
+    Close,
+    cost_account,
+    loe_accrual,
+    revenue_accrual,
+    stub_parts,
+)
+from bot.close.data import ZERO, JibLine, RevenueLine, period_label
+from bot.close.kinds import book, option_label
+from bot.close.master import money
 
 ACCOUNTS: dict[str, str] = {
     "1050": "Cash / Purchaser Clearing",
     "1210": "Accrued Revenue Receivable",
+    "1215": "Revenue Underpayment Claim",
+    "1220": "Severance Refund Receivable",
+    "1390": "JIB Receivable - Disputed",
     "1395": "JIB Suspense",
-    "1610": "Intangible Drilling Costs",
+    "1610": "Intangible Drilling Costs (IDC)",
+    "1615": "Intangible Completion Costs (ICC)",
     "1620": "Lease & Well Equipment",
     "2110": "AP - JIB",
     "2115": "Accrued LOE",
@@ -31,26 +43,18 @@ ACCOUNTS: dict[str, str] = {
     "6220": "Workover Expense",
     "6250": "Operator Overhead",
 }
-COST_ACCOUNTS = {
-    "LOE": "6210",
-    "Workover": "6220",
-    "Overhead": "6250",
-    "IDC": "1610",
-    "ICC": "1620",
-}
-REVENUE_ACCOUNTS = {"oil": "4010", "gas": "4020", "ngl": "4030"}
-# Resolutions under which the operator's decimal is taken as right.
-BOOK_AS_BILLED = {"accept_operator"}
+CATEGORY_ACCOUNTS = {"LOE": "6210", "Overhead": "6250", "Workover": "6220"}
 
 
 class JournalError(ValueError):
-    """Entries could not be built (unmapped category, or they would not balance)."""
+    """Entries could not be built (they would not balance)."""
 
 
 @dataclass
 class Entry:
     number: int
     description: str
+    source: str
     lines: list[dict[str, Any]] = field(default_factory=list)
 
     def add(
@@ -61,6 +65,7 @@ class Entry:
         credit: Decimal = ZERO,
         well_id: str = "",
         memo: str = "",
+        ref: str = "",
     ) -> None:
         if debit < 0 or credit < 0:  # a negative amount belongs on the other side
             debit, credit = -credit, -debit
@@ -77,132 +82,265 @@ class Entry:
                 "credit": credit,
                 "well_id": well_id,
                 "memo": memo,
+                "source": self.source,
+                "ref": ref,
             }
         )
 
+    @property
+    def amount(self) -> Decimal:
+        return sum((line["debit"] for line in self.lines), ZERO)
+
     def check_balanced(self) -> None:
-        debit = sum((line["debit"] for line in self.lines), ZERO)
         credit = sum((line["credit"] for line in self.lines), ZERO)
-        if debit != credit:
+        if self.amount != credit:
             raise JournalError(
-                f"entry {self.number} ({self.description}) does not balance: {money(debit)} ≠ {money(credit)}"
+                f"entry {self.number} ({self.description}) does not balance: {money(self.amount)} ≠ {money(credit)}"
             )
 
 
-def _cost_account(line: JibLine) -> str:
-    if line.cost_category == "Overhead" and line.afe_no:
-        return "1610"  # drilling overhead under an AFE is capitalised with the IDC
-    try:
-        return COST_ACCOUNTS[line.cost_category]
-    except KeyError:
-        raise JournalError(
-            f"cost category {line.cost_category!r} on {line.invoice_no} has no account; "
-            f"known: {', '.join(COST_ACCOUNTS)}"
-        ) from None
+class Batch:
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+
+    def entry(self, description: str, source: str) -> Entry:
+        e = Entry(len(self.entries) + 1, description, source)
+        self.entries.append(e)
+        return e
+
+    @property
+    def lines(self) -> list[dict[str, Any]]:
+        return [line for e in self.entries if e.lines for line in e.lines]
 
 
-def _jib_entry(
-    number: int, invoice: str, lines: list[JibLine], data: CloseData, resolutions: dict[str, str]
-) -> Entry:
-    entry = Entry(number, f"JIB {invoice} · {lines[0].operator} · service {lines[0].service_month}")
-    payable = ZERO
-    for j in lines:
-        well = data.wells[j.well_id]
-        account = _cost_account(j)
-        expected = cents(j.gross_amount * well.wi)
-        differs = abs(j.owner_decimal - well.wi) > TOLERANCE
-        resolution = resolutions.get(j.well_id) if differs else None
-        memo = f"{well.well_name}: {j.description}"
-        if not differs or resolution in BOOK_AS_BILLED:
-            entry.add(account, debit=j.owner_net_amount, well_id=j.well_id, memo=memo)
-            payable += j.owner_net_amount
-        elif resolution == "short_pay_dispute":
-            entry.add(
-                account,
-                debit=expected,
-                well_id=j.well_id,
-                memo=f"{memo} (at DOI WI; {money(j.owner_net_amount - expected)} disputed)",
+def build(
+    close: Close, exceptions: list[dict[str, Any]], prior_accruals: list[dict[str, Any]] | None
+) -> tuple[Batch, dict[str, Any]]:
+    """The batch and what went into it; `prior_accruals` are last month's stored accrual lines
+    (closebot closed it), or None to reverse accruals.csv."""
+    batch = Batch()
+    info: dict[str, Any] = {}
+    info["reversal_source"] = _reversals(batch, close, prior_accruals)
+    _jibs(batch, close)
+    _checks(batch, close)
+    for exc in exceptions:
+        if exc["status"] != "resolved" or not exc["resolution"]:
+            continue
+        lines = book(exc["kind"], exc["resolution"], exc["details"]["facts"], exc["extra"])
+        if not lines:
+            continue
+        label = option_label(exc["kind"], exc["resolution"], exc["details"]["facts"])
+        e = batch.entry(
+            f"Decision: {exc['details']['subject']} — {label} (by {exc['decided_by'] or '-'})",
+            "decision",
+        )
+        for line in lines:
+            e.add(
+                line["account"],
+                debit=line["debit"],
+                credit=line["credit"],
+                well_id=line["well_id"],
+                memo=line["memo"],
+                ref=line["ref"],
             )
-            payable += expected
-        else:  # suspense, defer, or not decided: book at DOI, hold the rest
-            entry.add(account, debit=expected, well_id=j.well_id, memo=f"{memo} (at DOI WI)")
-            entry.add(
-                "1395",
-                debit=j.owner_net_amount - expected,
-                well_id=j.well_id,
-                memo=f"{well.well_name}: WI difference held",
-            )
-            payable += j.owner_net_amount
-    entry.add("2110", credit=payable, memo=f"{lines[0].operator} invoice {invoice}")
-    return entry
-
-
-def _revenue_entry(
-    number: int, check: str, lines: list[RevenueLine], data: CloseData, resolutions: dict[str, str]
-) -> Entry:
-    entry = Entry(number, f"Revenue check {check} · {lines[0].payor} · sales {lines[0].sale_month}")
-    cash = ZERO
-    for r in lines:
-        well = data.wells[r.well_id]
-        differs = abs(r.owner_decimal - well.nri) > TOLERANCE
-        resolution = resolutions.get(r.well_id) if differs else None
-        book_decimal = (
-            r.owner_decimal if (not differs or resolution in BOOK_AS_BILLED) else well.nri
-        )
-        taxes = cents(r.gross_taxes * book_decimal)
-        deductions = cents(r.gross_deductions * book_decimal)
-        net = (
-            r.owner_net_value
-            if book_decimal == r.owner_decimal
-            else cents((r.gross_value - r.gross_taxes - r.gross_deductions) * book_decimal)
-        )
-        memo = f"{well.well_name}: {r.product} {r.gross_volume} @ {r.price}"
-        entry.add(
-            REVENUE_ACCOUNTS[r.product],
-            credit=net + taxes + deductions,
-            well_id=r.well_id,
-            memo=memo,
-        )
-        entry.add(
-            "6110",
-            debit=taxes,
-            well_id=r.well_id,
-            memo=f"{well.well_name}: severance on {r.product}",
-        )
-        entry.add(
-            "6130",
-            debit=deductions,
-            well_id=r.well_id,
-            memo=f"{well.well_name}: deductions on {r.product}",
-        )
-        if net != r.owner_net_value:
-            entry.add(
-                "2310",
-                credit=r.owner_net_value - net,
-                well_id=r.well_id,
-                memo=f"{well.well_name}: NRI difference held",
-            )
-        cash += r.owner_net_value
-    entry.add("1050", debit=cash, memo=f"check {check} from {lines[0].payor}")
-    return entry
-
-
-def build_entries(data: CloseData, resolutions: dict[str, str]) -> list[Entry]:
-    """Entries for every JIB invoice and revenue check; `resolutions` maps well_id → decision."""
-    entries: list[Entry] = []
-    by_invoice: dict[str, list[JibLine]] = defaultdict(list)
-    for j in data.jib:
-        by_invoice[j.invoice_no].append(j)
-    for invoice, lines in by_invoice.items():
-        entries.append(_jib_entry(len(entries) + 1, invoice, lines, data, resolutions))
-    by_check: dict[str, list[RevenueLine]] = defaultdict(list)
-    for r in data.revenue:
-        by_check[r.check_no].append(r)
-    for check, rlines in by_check.items():
-        entries.append(_revenue_entry(len(entries) + 1, check, rlines, data, resolutions))
-    for e in entries:
+    info["loe_accrual"] = _loe_accrual(batch, close)
+    info["revenue_accrual"] = _revenue_accrual(batch, close)
+    for e in batch.entries:
         e.check_balanced()
-    return entries
+    batch.entries = [e for e in batch.entries if e.lines]
+    for i, e in enumerate(batch.entries, start=1):
+        e.number = i
+        for n, line in enumerate(e.lines, start=1):
+            line["entry_no"], line["line_no"] = i, n
+    return batch, info
+
+
+def _reversals(batch: Batch, close: Close, prior: list[dict[str, Any]] | None) -> str:
+    label = period_label(close.data.service_month)
+    if prior is not None:
+        e = batch.entry(f"Reversal of {label} accruals (from closebot's posted batch)", "reversal")
+        for line in prior:
+            e.add(
+                line["account"],
+                debit=line["credit"],
+                credit=line["debit"],
+                well_id=line["well_id"] or "",
+                memo=f"reverse: {line['memo']}",
+                ref=f"batch {line['batch_id']}",
+            )
+        return "store"
+    loe = [a for a in close.data.accruals if a.kind == "loe"]
+    revenue = [a for a in close.data.accruals if a.kind == "revenue"]
+    if loe:
+        e = batch.entry(f"Reversal of {label} LOE accrual (accruals.csv)", "reversal")
+        for a in loe:
+            account = CATEGORY_ACCOUNTS.get(
+                a.product_or_category.capitalize()
+                if a.product_or_category.lower() != "loe"
+                else "LOE",
+                "6210",
+            )
+            e.add(
+                "2115",
+                debit=a.amount,
+                well_id=a.well_id,
+                memo=f"reverse accrued {a.product_or_category} {a.month}",
+                ref=f"accruals.csv:{a.line}",
+            )
+            e.add(
+                account,
+                credit=a.amount,
+                well_id=a.well_id,
+                memo=f"reverse accrued {a.product_or_category} {a.month}",
+                ref=f"accruals.csv:{a.line}",
+            )
+    if revenue:
+        e = batch.entry(f"Reversal of {label} revenue accrual (accruals.csv)", "reversal")
+        for a in revenue:
+            account = REVENUE_ACCOUNTS.get(a.product_or_category.lower(), "4010")
+            e.add(
+                account,
+                debit=a.amount,
+                well_id=a.well_id,
+                memo=f"reverse accrued {a.product_or_category} {a.month}",
+                ref=f"accruals.csv:{a.line}",
+            )
+            e.add(
+                "1210",
+                credit=a.amount,
+                well_id=a.well_id,
+                memo=f"reverse accrued {a.product_or_category} {a.month}",
+                ref=f"accruals.csv:{a.line}",
+            )
+    return "accruals.csv"
+
+
+def _jibs(batch: Batch, close: Close) -> None:
+    by_invoice: dict[str, list[tuple[JibLine, str | None]]] = defaultdict(list)
+    for j, well in close.jib():
+        by_invoice[j.invoice_no].append((j, well))
+    for invoice, lines in by_invoice.items():
+        first = lines[0][0]
+        e = batch.entry(
+            f"JIB {invoice} · {first.operator} · service {first.service_month}", "document"
+        )
+        payable = ZERO
+        for j, well in lines:
+            memo = f"{close.master.name(well) if well else j.property_no}: {j.description}"
+            account = cost_account(j) if well else "1395"
+            if not well:
+                memo += " (unknown property, held)"
+            e.add(account, debit=j.owner_net_amount, well_id=well or "", memo=memo, ref=j.ref)
+            payable += j.owner_net_amount
+        e.add(
+            "2110",
+            credit=payable,
+            memo=f"{first.operator} invoice {invoice}",
+            ref=f"jib.csv:{invoice}",
+        )
+
+
+def _checks(batch: Batch, close: Close) -> None:
+    by_check: dict[str, list[tuple[RevenueLine, str | None]]] = defaultdict(list)
+    for r, well in close.revenue():
+        by_check[r.check_no].append((r, well))
+    for check, lines in by_check.items():
+        first = lines[0][0]
+        e = batch.entry(
+            f"Revenue check {check} · {first.payor} · sales {first.sale_month}", "document"
+        )
+        cash = ZERO
+        for r, well in lines:
+            name = close.master.name(well) if well else r.property_no
+            if not well:
+                e.add(
+                    "2310",
+                    credit=r.owner_net_value,
+                    memo=f"{name}: {r.product} (unknown property, held)",
+                    ref=r.ref,
+                )
+            else:
+                parts = stub_parts(r, r.owner_decimal, net=r.owner_net_value)
+                memo = f"{name}: {r.product} {r.gross_volume} @ {r.price} × {r.owner_decimal:.8f}"
+                e.add(
+                    REVENUE_ACCOUNTS[r.product],
+                    credit=parts["revenue"],
+                    well_id=well,
+                    memo=memo,
+                    ref=r.ref,
+                )
+                e.add(
+                    "6110",
+                    debit=parts["taxes"],
+                    well_id=well,
+                    memo=f"{name}: severance on {r.product}",
+                    ref=r.ref,
+                )
+                e.add(
+                    "6130",
+                    debit=parts["deductions"],
+                    well_id=well,
+                    memo=f"{name}: deductions on {r.product}",
+                    ref=r.ref,
+                )
+            cash += r.owner_net_value
+        e.add(
+            "1050", debit=cash, memo=f"check {check} from {first.payor}", ref=f"revenue.csv:{check}"
+        )
+
+
+def _loe_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
+    items = loe_accrual(close)
+    if items:
+        e = batch.entry(
+            f"LOE accrual · service {close.period} (trailing 3-month average × WI)", "accrual"
+        )
+        for i in items:
+            memo = f"accrue {i['well_name']} {i['category']} {i['month']}: avg of {', '.join(i['nets'])}"
+            e.add(
+                i["account"],
+                debit=i["amount"],
+                well_id=i["well_id"],
+                memo=memo,
+                ref=f"jib_history {i['category']}",
+            )
+            e.add(
+                "2115",
+                credit=i["amount"],
+                well_id=i["well_id"],
+                memo=memo,
+                ref=f"jib_history {i['category']}",
+            )
+    return items
+
+
+def _revenue_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
+    items, _ = revenue_accrual(close)
+    if items:
+        months = sorted({i["month"] for i in items})
+        e = batch.entry(
+            f"Revenue accrual · production {', '.join(months)} (no check yet)", "accrual"
+        )
+        for i in items:
+            memo = f"accrue {i['well_name']} {i['product']} {i['month']}: {i['formula']}"
+            e.add(
+                "1210", debit=i["receivable"], well_id=i["well_id"], memo=memo, ref="production.csv"
+            )
+            e.add(
+                "6110",
+                debit=i["severance"],
+                well_id=i["well_id"],
+                memo=f"{memo} severance",
+                ref="production.csv",
+            )
+            e.add(
+                i["account"],
+                credit=i["revenue"],
+                well_id=i["well_id"],
+                memo=memo,
+                ref="production.csv",
+            )
+    return items
 
 
 def totals_by_account(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,8 +1,9 @@
 """The offline playbook: a deterministic Model that runs the close without an API key.
 
 It reads the transcript — never hidden state — so it resumes from the store like Claude
-would, calls the same tools in order and asks the same kinds of questions, with the
-recommendations the data supports.
+would. It is a table of steps: for each, call the step's tool, ask about its open
+exceptions (up to five per form, with the ready-made questions the tools give), record
+each answer with resolve_exception, and move on. Posting asks for approval first.
 """
 
 from __future__ import annotations
@@ -14,13 +15,34 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from bot.close.checks import STEPS
 from bot.close.data import period_label
-from bot.close.interests import RESOLUTION_CODES, RESOLUTIONS, money, signed_money
+from bot.close.master import money
 from bot.models import Reply
-from bot.questions import MAX_HEADER, MAX_QUESTIONS, TOOL_NAME
+from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME
 
-WI_HEADER = "WI/NRI"
 POSTING_HEADER = "Posting"
+REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
+
+# The close as a table: each step, the tool that runs it, and what to say when it starts.
+PLAYBOOK: tuple[tuple[str, str, str], ...] = (
+    (STEPS[0], "load_period", "Loading and checking every file of the period."),
+    (STEPS[1], "validate_interests", "Checking every owner decimal against the DOI in force."),
+    (
+        STEPS[2],
+        "reconcile_jibs",
+        "Reconciling the JIBs (line math, duplicates, AFEs, overhead) and computing the LOE accrual.",
+    ),
+    (STEPS[3], "accrue_revenue", "Accruing revenue for production without a check."),
+    (STEPS[4], "check_severance", "Checking severance against the state rates."),
+    (
+        STEPS[5],
+        "build_journal_entries",
+        "Drafting the journal batch: reversals, documents, decisions, accruals.",
+    ),
+    (STEPS[6], "review_flux", "Comparing this month's activity with last month's."),
+    (STEPS[7], "sign_off", "Listing open items for sign-off."),
+)
 
 
 @dataclass
@@ -43,15 +65,32 @@ class _State:
         done = [c for c in self.calls if c.name == name and c.done]
         return done[-1] if done else None
 
-    def asks(self, header: str) -> list[_Call]:
-        return [
-            c
+    def asks(self) -> list[_Call]:
+        return [c for c in self.calls if c.name == TOOL_NAME and c.done and not c.is_error]
+
+    def asked(self) -> dict[str, tuple[_Call, int]]:
+        """ref → (the ask that named it, its 1-based question number)."""
+        out: dict[str, tuple[_Call, int]] = {}
+        for call in self.asks():
+            for n, q in enumerate(call.input.get("questions", []), start=1):
+                for ref in REF_RE.findall(q.get("question", "")):
+                    out[ref] = (call, n)
+        return out
+
+    def resolved(self) -> set[str]:
+        """Refs a resolve_exception call has settled (decided, or kept open with a typed answer)."""
+        return {
+            c.input["exception_id"]
             for c in self.calls
-            if c.name == TOOL_NAME
-            and c.done
-            and not c.is_error
-            and c.input["questions"][0].get("header", "").startswith(header)
-        ]
+            if c.name == "resolve_exception" and c.done and not c.is_error
+        }
+
+    def details(self) -> dict[str, dict[str, Any]]:
+        out = {}
+        for c in self.calls:
+            if c.name == "exception_details" and c.done and not c.is_error:
+                out[c.input["exception_id"]] = c.result
+        return out
 
 
 def _parse(messages: list[dict[str, Any]]) -> _State:
@@ -108,40 +147,6 @@ def _reply(text: str, *uses: dict[str, Any]) -> Reply:
     return Reply(content=content, stop_reason="tool_use" if uses else "end_turn")
 
 
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _mismatch_question(m: dict[str, Any]) -> dict[str, Any]:
-    parts = [f"{m['well_name']} ({m['state']}, {m['operator']})."]
-    if m["jib_differs"]:
-        parts.append(
-            f"JIB billed WI {m['jib_decimal']} vs DOI {m['doi_wi']}: {money(Decimal(m['jib_billed']))} billed "
-            f"vs {money(Decimal(m['jib_expected_at_doi']))} expected ({signed_money(Decimal(m['jib_difference']))})."
-        )
-    else:
-        parts.append(f"JIB billed at our DOI WI {m['doi_wi']}.")
-    if m["stub_differs"]:
-        parts.append(
-            f"Revenue stub paid NRI {m['stub_decimal']} vs DOI {m['doi_nri']}: {money(Decimal(m['stub_paid']))} "
-            f"vs {money(Decimal(m['stub_expected_at_doi']))} ({signed_money(Decimal(m['stub_difference']))})."
-        )
-    else:
-        parts.append(f"Revenue stub paid our DOI NRI {m['doi_nri']}.")
-    parts.append("How should it be booked?")
-    return {
-        "header": _short(f"{WI_HEADER} · {m['well_name']}", MAX_HEADER),
-        "question": _short(" ".join(parts), 500),
-        "type": "single_choice",
-        "options": [
-            {"label": RESOLUTIONS[c][0], "description": RESOLUTIONS[c][1]} for c in RESOLUTION_CODES
-        ],
-        "recommended": RESOLUTION_CODES.index(m["recommended"]) + 1,
-        "reasoning": m["reasoning"],
-        "allow_other": True,
-    }
-
-
 class PlaybookModel:
     """A Model whose every reply is computed from the transcript."""
 
@@ -158,228 +163,306 @@ class PlaybookModel:
                 "I need an accounting period to close, written as YYYY-MM (for example 2026-10)."
             )
         p = state.period
-        load = state.latest("load_period")
-        if load is None:
-            return _reply(
-                f"Starting the {period_label(p)} close: loading the period's data.",
-                _use("load_period", {"period": p}),
-            )
-        if load.is_error:
-            return _reply(f"I could not load {p}: {load.result}")
-        validate = state.latest("validate_interests")
-        if validate is None:
-            r = load.result
-            states = ", ".join(f"{k} {v}" for k, v in r["wells_by_state"].items())
-            return _reply(
-                f"Loaded {r['wells']} wells ({states}), {r['jib_lines']} JIB lines on {r['jib_invoices']} invoices "
-                f"({money(Decimal(r['jib_owner_net_total']))} owner net) and {r['revenue_lines']} revenue lines on "
-                f"{r['revenue_checks']} checks ({money(Decimal(r['revenue_owner_net_total']))}). "
-                "Checking every owner decimal against the DOI master.",
-                _use("validate_interests", {"period": p}),
-            )
-        if validate.is_error:
-            return _reply(f"The WI/NRI validation failed: {validate.result}")
-        mismatches = validate.result["mismatches"]
-        wi_asks = state.asks(WI_HEADER)
-        asked = sum(len(a.input["questions"]) for a in wi_asks)
-        if asked < len(mismatches):
-            return self._ask_mismatches(mismatches, asked)
-        if any(a.result.get("status") != "answered" for a in wi_asks):
-            return self._stopped(state, wi_asks)
-        resolves = [c for c in state.calls if c.name == "resolve_exception"]
-        if mismatches and not resolves:
-            return self._resolve(mismatches, wi_asks)
-        build = state.latest("build_journal_entries")
-        if build is None:
-            return _reply(
-                "Drafting the journal entries.", _use("build_journal_entries", {"period": p})
-            )
-        if build.is_error:
-            return _reply(f"I could not draft the journal entries: {build.result}")
-        approvals = state.asks(POSTING_HEADER)
-        if not approvals:
-            return self._ask_approval(build.result)
+        for step, tool, opening in PLAYBOOK:
+            call = state.latest(tool)
+            if call is None:
+                return _reply(opening, _use(tool, {"period": p}))
+            if call.is_error:
+                return _reply(f"The step '{step}' failed: {call.result}")
+            if tool == "build_journal_entries":
+                reply = self._posting(state, call)
+            else:
+                reply = self._decide_step(state, step)
+            if reply is not None:
+                return reply
         summary = state.latest("close_summary")
-        approval = approvals[-1]
-        approved = self._approved(approval)
-        if approved and state.latest("post_journal_entries") is None:
-            return _reply(
-                f"Posting batch {build.result['batch_id']}.",
-                _use(
-                    "post_journal_entries",
-                    {"batch_id": build.result["batch_id"], "approval_question_id": approval.id},
-                ),
-            )
         if summary is None:
             return _reply("", _use("close_summary", {"period": p}))
-        post = state.latest("post_journal_entries")
-        return _reply(self._summary_text(summary.result, post))
-
-    def _ask_mismatches(self, mismatches: list[dict[str, Any]], asked: int) -> Reply:
-        batch = mismatches[asked : asked + MAX_QUESTIONS]
-        n = len(mismatches)
-        wells = "well" if n == 1 else "wells"
-        context = (
-            f"WI/NRI validation found {n} {wells} where the operator's decimals differ from our DOI master. "
-            "Each needs your decision before I book anything."
-        )
         return _reply(
-            f"Found {n} {wells} whose operator decimals differ from the DOI master: "
-            + ", ".join(m["well_name"] for m in mismatches)
-            + ". I need your decision.",
-            _use(
-                TOOL_NAME, {"context": context, "questions": [_mismatch_question(m) for m in batch]}
-            ),
-        )
-
-    def _resolve(self, mismatches: list[dict[str, Any]], asks: list[_Call]) -> Reply:
-        uses = []
-        flat = [(a, str(i)) for a in asks for i in range(1, len(a.input["questions"]) + 1)]
-        for m, (ask, key) in zip(mismatches, flat, strict=False):
-            answer = ask.result["answers"][key]
-            if answer.get("selected"):
-                code = RESOLUTION_CODES[answer["selected"][0] - 1]
-                note = ""
-            else:  # a typed "Other" answer is an instruction a person must carry out
-                code = "defer"
-                note = f"Other: {answer.get('other', '')}"
-            uses.append(
-                _use(
-                    "resolve_exception",
-                    {
-                        "exception_id": m["exception_id"],
-                        "resolution": code,
-                        "question_id": ask.id,
-                        "note": note,
-                    },
-                )
+            summary_text(
+                summary.result,
+                state.latest("post_journal_entries"),
+                defaulted_approval=self._defaulted(state),
             )
-        return _reply("Recording the decisions.", *uses)
-
-    def _stopped(self, state: _State, asks: list[_Call]) -> Reply:
-        ask = next(a for a in asks if a.result.get("status") != "answered")
-        status = ask.result.get("status")
-        if state.latest("close_summary") is None:
-            return _reply(
-                f"The WI/NRI question was {status}, so I stopped before booking anything.",
-                _use("close_summary", {"period": state.period}),
-            )
-        summary = state.latest("close_summary")
-        assert summary is not None
-        return _reply(
-            self._summary_text(summary.result, None, stopped=f"the WI/NRI question was {status}")
-        )
-
-    def _ask_approval(self, build: dict[str, Any]) -> Reply:
-        batch_id = build["batch_id"]
-        total = money(Decimal(build["total_debit"]))
-        entries = len(build["entries"])
-        open_exceptions = build["open_exceptions"]
-        already = build.get("period_already_posted") or []
-        if already:
-            recommended, reasoning = (
-                2,
-                (
-                    f"Batch {already[0]} already posted this period; posting this one too would book it twice."
-                ),
-            )
-        elif build["balanced"] and not open_exceptions:
-            recommended, reasoning = (
-                1,
-                (
-                    f"The batch balances to the cent ({total} debits = {total} credits) and every exception has a recorded decision."
-                ),
-            )
-        else:
-            recommended, reasoning = (
-                2,
-                (
-                    f"{len(open_exceptions)} exception(s) are still open, so the batch books them at DOI with the difference in suspense; review before posting."
-                ),
-            )
-        question = {
-            "header": POSTING_HEADER,
-            "question": f"Post journal batch {batch_id}: {entries} entries, {total} debits = {money(Decimal(build['total_credit']))} credits?",
-            "type": "single_choice",
-            "options": [
-                {
-                    "label": "Approve and post",
-                    "description": f"Post the {entries} entries to the ledger now.",
-                },
-                {
-                    "label": "Keep as draft",
-                    "description": "Leave the batch for review; nothing is posted.",
-                },
-            ],
-            "recommended": recommended,
-            "reasoning": reasoning,
-        }
-        return _reply(
-            f"Drafted batch {batch_id}: {entries} entries, {total} debits = credits. Posting needs your approval.",
-            _use(
-                TOOL_NAME,
-                {
-                    "context": f"Journal batch {batch_id} is ready. Posting is irreversible and needs your approval.",
-                    "questions": [question],
-                },
-            ),
         )
 
     @staticmethod
-    def _approved(approval: _Call) -> bool:
-        result = approval.result
-        if result.get("status") != "answered":
-            return False
-        labels = result["answers"]["1"].get("labels", [])
-        return any(label.startswith("Approve") for label in labels)
-
-    def _summary_text(
-        self, s: dict[str, Any], post: _Call | None, stopped: str | None = None
-    ) -> str:
-        lines = [
-            f"*Month-end close · {s['period_label']}* — "
-            + (f"stopped: {stopped}" if stopped else "finished")
+    def _defaulted(state: _State) -> bool:
+        approvals = [
+            a for a in state.asks() if a.input["questions"][0].get("header") == POSTING_HEADER
         ]
-        if s["exceptions"]:
-            lines.append(f"*Exceptions ({len(s['exceptions'])})*")
-            for e in s["exceptions"]:
-                if e["status"] == "resolved":
-                    lines.append(
-                        f"• {e['well']}: {e['resolution']} — decided by {e['decided_by']} ({e['source']})"
-                    )
-                else:
-                    lines.append(f"• {e['well']}: open")
-        else:
-            lines.append("*Exceptions*: none; every decimal matches the DOI master.")
-        b = s["batch"]
-        if b:
-            state = (
-                f"posted by {b['posted_by']}" if b["status"] == "posted" else "draft, not posted"
-            )
-            lines.append(
-                f"*Journal batch {b['batch_id']}* ({state}): debits {money(Decimal(b['total_debit']))} = credits {money(Decimal(b['total_credit']))}"
-            )
-            for a in b["by_account"]:
-                side = f"Dr {money(Decimal(a['debit']))}" if Decimal(a["debit"]) else ""
-                side += (" " if side and Decimal(a["credit"]) else "") + (
-                    f"Cr {money(Decimal(a['credit']))}" if Decimal(a["credit"]) else ""
+        return (
+            bool(approvals)
+            and isinstance(approvals[-1].result, dict)
+            and approvals[-1].result.get("source") not in HUMAN_SOURCES
+        )
+
+    def _open_refs(self, state: _State, step: str) -> list[str]:
+        """This step's exceptions still open, in the order found (follow-ups after their parent)."""
+        refs: list[str] = []
+        for c in state.calls:
+            if not c.done or c.is_error or not isinstance(c.result, dict):
+                continue
+            if c.result.get("step") == step:
+                refs += [e["ref"] for e in c.result.get("exceptions", []) if e["status"] == "open"]
+            if c.name == "resolve_exception":
+                refs += [
+                    e["ref"]
+                    for e in c.result.get("follow_up_exceptions", [])
+                    if e["ref"].split(":")[0] in _STEP_KINDS.get(step, ())
+                ]
+        seen: list[str] = []
+        for r in refs:
+            if r not in seen:
+                seen.append(r)
+        return seen
+
+    def _decide_step(self, state: _State, step: str) -> Reply | None:
+        refs = self._open_refs(state, step)
+        asked = state.asked()
+        resolved = state.resolved()
+        # 1. answers waiting to be recorded
+        uses = []
+        for ref in refs:
+            if ref in resolved or ref not in asked:
+                continue
+            ask, n = asked[ref]
+            result = ask.result if isinstance(ask.result, dict) else {}
+            if result.get("status") != "answered":
+                return self._stopped(state, result.get("status") or "unanswered")
+            answer = result["answers"][str(n)]
+            if answer.get("skipped"):
+                option, note = "text", ""
+            elif "text" in answer:
+                option, note = "text", answer["text"]
+            elif answer.get("labels"):
+                option, note = ",".join(answer["labels"]), ""
+            else:
+                option, note = "other", answer.get("other", "")
+            uses.append(
+                _use(
+                    "resolve_exception",
+                    {"exception_id": ref, "option": option, "question_id": ask.id, "note": note},
                 )
-                lines.append(f"• {a['account']} {a['account_name']}: {side}")
-        if post is not None and post.is_error:
-            lines.append(f"*Posting refused*: {post.result}")
-        if s.get("follow_ups"):
-            lines.append("*Follow-ups*")
-            lines.extend(f"• {f}" for f in s["follow_ups"])
-        lines.append("*Open items*: " + ("; ".join(s["open_items"]) if s["open_items"] else "none"))
-        return "\n".join(lines)
+            )
+        if uses:
+            return _reply("Recording the decisions.", *uses)
+        # 2. open exceptions not asked yet: fetch their questions, then ask up to five at once
+        todo = [r for r in refs if r not in asked and r not in resolved][:MAX_QUESTIONS]
+        if not todo:
+            return None
+        details = state.details()
+        missing = [r for r in todo if r not in details]
+        if missing:
+            return _reply("", *(_use("exception_details", {"exception_id": r}) for r in missing))
+        questions = [details[r]["question"] for r in todo]
+        n = len(refs) - len([r for r in refs if r in resolved])
+        context = f"{step}: {n} item{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your decision before I book anything."
+        intro = f"{step}: " + "; ".join(details[r]["summary"] for r in todo)
+        return _reply(intro[:600], _use(TOOL_NAME, {"context": context, "questions": questions}))
+
+    def _posting(self, state: _State, build: _Call) -> Reply | None:
+        b = build.result
+        approvals = [
+            a
+            for a in state.asks()
+            if a.input["questions"][0].get("header") == POSTING_HEADER
+            and b["batch_id"] in a.input["questions"][0]["question"]
+        ]
+        if not approvals:
+            return _reply(
+                f"Drafted batch {b['batch_id']}: {b['entries']} entries, {money(Decimal(b['total_debit']))} debits = credits. Posting needs your approval.",
+                _use(TOOL_NAME, approval_ask(b)),
+            )
+        approval = approvals[-1]
+        result = approval.result if isinstance(approval.result, dict) else {}
+        approved = result.get("status") == "answered" and any(
+            label.startswith("Approve") for label in result["answers"]["1"].get("labels", [])
+        )
+        if approved and result.get("source") not in HUMAN_SOURCES:
+            return None  # a default never approves posting: the batch stays a draft
+        if approved and state.latest("post_journal_entries") is None:
+            return _reply(
+                f"Posting batch {b['batch_id']}.",
+                _use(
+                    "post_journal_entries",
+                    {"batch_id": b["batch_id"], "approval_question_id": approval.id},
+                ),
+            )
+        return None
+
+    def _stopped(self, state: _State, status: str) -> Reply:
+        summary = state.latest("close_summary")
+        if summary is None:
+            return _reply(
+                f"The question was {status}, so I stopped here and booked nothing more.",
+                _use("close_summary", {"period": state.period}),
+            )
+        return _reply(
+            summary_text(
+                summary.result,
+                state.latest("post_journal_entries"),
+                stopped=f"a question was {status}",
+            )
+        )
 
     def _chat(self, state: _State) -> Reply:
         text = (state.last_user_text or "").strip().lower()
         summary = state.latest("close_summary")
         if "status" in text and summary is not None:
-            post = state.latest("post_journal_entries")
-            return _reply(self._summary_text(summary.result, post))
+            return _reply(summary_text(summary.result, state.latest("post_journal_entries")))
         return _reply(
             "I'm running offline (no ANTHROPIC_API_KEY), so I follow the close playbook and can't hold a "
             "free conversation. Say *status* for this run's summary, or start a new close with `/close YYYY-MM`."
         )
+
+
+_STEP_KINDS = {
+    STEPS[0]: (
+        "unknown_property",
+        "doi_sanity",
+        "decimal_range",
+        "stub_math",
+        "missing_document",
+        "tb_unbalanced",
+    ),
+    STEPS[1]: ("wi_nri", "doi_effective"),
+    STEPS[2]: ("line_math", "duplicate", "stale_charge", "afe_overrun", "overhead_rate"),
+    STEPS[3]: ("revenue_accrual",),
+    STEPS[4]: ("severance",),
+    STEPS[6]: ("flux_select", "flux_item"),
+    STEPS[7]: ("signoff",),
+}
+
+
+def approval_ask(b: dict[str, Any]) -> dict[str, Any]:
+    """The posting approval form: the batch, its accounts, what is open and what was defaulted."""
+    total = money(Decimal(b["total_debit"]))
+    accounts = "; ".join(
+        f"{a['account']} "
+        + (f"Dr {money(Decimal(a['debit']))}" if Decimal(a["debit"]) else "")
+        + (" " if Decimal(a["debit"]) and Decimal(a["credit"]) else "")
+        + (f"Cr {money(Decimal(a['credit']))}" if Decimal(a["credit"]) else "")
+        for a in b["by_account"]
+    )
+    open_ones, defaulted, already = (
+        b["open_exceptions"],
+        b["defaulted_decisions"],
+        b.get("period_already_posted"),
+    )
+    if already:
+        recommended, reasoning = (
+            2,
+            f"Batch {already} already posted this period; posting this one too would book it twice.",
+        )
+    elif not b["balanced"]:
+        recommended, reasoning = 2, "The batch does not balance."
+    elif open_ones:
+        recommended, reasoning = (
+            2,
+            f"{len(open_ones)} exception(s) are still undecided ({', '.join(open_ones[:5])}); decide them before posting.",
+        )
+    else:
+        recommended, reasoning = (
+            1,
+            f"The batch balances to the cent ({total} = {total}) and every exception has a recorded decision.",
+        )
+    question = (
+        f"Post journal batch {b['batch_id']}: {b['entries']} entries, {total} debits = {money(Decimal(b['total_credit']))} credits, "
+        f"last month's accruals reversed from {b['reversed_from']}. By account: {accounts}."
+    )
+    if defaulted:
+        question += f" Decisions applied by default (not a person's): {', '.join(defaulted)}."
+    return {
+        "context": f"Journal batch {b['batch_id']} is ready. Posting is irreversible and needs your approval.",
+        "questions": [
+            {
+                "header": POSTING_HEADER,
+                "question": question[:1500],
+                "type": "single_choice",
+                "options": [
+                    {
+                        "label": "Approve and post",
+                        "description": f"Post the {b['entries']} entries ({total}) to the ledger now.",
+                    },
+                    {
+                        "label": "Keep as draft",
+                        "description": "Leave the batch for review; nothing is posted.",
+                    },
+                ],
+                "recommended": recommended,
+                "reasoning": reasoning,
+            }
+        ],
+    }
+
+
+def summary_text(
+    s: dict[str, Any],
+    post: _Call | None,
+    stopped: str | None = None,
+    *,
+    defaulted_approval: bool = False,
+) -> str:
+    """The final summary, from close_summary's result: steps, decisions, batch, open items."""
+    steps = {
+        k: ("done" if v == "running" else v) for k, v in s["steps"].items()
+    }  # the last step is this one
+    not_done = [k for k, v in steps.items() if v != "done"]
+    head = f"*Month-end close · {s['period_label']}* — " + (
+        f"stopped: {stopped}"
+        if stopped
+        else ("finished" if not not_done else f"finished with {len(not_done)} step(s) not done")
+    )
+    lines = [
+        head,
+        "*Steps*: "
+        + "; ".join(f"{k}: {v if v != 'pending' else 'not run'}" for k, v in s["steps"].items()),
+    ]
+    if s["exceptions"]:
+        lines.append(f"*Exceptions ({len(s['exceptions'])})*")
+        for e in s["exceptions"]:
+            how = (
+                f"{e['decision']} — decided by {e['decided_by']} ({e['source']})"
+                if e["status"] == "resolved"
+                else "open"
+            )
+            lines.append(f"• {e['subject']}: {e['summary'][:140]} → {how}")
+    else:
+        lines.append("*Exceptions*: none.")
+    b = s["batch"]
+    if b:
+        where = f"posted by {b['posted_by']}" if b["status"] == "posted" else "draft, not posted"
+        lines.append(
+            f"*Journal batch {b['batch_id']}* ({where}): debits {money(Decimal(b['total_debit']))} = credits {money(Decimal(b['total_credit']))}"
+        )
+        for a in b["by_account"]:
+            dr, cr = Decimal(a["debit"]), Decimal(a["credit"])
+            side = " ".join(
+                x for x in (f"Dr {money(dr)}" if dr else "", f"Cr {money(cr)}" if cr else "") if x
+            )
+            lines.append(f"• {a['account']} {a['account_name']}: {side}")
+    if post is not None and post.is_error:
+        lines.append(f"*Posting refused*: {post.result}")
+    elif b and b["status"] != "posted" and defaulted_approval:
+        lines.append(
+            "*Not posted*: the approval was applied by default, and a default never approves posting; a person must approve the batch."
+        )
+    if s.get("doi_changes"):
+        lines.append("*DOI changes*: " + "; ".join(s["doi_changes"]))
+    lock = {
+        "carry_forward": "locked; open items carried forward",
+        "block_lock": "blocked by the sign-off",
+    }
+    lines.append(f"*Period lock*: {lock.get(s['period_lock'], s['period_lock'])}")
+    if s["open_items"]:
+        lines.append(f"*Open items ({len(s['open_items'])})*")
+        for i in s["open_items"]:
+            owner = f" — owner {i['owner']}, due {i['due']}" if i.get("owner") else ""
+            lines.append(f"• {i['text']}{owner}")
+    else:
+        lines.append("*Open items*: none")
+    return "\n".join(lines)
+
+
+__all__ = ["PLAYBOOK", "PlaybookModel", "approval_ask", "period_label", "summary_text"]

@@ -1,0 +1,400 @@
+"""The close's tables in the store: exceptions and decisions, journal batches, the DOI rows
+closebot added, posted periods and carried-forward open items.
+
+The Store owns the connection and the core schema; the close keeps its own migrations
+(`closebot-close`), applied once per Store. Migrations are append-only.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import weakref
+from decimal import Decimal
+from typing import Any
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from bot.errors import CloseBotError, NotFoundError
+from bot.store import Store
+
+ZERO = Decimal("0.00")
+
+close_migrations = Migrations("closebot-close")
+
+
+@close_migrations()
+def c001_v2(db: Database) -> None:
+    """Line sources and refs, DOI rows closebot adds, one posting per period, open items."""
+    db.table("journal_lines").add_column("source", str)
+    db.table("journal_lines").add_column("ref", str)
+    db.table("doi_rows").create(
+        {
+            "id": int,
+            "well_id": str,
+            "row": str,
+            "effective_from": str,
+            "status": str,
+            "run_id": str,
+            "batch_id": str,
+            "question_id": str,
+            "decided_by": str,
+            "created_at": str,
+            "in_force_at": str,
+        },
+        pk="id",
+        not_null={"well_id", "row", "effective_from", "status", "run_id", "created_at"},
+    )
+    db.table("period_posts").create(
+        {"period": str, "batch_id": str, "posted_at": str, "posted_by": str},
+        pk="period",
+        not_null={"batch_id", "posted_at"},
+    )
+    db.table("open_items").create(
+        {
+            "id": int,
+            "run_id": str,
+            "period": str,
+            "kind": str,
+            "text": str,
+            "amount": str,
+            "owner": str,
+            "due": str,
+            "status": str,
+            "created_at": str,
+        },
+        pk="id",
+        not_null={"run_id", "period", "kind", "text", "status", "created_at"},
+    )
+
+
+class AlreadyPostedError(CloseBotError):
+    """The period was posted by another batch; posting this one would book it twice."""
+
+    def __init__(self, period: str, batch_id: str, by: str | None, at: str) -> None:
+        super().__init__(
+            f"batch {batch_id} already posted {period} (by {by or '-'} at {at}); "
+            "posting another batch would book the period twice"
+        )
+        self.batch_id = batch_id
+
+
+_migrated: weakref.WeakSet[Store] = weakref.WeakSet()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+class Ledger:
+    """The close's reads and writes, over a Store."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        if store not in _migrated:
+            with store._lock:
+                close_migrations.apply(store.db)
+            _migrated.add(store)
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        return self.store._rows(sql, params)
+
+    # -- exceptions --------------------------------------------------------
+
+    def record_exception(
+        self,
+        run_id: str,
+        *,
+        exception_id: str,
+        kind: str,
+        well_id: str | None,
+        details: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Record an exception once; a re-run of its check keeps the first (and its decision)."""
+        with self.store.write() as db:
+            if not self._rows("select id from exceptions where id = ?", (exception_id,)):
+                db.table("exceptions").insert(
+                    {
+                        "id": exception_id,
+                        "run_id": run_id,
+                        "kind": kind,
+                        "well_id": well_id,
+                        "details": _dumps(details),
+                        "status": "open",
+                        "created_at": self.store.now(),
+                    }
+                )
+                self.store._audit(
+                    db,
+                    run_id=run_id,
+                    kind="exception_found",
+                    actor="agent",
+                    detail={"id": exception_id, "kind": kind, "summary": details.get("summary")},
+                )
+        return self.exception(exception_id)
+
+    def exception(self, exception_id: str) -> dict[str, Any]:
+        rows = self._rows("select * from exceptions where id = ?", (exception_id,))
+        if not rows:
+            raise NotFoundError(f"no exception with id {exception_id!r}")
+        row = rows[0]
+        note = row.get("note")
+        return {
+            **row,
+            "details": json.loads(row["details"]),
+            "extra": json.loads(note) if note else {},
+        }
+
+    def exceptions(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._rows("select id from exceptions where run_id = ? order by rowid", (run_id,))
+        return [self.exception(r["id"]) for r in rows]
+
+    def decide(
+        self,
+        exception_id: str,
+        *,
+        option: str,
+        status: str,
+        extra: dict[str, Any],
+        question_id: str | None,
+        decided_by: str | None,
+        source: str | None,
+    ) -> dict[str, Any]:
+        """Record the decision on an open exception (status resolved, or open with a note)."""
+        with self.store.write() as db:
+            db.execute(
+                "update exceptions set status = ?, resolution = ?, note = ?, question_id = ?, "
+                "decided_by = ?, decision_source = ?, resolved_at = ? where id = ?",
+                (
+                    status,
+                    option,
+                    _dumps(extra),
+                    question_id,
+                    decided_by,
+                    source,
+                    self.store.now(),
+                    exception_id,
+                ),
+            )
+            run_id = self._rows("select run_id from exceptions where id = ?", (exception_id,))[0][
+                "run_id"
+            ]
+            self.store._audit(
+                db,
+                run_id=run_id,
+                kind="exception_resolved" if status == "resolved" else "exception_noted",
+                actor=decided_by,
+                detail={
+                    "id": exception_id,
+                    "option": option,
+                    "extra": extra,
+                    "question_id": question_id,
+                    "source": source,
+                },
+            )
+        return self.exception(exception_id)
+
+    # -- journal batches -----------------------------------------------------
+
+    def save_batch(
+        self, run_id: str, *, period: str, lines: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Save a new draft batch with its own id; earlier drafts of the run are superseded."""
+        total_debit = sum((line["debit"] for line in lines), start=ZERO)
+        total_credit = sum((line["credit"] for line in lines), start=ZERO)
+        with self.store.write() as db:
+            n = self._rows("select count(*) as n from journal_batches where run_id = ?", (run_id,))[
+                0
+            ]["n"]
+            batch_id = f"JE-{period}-{run_id[:6]}-{n + 1}"
+            db.execute(
+                "update journal_batches set status = 'superseded' where run_id = ? and status = 'draft'",
+                (run_id,),
+            )
+            db.table("journal_batches").insert(
+                {
+                    "id": batch_id,
+                    "run_id": run_id,
+                    "period": period,
+                    "status": "draft",
+                    "total_debit": str(total_debit),
+                    "total_credit": str(total_credit),
+                    "created_at": self.store.now(),
+                }
+            )
+            db.table("journal_lines").insert_all(
+                [
+                    {
+                        **line,
+                        "batch_id": batch_id,
+                        "debit": str(line["debit"]),
+                        "credit": str(line["credit"]),
+                    }
+                    for line in lines
+                ]
+            )
+            self.store._audit(
+                db,
+                run_id=run_id,
+                kind="journal_drafted",
+                actor="agent",
+                detail={"batch_id": batch_id, "lines": len(lines), "total_debit": str(total_debit)},
+            )
+        return self.batch(batch_id)
+
+    def batch(self, batch_id: str) -> dict[str, Any]:
+        rows = self._rows("select * from journal_batches where id = ?", (batch_id,))
+        if not rows:
+            raise NotFoundError(f"no journal batch {batch_id!r}")
+        return rows[0]
+
+    def batches(self, run_id: str) -> list[dict[str, Any]]:
+        return self._rows(
+            "select * from journal_batches where run_id = ? order by created_at, rowid", (run_id,)
+        )
+
+    def current_batch(self, run_id: str) -> dict[str, Any] | None:
+        live = [b for b in self.batches(run_id) if b["status"] != "superseded"]
+        return live[-1] if live else None
+
+    def posted_batch(self, period: str) -> dict[str, Any] | None:
+        rows = self._rows(
+            "select b.* from period_posts p join journal_batches b on b.id = p.batch_id where p.period = ?",
+            (period,),
+        )
+        if rows:
+            return rows[0]
+        legacy = self._rows(  # posted before period_posts existed
+            "select * from journal_batches where period = ? and status = 'posted' order by posted_at limit 1",
+            (period,),
+        )
+        return legacy[0] if legacy else None
+
+    def lines(self, batch_id: str) -> list[dict[str, Any]]:
+        rows = self._rows(
+            "select * from journal_lines where batch_id = ? order by entry_no, line_no", (batch_id,)
+        )
+        return [{**r, "debit": Decimal(r["debit"]), "credit": Decimal(r["credit"])} for r in rows]
+
+    def post(self, batch_id: str, *, posted_by: str, approval_question_id: str) -> bool:
+        """Post a draft and claim its period in one transaction; False if it was posted before.
+
+        AlreadyPostedError when another batch holds the period: concurrent approvals post once.
+        """
+        with self.store.write() as db:
+            batch = self._rows("select * from journal_batches where id = ?", (batch_id,))[0]
+            if batch["status"] == "posted":
+                return False
+            now = self.store.now()
+            try:
+                db.execute(
+                    "insert into period_posts (period, batch_id, posted_at, posted_by) values (?, ?, ?, ?)",
+                    (batch["period"], batch_id, now, posted_by),
+                )
+            except sqlite3.IntegrityError:
+                winner = self._rows(
+                    "select * from period_posts where period = ?", (batch["period"],)
+                )[0]
+                raise AlreadyPostedError(
+                    batch["period"], winner["batch_id"], winner["posted_by"], winner["posted_at"]
+                ) from None
+            db.execute(
+                "update journal_batches set status = 'posted', posted_at = ?, posted_by = ?, "
+                "approval_question_id = ? where id = ?",
+                (now, posted_by, approval_question_id, batch_id),
+            )
+            db.execute(
+                "update doi_rows set status = 'in_force', in_force_at = ?, batch_id = ? "
+                "where run_id = ? and status = 'proposed'",
+                (now, batch_id, batch["run_id"]),
+            )
+            self.store._audit(
+                db,
+                run_id=batch["run_id"],
+                kind="journal_posted",
+                actor=posted_by,
+                detail={"batch_id": batch_id, "approval_question_id": approval_question_id},
+            )
+        return True
+
+    # -- DOI rows closebot adds ----------------------------------------------
+
+    def propose_doi(
+        self,
+        run_id: str,
+        *,
+        well_id: str,
+        row: dict[str, Any],
+        effective_from: str,
+        question_id: str | None,
+        decided_by: str | None,
+    ) -> None:
+        """A DOI row decided in this run; in force only once the run's batch is posted."""
+        with self.store.write() as db:
+            db.execute(
+                "update doi_rows set status = 'void' where run_id = ? and well_id = ? and status = 'proposed'",
+                (run_id, well_id),
+            )
+            db.table("doi_rows").insert(
+                {
+                    "well_id": well_id,
+                    "row": _dumps(row),
+                    "effective_from": effective_from,
+                    "status": "proposed",
+                    "run_id": run_id,
+                    "question_id": question_id,
+                    "decided_by": decided_by,
+                    "created_at": self.store.now(),
+                }
+            )
+            self.store._audit(
+                db,
+                run_id=run_id,
+                kind="doi_proposed",
+                actor=decided_by,
+                detail={"well_id": well_id, "effective_from": effective_from, "row": row},
+            )
+
+    def doi_rows(
+        self, *, well_id: str | None = None, run_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Rows in force, plus the given run's own proposals; oldest first."""
+        sql = "select * from doi_rows where (status = 'in_force'"
+        params: tuple[Any, ...] = ()
+        if run_id:
+            sql += " or (status = 'proposed' and run_id = ?)"
+            params += (run_id,)
+        sql += ")"
+        if well_id:
+            sql += " and well_id = ?"
+            params += (well_id,)
+        rows = self._rows(sql + " order by id", params)
+        return [{**r, "row": json.loads(r["row"])} for r in rows]
+
+    def all_doi_rows(self, well_id: str) -> list[dict[str, Any]]:
+        rows = self._rows("select * from doi_rows where well_id = ? order by id", (well_id,))
+        return [{**r, "row": json.loads(r["row"])} for r in rows]
+
+    # -- open items ----------------------------------------------------------
+
+    def carry_forward(self, run_id: str, *, period: str, items: list[dict[str, Any]]) -> None:
+        with self.store.write() as db:
+            db.execute("delete from open_items where run_id = ?", (run_id,))
+            for item in items:
+                db.table("open_items").insert(
+                    {
+                        "run_id": run_id,
+                        "period": period,
+                        "kind": item["kind"],
+                        "text": item["text"],
+                        "amount": str(item.get("amount") or ""),
+                        "owner": item.get("owner"),
+                        "due": item.get("due"),
+                        "status": "open",
+                        "created_at": self.store.now(),
+                    }
+                )
+
+    def open_items(self, run_id: str) -> list[dict[str, Any]]:
+        return self._rows("select * from open_items where run_id = ? order by id", (run_id,))

@@ -1,0 +1,141 @@
+"""Master data: the DOI as effective-dated rows (the CSV plus rows closebot added), wells
+by property number, JOA overhead rates, prices and the severance table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+from bot.close.data import CloseData, DoiRow, JoaRow, add_months, months_between
+
+TOLERANCE = Decimal("0.000001")  # convention, see CLOSE.md
+SEVERANCE_TOLERANCE = Decimal("0.0025")  # 0.25 percentage points, convention
+ACCRUAL_WINDOW = 3  # months
+MATERIALITY = Decimal("2500.00")
+FLUX_PERCENT = Decimal("0.10")
+FLUX_AMOUNT = Decimal("5000.00")
+APPROVAL_LIMIT = Decimal("250000.00")
+STALE_MONTHS = 24
+
+# State × product: a percentage of value, or (for ND gas) dollars per unit.
+SEVERANCE_RATES: dict[tuple[str, str], Decimal] = {
+    ("TX", "oil"): Decimal("0.046"),
+    ("TX", "gas"): Decimal("0.075"),
+    ("TX", "ngl"): Decimal("0.075"),
+    ("OK", "oil"): Decimal("0.07"),
+    ("OK", "gas"): Decimal("0.07"),
+    ("OK", "ngl"): Decimal("0.07"),
+    ("ND", "oil"): Decimal("0.10"),
+    ("ND", "ngl"): Decimal("0.10"),
+}
+PER_UNIT_SEVERANCE: dict[tuple[str, str], Decimal] = {("ND", "gas"): Decimal("0.0905")}
+OK_NEW_WELL_RATE = Decimal("0.05")
+OK_NEW_WELL_MONTHS = 36
+
+
+def money(d: Decimal) -> str:
+    """$1,234.56, with the sign in front: -$12.00."""
+    sign = "-" if d < 0 else ""
+    return f"{sign}${abs(d):,.2f}"
+
+
+def signed_money(d: Decimal) -> str:
+    return ("+" if d > 0 else "") + money(d)
+
+
+def dec8(d: Decimal) -> str:
+    return f"{d:.8f}"
+
+
+def percent(d: Decimal) -> str:
+    return f"{d * 100:+.2f} %"
+
+
+@dataclass(frozen=True)
+class Master:
+    """The DOI in force for any well and month, wells by property number, JOA rates."""
+
+    rows: tuple[DoiRow, ...]
+    joa: tuple[JoaRow, ...]
+
+    @classmethod
+    def of(cls, data: CloseData, added: list[DoiRow] = ()) -> Master:  # type: ignore[assignment]
+        return cls(rows=tuple(data.doi) + tuple(added), joa=tuple(data.joa))
+
+    def well_ids(self) -> list[str]:
+        return sorted({r.well_id for r in self.rows})
+
+    def in_force(self, well_id: str, month: str) -> DoiRow | None:
+        """The row with the latest effective_from on or before the first of `month`."""
+        day = f"{month}-01" if len(month) == 7 else month
+        candidates = [r for r in self.rows if r.well_id == well_id and r.effective_from <= day]
+        if not candidates:
+            # a well booked before its first DOI row still needs a decimal: use the earliest
+            candidates = [r for r in self.rows if r.well_id == well_id][:1]
+        if not candidates:
+            return None
+        return max(candidates, key=lambda r: (r.effective_from, r.source != "doi.csv", r.line))
+
+    def latest(self, well_id: str) -> DoiRow | None:
+        rows = [r for r in self.rows if r.well_id == well_id]
+        return max(rows, key=lambda r: (r.effective_from, r.source != "doi.csv")) if rows else None
+
+    def name(self, well_id: str) -> str:
+        row = self.latest(well_id)
+        return row.well_name if row else well_id
+
+    def by_property(self, operator: str, property_no: str) -> str | None:
+        for r in self.rows:
+            if (
+                r.operator_property_no
+                and r.operator_property_no == property_no
+                and (not operator or r.operator == operator)
+            ):
+                return r.well_id
+        return None
+
+    def operator_wells(self, operator: str) -> list[str]:
+        return sorted({r.well_id for r in self.rows if r.operator == operator})
+
+    def overhead_rate(self, well_id: str, month: str, *, drilling: bool) -> Decimal | None:
+        day = f"{month}-01"
+        rows = [j for j in self.joa if j.well_id == well_id and j.effective_from <= day]
+        if not rows:
+            return None
+        row = max(rows, key=lambda j: j.effective_from)
+        return row.overhead_drilling if drilling else row.overhead_producing
+
+
+def with_change(row: DoiRow, *, wi: Decimal, nri: Decimal, effective_from: str) -> DoiRow:
+    """A new DOI row from `effective_from`, same well, royalty and ORRI."""
+    return replace(row, wi=wi, nri=nri, effective_from=effective_from, line=0, source="closebot")
+
+
+def severance_due(
+    state: str,
+    product: str,
+    first_prod_month: str,
+    sale_month: str,
+    value: Decimal,
+    volume: Decimal,
+) -> tuple[Decimal, str] | None:
+    """The 8/8ths severance the state levies and how it was computed, or None if unknown."""
+    key = (state, product)
+    if key in PER_UNIT_SEVERANCE:
+        rate = PER_UNIT_SEVERANCE[key]
+        return volume * rate, f"{state} {product} ${rate}/unit"
+    if key not in SEVERANCE_RATES:
+        return None
+    rate = SEVERANCE_RATES[key]
+    if state == "OK" and first_prod_month:
+        month_no = months_between(first_prod_month, sale_month) + 1
+        if 1 <= month_no <= OK_NEW_WELL_MONTHS:
+            return value * OK_NEW_WELL_RATE, (
+                f"OK {product} 5 % (month {month_no} of production, first 36 months)"
+            )
+    return value * rate, f"{state} {product} {rate * 100:.1f} %"
+
+
+def trailing_months(period: str, n: int = 3) -> list[str]:
+    """The n service months before `period`, oldest first: 2026-10 → Jul, Aug, Sep."""
+    return [add_months(period, -k) for k in range(n, 0, -1)]

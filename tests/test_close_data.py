@@ -1,0 +1,127 @@
+"""Issue 6: the v2 data format, checked whole — every problem named, nothing imported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from bot.close import data as close_data
+from bot.close.data import DataProblems, parse_amount
+from bot.store import Store
+from tests.period_kit import edit, write_period
+
+
+def closebot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("1510", "1510"),
+        ("1,510.00", "1510.00"),
+        ("$1,510.00", "1510.00"),
+        ("(4,200.00)", "-4200.00"),
+        ("-4200.00", "-4200.00"),
+        ("$0.50", "0.50"),
+    ],
+)
+def test_amounts_as_accounting_exports_write_them(raw: str, value: str) -> None:
+    assert parse_amount(raw) == Decimal(value)
+
+
+@pytest.mark.parametrize(
+    "raw", ["4.8E+999999", "1e3", "12,34.00", "1.510,00", "NaN", "Infinity", "$", "--5", "1 510"]
+)
+def test_anything_else_is_not_an_amount(raw: str) -> None:
+    with pytest.raises(ValueError):
+        parse_amount(raw)
+
+
+def test_quoted_and_dollar_amounts_load(tmp_path: Path) -> None:
+    folder = write_period(tmp_path)
+    edit(folder, "jib.csv", "10000.00,0.50000000,5000.00", '"$10,000.00",0.50000000,"5,000.00"')
+    edit(
+        folder,
+        "tb_activity.csv",
+        "4010,Oil Revenue,0.00,44000.00",
+        '4010,Oil Revenue,0.00,"(-44,000.00)"',
+    )
+    data = close_data.load("2026-10", tmp_path)
+    assert data.jib[0].gross_amount == Decimal("10000.00") and data.jib[
+        0
+    ].owner_net_amount == Decimal("5000.00")
+
+
+def test_problems_in_three_files_are_all_named_and_nothing_is_imported(tmp_path: Path) -> None:
+    folder = write_period(tmp_path)
+    # an unquoted thousands separator shifts the columns of a JIB line
+    edit(folder, "jib.csv", "8000.00,0.25000000,2000.00", "15,604.88,0.25000000,3901.22")
+    edit(folder, "revenue.csv", "2026-08,oil,500", "2026-08,water,500")
+    edit(folder, "revenue.csv", "3220.00,0.00", "4.8E+999999,0.00")
+    edit(folder, "doi.csv", "2020-01-01,2018-01", "2020-13-01,2018-01")
+    with pytest.raises(DataProblems) as caught:
+        close_data.load("2026-10", tmp_path)
+    where = {(p.file, p.line, p.column) for p in caught.value.problems}
+    assert where == {
+        ("jib.csv", 4, ""),
+        ("revenue.csv", 3, "product"),
+        ("revenue.csv", 2, "gross_taxes"),
+        ("doi.csv", 3, "effective_from"),
+    }
+    text = str(caught.value)
+    assert "jib.csv line 4" in text and "11 fields, found 12" in text and "unquoted comma" in text
+    assert "'water': expected a product" in text and "'4.8E+999999'" in text
+    assert "nothing was imported" in text
+
+
+def test_data_check_reports_every_problem_and_exits_2_and_run_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    folder = write_period(tmp_path / "data")
+    edit(folder, "jib.csv", "W-A,,LOE,Lease", "W-A,,Capital,Lease")
+    (folder / "afe.csv").unlink()
+    (folder / "prices.csv").write_bytes(
+        b"month,product,benchmark_price,differential\n2026-09,oil,72.00,2.00\n2026-09,g\xe4s,3.00,0.20\n"
+    )
+    checked = closebot("data", "check", str(tmp_path / "data"))
+    assert checked.returncode == 2
+    out = checked.stdout
+    assert "2026-10: 3 problem(s); nothing would be imported" in out
+    assert "jib.csv line 2, column cost_category: 'Capital': expected a cost category" in out
+    assert "afe.csv: expected the file (it is missing)" in out
+    assert "prices.csv line 3: 'e4': expected UTF-8 text" in out
+    db = tmp_path / "closebot.db"
+    ran = closebot("run", "2026-10", "--auto", "--data", str(tmp_path / "data"), "--db", str(db))
+    assert ran.returncode == 2 and "3 problems" in ran.stderr and "Traceback" not in ran.stderr
+    assert Store(db).runs() == []
+
+
+def test_data_check_one_period_and_a_clean_folder(tmp_path: Path) -> None:
+    write_period(tmp_path)
+    ok = closebot("data", "check", str(tmp_path), "2026-10")
+    assert ok.returncode == 0 and "2026-10: ok (11 files)" in ok.stdout
+    bad = closebot("data", "check", str(tmp_path), "2026-13")
+    assert bad.returncode == 2 and "not an accounting period" in bad.stderr
+
+
+def test_data_sample_writes_the_shipped_periods_which_check_clean(tmp_path: Path) -> None:
+    target = tmp_path / "sample"
+    wrote = closebot("data", "sample", str(target))
+    assert wrote.returncode == 0, wrote.stderr
+    assert sorted(p.name for p in target.iterdir()) == close_data.available_periods()
+    checked = closebot("data", "check", str(target))
+    assert checked.returncode == 0, checked.stdout
+    again = closebot("data", "sample", str(target))
+    assert again.returncode == 2 and "already exists" in again.stderr
