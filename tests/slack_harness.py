@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +23,20 @@ from tests.fake_slack import FakeSlack
 FORM = "application/x-www-form-urlencoded"
 
 
+def slack_sample(root: Path) -> Path:
+    """The shipped sample without the unknown-property line: the first form is the WI/NRI one."""
+    from bot.close.data import SAMPLE_DIR
+
+    target = root / "slack-sample"
+    if not target.exists():
+        shutil.copytree(SAMPLE_DIR, target)
+        jib = target / "2026-10" / "jib.csv"
+        jib.write_text(
+            "".join(x for x in jib.read_text().splitlines(keepends=True) if "PRO-40188" not in x)
+        )
+    return target
+
+
 def settings_for(fake: FakeSlack, db_path: Path, **extra: str) -> Settings:
     env = {
         "SLACK_API_URL": fake.api_url,
@@ -29,6 +44,7 @@ def settings_for(fake: FakeSlack, db_path: Path, **extra: str) -> Settings:
         "SLACK_SIGNING_SECRET": sp.SECRET,
         "CLOSEBOT_DB": str(db_path),
         "CLOSEBOT_APPROVERS": "UAPPROVER",
+        "CLOSEBOT_DATA": str(slack_sample(db_path.parent)),
         **extra,
     }
     return Settings.from_env(env)
@@ -111,6 +127,40 @@ class Harness:
         record = self.store.pending_question(run_id)
         assert record is not None, "no question is pending"
         return record.id
+
+    def recommended_picks(self, question_id: str) -> dict[int, Any]:
+        """The form's recommended answers, as picks (free text gets a line of text)."""
+        picks: dict[int, Any] = {}
+        for n, q in enumerate(self.store.question(question_id).questions, start=1):
+            if q.get("type") == "free_text":
+                picks[n] = "Explained in the close file."
+            elif q.get("type") == "multiple_choice":
+                picks[n] = [q.get("recommended") or 1]
+            else:
+                picks[n] = q.get("recommended") or 1
+        return picks
+
+    def answer_until(
+        self, run_id: str, header: str, *, user: str = "UALICE", limit: int = 20
+    ) -> str:
+        """Answer every form with its recommendation until one whose first question has `header`."""
+        for _ in range(limit):
+            question_id = self.pending(run_id)
+            if self.store.question(question_id).questions[0].get("header") == header:
+                return question_id
+            self.submit(question_id, self.recommended_picks(question_id), user=user)
+            self.idle()
+        raise AssertionError(f"no {header!r} form after {limit} forms")
+
+    def finish(self, run_id: str, *, user: str = "UALICE", limit: int = 20) -> None:
+        """Answer every remaining form with its recommendation (approving the batch) until the run ends."""
+        for _ in range(limit):
+            record = self.store.pending_question(run_id)
+            if record is None:
+                return
+            self.submit(record.id, self.recommended_picks(record.id), user=user)
+            self.idle()
+        raise AssertionError(f"still asking after {limit} forms")
 
     def ephemerals_to(self, user: str) -> list[str]:
         return [p["text"] for p in self.fake.to("chat.postEphemeral") if p.get("user") == user]

@@ -161,7 +161,7 @@ def test_claude_drives_the_loop_to_a_question_through_the_sdk(db_path: Path) -> 
     second = fake.requests[1]["messages"]
     assert [m["role"] for m in second] == ["user", "assistant", "user"]
     (result,) = second[2]["content"]
-    assert result["tool_use_id"] == "toolu_a" and json.loads(result["content"])["wells"] == 12
+    assert result["tool_use_id"] == "toolu_a" and json.loads(result["content"])["wells"] == 13
     assert {t["name"] for t in fake.requests[0]["tools"]} >= {
         "load_period",
         "validate_interests",

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.blocks import CANCEL_ACTION, SUBMIT_ACTION
+from bot.close.ledger import Ledger
 from bot.close.playbook import PlaybookModel
 from bot.errors import ModelUnavailableError
 from tests import slack_payloads as sp
@@ -66,13 +67,15 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
         "radio_buttons",
         "plain_text_input",
     ]
-    assert radios[0]["options"][0]["text"]["text"] == "Accept operator's decimal, update DOI ⭐"
+    # question 1 is Baker 3-1H (JIB only), question 2 Smith 14-2H (both documents agree)
+    assert radios[2]["options"][0]["text"]["text"] == "Accept operator's decimal, update DOI ⭐"
+    assert radios[0]["options"][2]["text"]["text"] == "Book at DOI, short-pay and dispute ⭐"
     text = all_text(form)
     assert (
         "⭐ *Recommended: Accept operator's decimal, update DOI*" in text
         and "Both operator documents agree" in text
     )
-    assert "$13,200.00 billed vs $12,000.00 expected (+$1,200.00)" in text
+    assert "Billed $13,200.00 vs $12,000.00 at DOI (+$1,200.00)" in text
     buttons = form["blocks"][-1]["elements"]
     assert (buttons[0]["text"]["text"], buttons[0]["style"], buttons[1]["text"]["text"]) == (
         "Submit",
@@ -80,7 +83,7 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
         "Cancel",
     )
 
-    bot.submit(question_id, {1: 1, 2: 2})
+    bot.submit(question_id, {1: 3, 2: 1})
     bot.idle()
     answered = bot.form_of(question_id)
     assert inputs(answered) == []  # read-only now
@@ -90,10 +93,9 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     record = bot.store.question(question_id)
     assert (record.status, record.answered_by, record.source) == ("answered", "UALICE", "user")
 
-    approval = bot.pending(run.id)
+    approval = bot.answer_until(run.id, "Posting")
     assert "Approve and post" in all_text(bot.form_of(approval))
-    bot.submit(approval, {1: 1})
-    bot.idle()
+    bot.finish(run.id)
     finished = bot.store.run(run.id)
     assert finished.status == "done"
     assert "finished" in bot.message(run.status_ts or "")["text"]
@@ -108,8 +110,10 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     assert summary and "decided by <@UALICE> (user)" in json.dumps(
         bot.message(summary[-1]["ts"])["blocks"]
     )
-    (batch,) = bot.store.journal_batches(run.id)
-    assert batch["status"] == "posted" and batch["posted_by"] == "UALICE"
+    batch = Ledger(bot.store).current_batch(run.id)
+    assert batch and batch["status"] == "posted" and batch["posted_by"] == "UALICE"
+    status_text = all_text(bot.message(run.status_ts or ""))
+    assert status_text.count(" — done") == 8 and "not run yet" not in status_text
     assert fake.to("reactions.add") == [
         {"channel": "CFIN", "timestamp": run.thread_ts, "name": "white_check_mark"}
     ]
@@ -143,7 +147,7 @@ def test_a_required_question_left_empty_is_named_and_the_form_kept(
     bot.submit(question_id, {1: 1})
     bot.idle()
     (notice,) = bot.ephemerals_to("UALICE")
-    assert "Not submitted: question 2 (WI/NRI · Baker 3-1H) is required" in notice
+    assert "Not submitted: question 2 (WI/NRI · Smith 14-2H) is required" in notice
     assert json.dumps(bot.form_of(question_id)["blocks"]) == before
     assert bot.store.question(question_id).status == "pending"
 
@@ -231,7 +235,7 @@ def test_cancel_tells_the_model_and_the_run_stops_with_what_is_open(
     result = bot.store.tool_result(question_id)
     assert result is not None and json.loads(result.content)["status"] == "cancelled"
     texts = [m["text"] for m in fake.thread(run.thread_ts or "")]
-    assert any("stopped: the WI/NRI question was cancelled" in (t or "") for t in texts)
+    assert any("stopped: a question was cancelled" in (t or "") for t in texts)
 
 
 def test_unknown_action_ids_are_acked_and_change_nothing(bot: Harness, fake: FakeSlack) -> None:
@@ -261,7 +265,7 @@ def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
     bot: Harness, fake: FakeSlack
 ) -> None:
     run = bot.start()
-    question_id = bot.pending(run.id)
+    bot.pending(run.id)  # a question is pending
     msg = {
         "type": "message",
         "channel": "CFIN",
@@ -281,11 +285,7 @@ def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
         bot.store.pending_question(run.id) is not None
         and len(bot.store.messages(run.id)) == model_calls
     )
-    bot.submit(question_id, {1: 1, 2: 2})
-    bot.idle()
-    approval = bot.pending(run.id)
-    bot.submit(approval, {1: 2})
-    bot.idle()
+    bot.finish(run.id)
     transcript = [m.content for m in bot.store.messages(run.id) if m.role == "user"]
     assert any(
         b.get("text") == "<@UALICE>: what's the status?" for content in transcript for b in content
@@ -298,11 +298,7 @@ def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
 
 def test_a_retried_event_is_handled_once(bot: Harness, fake: FakeSlack) -> None:
     run = bot.start()
-    question_id = bot.pending(run.id)
-    bot.submit(question_id, {1: 1, 2: 2})
-    bot.idle()
-    bot.submit(bot.pending(run.id), {1: 2})
-    bot.idle()
+    bot.finish(run.id)
     mention = {
         "type": "app_mention",
         "channel": "CFIN",
@@ -380,8 +376,10 @@ def test_two_runs_in_two_threads_stay_independent(bot: Harness, fake: FakeSlack)
     assert bot.store.question(q1).status == "pending"
     bot.submit(q1, {1: 1, 2: 2})
     bot.idle()
-    assert bot.store.exceptions(first.id)[0]["resolution"] == "accept_operator"
-    assert bot.store.exceptions(second.id)[0]["resolution"] == "short_pay_dispute"
+    ledger = Ledger(bot.store)
+    assert ledger.exception(f"{first.id}:wi_nri:W-OK-001")["resolution"] == "accept"
+    assert ledger.exception(f"{first.id}:wi_nri:W-TX-001")["resolution"] == "protest"
+    assert ledger.exception(f"{second.id}:wi_nri:W-OK-001")["resolution"] == "protest"
     for run in (first, second):
         assert all(m["channel"] == run.channel for m in fake.thread(run.thread_ts or ""))
 
@@ -441,8 +439,9 @@ def test_a_run_cut_off_mid_turn_is_recovered_at_start(fake: FakeSlack, db_path: 
         assert second.service.runner.recover() == [run.id]
         second.idle()
         assert inputs(second.form_of(question_id)) == []  # the answered form was turned read-only
-        assert second.store.pending_question(run.id) is not None
-        assert "Approve and post" in all_text(second.form_of(second.pending(run.id)))
+        follow_up = second.pending(run.id)  # the accepted decimal asks for its effective date
+        assert follow_up != question_id
+        assert "From what date does Baker 3-1H's new decimal" in all_text(second.form_of(follow_up))
     finally:
         second.close()
 
@@ -461,8 +460,11 @@ def test_submit_is_a_button_named_submit_and_other_text_is_taken(bot: Harness) -
     bot.idle()
     answer = bot.store.question(question_id).answer
     assert answer["1"]["other"] == "Hold until the operator sends the assignment"
-    exc = next(e for e in bot.store.exceptions(run.id) if e["well_id"] == "W-TX-001")
-    assert exc["resolution"] == "defer" and "Hold until the operator" in exc["note"]
+    exc = Ledger(bot.store).exception(f"{run.id}:wi_nri:W-OK-001")
+    # a typed answer books nothing by itself: the exception stays open with the text
+    assert exc["status"] == "open" and exc["extra"] == {
+        "other": "Hold until the operator sends the assignment"
+    }
     assert SUBMIT_ACTION == "closebot_submit"
 
 
@@ -529,13 +531,21 @@ def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothin
             "Timed out: the recommended answers were applied" in all_text(h.form_of(question_id))
             and inputs(h.form_of(question_id)) == []
         )
-        approval = h.pending(run.id)
-        now[0] += timedelta(minutes=61)
-        assert h.service.runner.expire_due() == [approval]
-        h.idle()
-        (batch,) = h.store.journal_batches(run.id)
-        assert batch["status"] == "draft"  # a timeout is nobody's approval
-        assert h.store.audit_events(run.id, kind="posting_refused")
+        for _ in range(20):  # every later form times out the same way
+            pending = h.store.pending_question(run.id)
+            if pending is None:
+                break
+            now[0] += timedelta(minutes=61)
+            assert h.service.runner.expire_due() == [pending.id]
+            h.idle()
+        batch = Ledger(h.store).current_batch(run.id)
+        assert batch and batch["status"] == "draft"  # a timeout is nobody's approval
+        approval = [
+            q for q in h.store.questions(run.id) if q.questions[0].get("header") == "Posting"
+        ]
+        assert approval and approval[0].source == "timeout_default"
+        # nor does it put a DOI change in force
+        assert [r["status"] for r in Ledger(h.store).all_doi_rows("W-TX-001")] == ["proposed"]
         assert h.store.run(run.id).status == "done"
     finally:
         h.close()

@@ -222,4 +222,7 @@ def test_step_states_move_one_at_a_time(store: Store) -> None:
     store.set_step(run.id, "Intake", "running")
     assert store.set_step(run.id, "Checks", "running") == {"Intake": "done", "Checks": "running"}
     assert store.set_step(run.id, "Checks", "waiting") == {"Intake": "done", "Checks": "waiting"}
+    # a turn that ends with the step still waiting (a cancelled question) never calls it done
+    assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "stopped"}
+    store.set_step(run.id, "Checks", "running")
     assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "done"}
