@@ -171,3 +171,127 @@ def test_a_confirm_dialog_stands_between_the_click_and_the_payload(
     page.locator("#dialog-confirm").click()
     expect(answered(pane, ts)).to_contain_text(f"Cancelled by @{STARTER.name}")
     expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
+
+
+def test_every_kind_of_block_is_drawn(page: Any, sandbox: Sandbox) -> None:
+    from playwright.sync_api import expect
+    from slack_sdk import WebClient
+
+    bot = WebClient(token=sandbox.fake.token, base_url=sandbox.fake.api_url)
+    plain = {"type": "plain_text", "text": "Pick"}
+    options = [
+        {"text": {"type": "plain_text", "text": f"Option {i}"}, "value": str(i)} for i in (1, 2)
+    ]
+    posted = bot.chat_postMessage(
+        channel="CFINANCE",
+        text="every block",
+        blocks=[
+            {"type": "header", "text": {"type": "plain_text", "text": "October close :tada:"}},
+            {
+                "type": "section",
+                "text": {
+                    "type": "mrkdwn",
+                    "text": "*Bold* _italic_ ~gone~ `code` <https://example.com|a link> <@UBEN>",
+                },
+                "fields": [
+                    {"type": "mrkdwn", "text": "*Debits*\n$1,005,227.07"},
+                    {"type": "mrkdwn", "text": "*Credits*\n$1,005,227.07"},
+                ],
+            },
+            {"type": "divider"},
+            {
+                "type": "rich_text",
+                "elements": [
+                    {
+                        "type": "rich_text_section",
+                        "elements": [
+                            {"type": "text", "text": "Open items", "style": {"bold": True}}
+                        ],
+                    },
+                    {
+                        "type": "rich_text_list",
+                        "style": "bullet",
+                        "elements": [
+                            {
+                                "type": "rich_text_section",
+                                "elements": [{"type": "text", "text": "dispute $591.87"}],
+                            },
+                            {
+                                "type": "rich_text_section",
+                                "elements": [{"type": "user", "user_id": "UCARA"}],
+                            },
+                        ],
+                    },
+                ],
+            },
+            {
+                "type": "input",
+                "block_id": "sel",
+                "label": plain,
+                "element": {"type": "static_select", "action_id": "s", "options": options},
+            },
+            {
+                "type": "input",
+                "block_id": "chk",
+                "label": plain,
+                "hint": {"type": "plain_text", "text": "any"},
+                "element": {"type": "checkboxes", "action_id": "c", "options": options},
+            },
+            {
+                "type": "input",
+                "block_id": "txt",
+                "optional": True,
+                "label": plain,
+                "element": {"type": "plain_text_input", "action_id": "t"},
+            },
+            {"type": "context", "elements": [{"type": "mrkdwn", "text": "Context line"}]},
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "action_id": "ok",
+                        "text": {"type": "plain_text", "text": "Post"},
+                        "style": "primary",
+                    },
+                    {
+                        "type": "button",
+                        "action_id": "no",
+                        "text": {"type": "plain_text", "text": "Discard"},
+                        "style": "danger",
+                    },
+                ],
+            },
+        ],
+    )
+    message = page.locator(f'#messages .msg[data-ts="{posted["ts"]}"]')
+    expect(message.locator(".header-block")).to_have_text("October close 🎉")
+    expect(message.locator(".section-main b").first).to_have_text("Bold")
+    expect(message.locator(".section-main i")).to_have_text("italic")
+    expect(message.locator(".section-main s")).to_have_text("gone")
+    expect(message.locator(".section-main code")).to_have_text("code")
+    expect(message.locator(".section-main a")).to_have_attribute("href", "https://example.com")
+    expect(message.locator(".section-main .mention")).to_have_text("@Ben Ortiz")
+    expect(message.locator(".fields > div")).to_have_count(2)
+    expect(message.locator("hr.divider")).to_have_count(1)
+    expect(message.locator(".rt li")).to_have_count(2)
+    expect(message.locator(".rt li .mention")).to_have_text("@Cara Lee")
+    expect(message.locator("select.select option")).to_have_count(3)  # the placeholder too
+    expect(message.locator("input[type=checkbox]")).to_have_count(2)
+    expect(message.locator(".hint")).to_have_text("any")
+    expect(message.locator(".input-label .optional")).to_have_count(1)
+    expect(message.locator(".context")).to_contain_text("Context line")
+    expect(message.locator(".bk-btn.primary")).to_have_text("Post")
+    expect(message.locator(".bk-btn.danger")).to_have_text("Discard")
+    ARTIFACTS.mkdir(exist_ok=True)
+    message.screenshot(path=str(ARTIFACTS / "sandbox-blocks.png"))
+
+    bot.chat_update(
+        channel="CFINANCE",
+        ts=posted["ts"],
+        text="replaced",
+        blocks=[{"type": "section", "text": {"type": "mrkdwn", "text": "Replaced in place"}}],
+    )
+    expect(message).to_contain_text("Replaced in place")
+    expect(message.locator(".edited")).to_have_count(1)
+    expect(page.locator("#messages .msg")).to_have_count(1)

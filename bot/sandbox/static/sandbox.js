@@ -671,6 +671,13 @@ function main() {
   composer($("composer"), $("composer-input"), () => null);
   composer($("thread-composer"), $("thread-input"), () => app.thread);
   window.addEventListener("hashchange", () => { readLocation(); render(); });
+  document.querySelector("#command-hint .hint-row").addEventListener("mousedown", (event) => {
+    event.preventDefault();
+    const input = $("composer-input");
+    input.value = "/close ";
+    $("command-hint").hidden = true;
+    input.focus();
+  });
   refresh().then(listen);
 }
 
