@@ -115,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sandbox.add_argument(
         "--db",
-        help="SQLite file (default: a new one in a temporary folder, as the fake workspace starts empty)",
+        help="SQLite file; the channels are kept beside it (PATH.slack.json) so a later start "
+        "continues where this one stopped (default: a new one in a temporary folder)",
     )
 
     sub.add_parser("runs", parents=[db], help="list recent runs")
@@ -325,9 +326,11 @@ def cmd_sandbox(args: argparse.Namespace, out: TextIO) -> int:
 
     from bot.sandbox.run import Sandbox, run_sandbox
 
-    if args.db is None:
+    kept = args.db is not None  # a named database keeps the workspace beside it
+    if not kept:
         args.db = str(Path(tempfile.mkdtemp(prefix="closebot-sandbox-")) / "sandbox.db")
     settings = _settings(args)
+    workspace = settings.db_path.with_name(settings.db_path.name + ".slack.json") if kept else None
     store = open_store(settings)
     model = build_model(settings)
     driver = (
@@ -336,7 +339,9 @@ def cmd_sandbox(args: argparse.Namespace, out: TextIO) -> int:
         else "the offline playbook (set ANTHROPIC_API_KEY for Claude)"
     )
     try:
-        sandbox = Sandbox(store=store, model=model, port=args.port)
+        sandbox = Sandbox(store=store, model=model, port=args.port, workspace_file=workspace)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
     except OSError as e:
         raise ConfigError(
             f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}; try --port 0"

@@ -6,6 +6,7 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -309,3 +310,76 @@ def test_form_state_is_what_slack_sends_and_refuses_options_the_form_never_had()
     assert responses[3].text == "why not"
     with pytest.raises(ActionError, match="not one of this menu's options"):
         form_state(form, {ids[0]: "7"})
+
+
+def test_a_sandbox_started_again_on_the_same_files_continues_the_close(db_path: Path) -> None:
+    from bot.close.playbook import PlaybookModel
+    from bot.store import Store
+
+    workspace = db_path.with_name("sandbox.slack.json")
+
+    def started() -> tuple[Sandbox, Store]:
+        store = Store(db_path)
+        running = Sandbox(store=store, model=PlaybookModel(), port=0, workspace_file=workspace)
+        running.start()
+        return running, store
+
+    first, store = started()
+    try:
+        first.client.say(user=STARTER.id, channel="CFINANCE", text="/close 2026-10")
+        assert first.fake.wait_for(lambda: bool(store.runs()), timeout=30)
+        assert first.service is not None and first.service.runner.wait_idle(30)
+        (run,) = store.runs()
+        pending = store.pending_question(run.id)
+        assert pending is not None and pending.message_ts
+    finally:
+        first.stop()
+        store.close()
+    assert workspace.exists()
+
+    second, store = started()
+    try:
+        form = second.fake.messages[pending.message_ts]  # the channel came back with the form
+        submit = next(
+            (b["block_id"], e)
+            for b in form["blocks"]
+            if b["type"] == "actions"
+            for e in b["elements"]
+            if e["action_id"] == blocks.SUBMIT_ACTION
+        )
+        picks = {
+            b["block_id"]: next(
+                (o["value"] for o in b["element"]["options"] if "⭐" in o["text"]["text"]),
+                b["element"]["options"][0]["value"],
+            )
+            for b in form["blocks"]
+            if b["type"] == "input" and "options" in b["element"]
+        }
+        answer = second.client.action(
+            user=STARTER.id,
+            channel="CFINANCE",
+            message_ts=form["ts"],
+            block_id=submit[0],
+            action_id=submit[1]["action_id"],
+            picks=picks,
+        )
+        assert answer["ok"]
+        assert second.fake.wait_for(
+            lambda: (
+                store.question(pending.id).status == "answered"
+                and not any(
+                    b["type"] == "input" for b in second.fake.messages[form["ts"]]["blocks"]
+                )
+            ),
+            timeout=30,
+        )
+    finally:
+        second.stop()
+        store.close()
+
+
+def test_a_workspace_file_that_is_not_one_is_refused_clearly(tmp_path: Path) -> None:
+    bad = tmp_path / "x.slack.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match=f"cannot read the sandbox workspace {bad}"):
+        FakeSlack().load(bad)

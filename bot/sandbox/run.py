@@ -71,6 +71,7 @@ class Sandbox:
         model: Model,
         env: Mapping[str, str] | None = None,
         port: int = 0,
+        workspace_file: Path | None = None,
     ) -> None:
         self.store = store
         self.model = model
@@ -82,6 +83,9 @@ class Sandbox:
         self.page = Page(self.fake, self.client, self.server.stopping)
         self.server.routes.extend([self.fake.route, self.page.route])
         self.fake.url = self.server.url
+        self.workspace_file = workspace_file  # the channels' history, kept across restarts
+        if workspace_file and workspace_file.exists():
+            self.fake.load(workspace_file)
         self.service: Service | None = None
         self.bot: HttpServer | None = None
         self._stop_deadlines = threading.Event()
@@ -113,6 +117,8 @@ class Sandbox:
             self.service.runner.shutdown(timeout=15)
         self.client.close()
         self.server.stop()
+        if self.workspace_file:
+            self.fake.save(self.workspace_file)
 
     def __enter__(self) -> Sandbox:
         self.start()
@@ -147,8 +153,10 @@ def run_sandbox(sandbox: Sandbox, *, driver: str, db_path: Path, out: Any) -> in
         f"closebot sandbox: open {url} in your browser\n"
         f"  A Slack workspace on this machine (no Slack account needed): #finance-close and #general,\n"
         f"  with {STARTER.name} (starts closes), {APPROVER.name} (approver) and {COLLEAGUE.name} (colleague).\n"
-        f"  Type /close 2026-10 in #finance-close. Driven by {driver}; state in {db_path}.\n"
-        f"  Ctrl-C stops.",
+        f"  Type /close 2026-10 in #finance-close. Driven by {driver}; state in {db_path}"
+        + (f" and {sandbox.workspace_file.name}" if sandbox.workspace_file else "")
+        + ".\n"
+        "  Ctrl-C stops.",
         file=out,
         flush=True,
     )

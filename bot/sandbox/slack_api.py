@@ -10,7 +10,7 @@ or a Slack error, `ratelimited` with a Retry-After.
 
 from __future__ import annotations
 
-import itertools
+import base64
 import json
 import threading
 import time
@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -118,7 +119,7 @@ class FakeSlack:
         self.faults: dict[str, list[Fault]] = {}
         self.version = 0
         self._changed = threading.Condition(threading.RLock())
-        self._seq: Iterator[int] = itertools.count(1)
+        self._seq = 0
         self._clock = time.time
         self._responses: dict[str, dict[str, Any]] = {}
         # Told of every call refused on its merits (not injected faults): the sandbox prints them.
@@ -235,7 +236,53 @@ class FakeSlack:
         self._changed.notify_all()
 
     def _ts(self) -> str:
-        return f"{int(self._clock())}.{next(self._seq):06d}"
+        return f"{int(self._clock())}.{self._next():06d}"
+
+    def _next(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    # -- keeping the workspace across restarts --------------------------------
+
+    def save(self, path: Path) -> None:
+        """Write the workspace (messages, ephemerals, files) to `path`, atomically."""
+        with self._changed:
+            data = {
+                "format": 1,
+                "seq": self._seq,
+                "messages": self._sorted(),
+                "ephemerals": self.ephemerals,
+                "files": self.files,
+                "uploads": {k: base64.b64encode(v).decode() for k, v in self.uploads.items()},
+            }
+            raw = json.dumps(data)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(raw, encoding="utf-8")
+        partial.replace(path)
+
+    def load(self, path: Path) -> None:
+        """Read a workspace written by save(); file links follow this server's address."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("format") != 1:
+                raise ValueError("not a sandbox workspace this version can read")
+            seq = int(data["seq"])
+            messages = {m["ts"]: m for m in data["messages"]}
+            ephemerals = list(data["ephemerals"])
+            files = dict(data["files"])
+            uploads = {k: base64.b64decode(v) for k, v in data["uploads"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            raise ValueError(f"cannot read the sandbox workspace {path}: {e}") from e
+        with self._changed:
+            self._seq, self.messages, self.ephemerals = seq, messages, ephemerals
+            self.files, self.uploads = files, uploads
+            for f in [
+                *self.files.values(),
+                *(f for m in self.messages.values() for f in m["files"]),
+            ]:
+                if "url_private_download" in f:
+                    f["url_private_download"] = f"{self.url}/files/{f['id']}/{f['name']}"
+            self._bump()
 
     def _sorted(self) -> list[dict[str, Any]]:
         return sorted(self.messages.values(), key=lambda m: float(m["ts"]))
@@ -409,7 +456,7 @@ class FakeSlack:
         name = p.get("filename")
         if not name:
             raise SlackError("invalid_arguments")
-        file_id = f"F{next(self._seq):08d}"
+        file_id = f"F{self._next():08d}"
         self.files[file_id] = {
             "id": file_id,
             "name": name,
