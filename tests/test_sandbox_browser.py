@@ -6,6 +6,7 @@ approval gets "Approve"), so the close domain may ask more or fewer questions.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.close.ledger import Ledger
@@ -295,3 +296,32 @@ def test_every_kind_of_block_is_drawn(page: Any, sandbox: Sandbox) -> None:
     expect(message).to_contain_text("Replaced in place")
     expect(message.locator(".edited")).to_have_count(1)
     expect(page.locator("#messages .msg")).to_have_count(1)
+
+
+def test_an_external_select_searches_the_bot_as_you_type(page: Any, sandbox: Sandbox) -> None:
+    from playwright.sync_api import expect
+
+    from bot.questions import parse_ask
+
+    pane = start_close(page)
+    (run,) = sandbox.store.runs()
+    options = [{"label": f"Well {i:03d} " + "x" * 60, "description": "d" * 150} for i in range(100)]
+    huge = parse_ask(
+        {
+            "context": "Map the property",
+            "questions": [{"question": "Which well?", "options": options, "recommended": 42}] * 5,
+        }
+    )
+    record, _ = sandbox.store.create_question(
+        run.id, question_id="toolu_huge", context=huge.context, questions=huge.questions_json()
+    )
+    assert sandbox.service is not None
+    sandbox.service.presenter.post_form(record)
+    ts = sandbox.store.question("toolu_huge").message_ts
+    menu = pane.locator(f'.msg[data-ts="{ts}"] .typeahead input').first
+    menu.fill("well 04")
+    found = pane.locator(f'.msg[data-ts="{ts}"] .typeahead-list [role=option]')
+    expect(found).to_have_count(10)  # the bot's options listener answered block_suggestion
+    expect(found.nth(1)).to_contain_text("Well 041")  # option 42, the recommended one
+    found.nth(1).click()
+    expect(menu).to_have_value(re.compile(r"^Well 041 x+ ⭐$"))
