@@ -383,3 +383,21 @@ def test_a_workspace_file_that_is_not_one_is_refused_clearly(tmp_path: Path) -> 
     bad.write_text("{not json")
     with pytest.raises(ValueError, match=f"cannot read the sandbox workspace {bad}"):
         FakeSlack().load(bad)
+
+
+def test_the_page_endpoints_take_only_json_and_name_what_is_missing(sandbox: Sandbox) -> None:
+    url = f"{sandbox.url}sandbox/say"
+    form = urllib.request.Request(
+        url, data=b'{"user": "UALICE"}', headers={"Content-Type": "text/plain"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(form, timeout=10)
+    assert refused.value.code == 415
+    assert post_json(url, {"user": STARTER.id, "channel": "CFINANCE"}) == (
+        400,
+        {"ok": False, "error": "missing 'text'"},
+    )
+    assert post_json(url, {"user": "UNOBODY", "channel": "CFINANCE", "text": "hi"})[1]["error"] == (
+        "no such person in the sandbox: 'UNOBODY'"
+    )
+    assert sandbox.store.runs() == [] and not sandbox.fake.messages

@@ -134,7 +134,7 @@ class SlackClient:
         text = text.strip()
         if not text:
             raise ActionError("type a message first")
-        with self.fake._changed:
+        with self.fake.lock:
             chan = self.fake.channel(channel)
             if user not in chan.members:
                 raise ActionError(f"{user} is not in #{chan.name}")
@@ -143,7 +143,7 @@ class SlackClient:
             return self.command(
                 user=user, channel=channel, command=command, text=rest.strip(), thread_ts=thread_ts
             )
-        with self.fake._changed:
+        with self.fake.lock:
             root = self.fake.messages.get(thread_ts or "")
             thread = (root.get("thread_ts") or root["ts"]) if root else None
             message = self.fake.add_message(
@@ -223,7 +223,7 @@ class SlackClient:
         reply = delivery.json()
         if isinstance(reply, dict) and (reply.get("text") or reply.get("blocks")):
             kind = reply.get("response_type", "ephemeral")
-            with self.fake._changed:
+            with self.fake.lock:
                 if kind == "in_channel":
                     self.fake.add_message(
                         channel,
@@ -241,14 +241,14 @@ class SlackClient:
                         thread_ts=thread_ts,
                     )
         elif delivery.body and not isinstance(reply, dict | list):
-            with self.fake._changed:
+            with self.fake.lock:
                 self.fake.add_ephemeral(
                     channel, user, text=delivery.body.decode(errors="replace"), thread_ts=thread_ts
                 )
         return {"ok": True, "seconds": round(delivery.seconds, 3)}
 
     def _slackbot(self, channel: str, user: str, text: str, thread_ts: str | None) -> None:
-        with self.fake._changed:
+        with self.fake.lock:
             self.fake.add_ephemeral(
                 channel, user, text=text, user=SLACKBOT, bot_id=None, thread_ts=thread_ts
             )
@@ -283,7 +283,7 @@ class SlackClient:
     # -- interactivity -------------------------------------------------------
 
     def _message(self, channel: str, ts: str) -> dict[str, Any]:
-        with self.fake._changed:
+        with self.fake.lock:
             message = self.fake.messages.get(ts)
             if message is None or message["channel"] != channel:
                 raise ActionError("that message is gone")
@@ -400,7 +400,7 @@ class SlackClient:
     def react(self, *, user: str, channel: str, ts: str, name: str) -> None:
         """A person clicked a reaction: add theirs, or take it back."""
         self._user(user)
-        with self.fake._changed:
+        with self.fake.lock:
             try:
                 self.fake.react(channel, ts, name, user, toggle=True)
             except SlackError as e:

@@ -60,6 +60,9 @@ class Page:
         }
         if method != "POST" or path not in posts:
             return None
+        if "application/json" not in request.headers.get("content-type", ""):
+            # Only the page's own fetch() sends JSON; a form on another site cannot act here.
+            return json_response({"ok": False, "error": "send application/json"}, 415)
         try:
             data = request.json()
             if not isinstance(data, dict):
@@ -109,8 +112,8 @@ class Page:
     def state(self, user: str) -> dict[str, Any]:
         """Everything `user` sees: people, channels, messages (with thread counts), their ephemerals."""
         fake = self.fake
-        with fake._changed:
-            messages = json.loads(json.dumps(fake._sorted()))
+        with fake.lock:
+            messages = json.loads(json.dumps(fake.sorted_messages()))
             replies: dict[str, list[dict[str, Any]]] = {}
             for m in messages:
                 if m.get("thread_ts"):

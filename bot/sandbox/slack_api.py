@@ -128,6 +128,15 @@ class FakeSlack:
     # -- for tests ---------------------------------------------------------
 
     @property
+    def lock(self) -> threading.Condition:
+        """Held while reading or changing the workspace from outside (the page, the client)."""
+        return self._changed
+
+    def sorted_messages(self) -> list[dict[str, Any]]:
+        """Every message, oldest first (hold `lock`)."""
+        return self._sorted()
+
+    @property
     def api_url(self) -> str:
         return f"{self.url}/api/"
 
