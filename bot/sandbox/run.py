@@ -21,6 +21,7 @@ from bot.sandbox.client import SlackClient
 from bot.sandbox.http import LoopbackServer
 from bot.sandbox.page import Page
 from bot.sandbox.slack_api import BOT_USER, Channel, FakeSlack, Person
+from bot.store import Store
 
 STARTER = Person("UALICE", "Alice Park", "Controller · starts the close", "#e8912d")
 APPROVER = Person("UBEN", "Ben Ortiz", "CFO · approver", "#1d9bd1")
@@ -67,7 +68,7 @@ class Sandbox:
     def __init__(
         self,
         *,
-        store: Any,
+        store: Store,
         model: Model,
         env: Mapping[str, str] | None = None,
         port: int = 0,
