@@ -174,3 +174,13 @@ def m003_slack(db: Database) -> None:
         not_null={"run_id", "text", "created_at"},
     )
     db.table("inbox").create_index(["run_id", "delivered_at"])
+
+
+@migrations()
+def m004_evidence(db: Database) -> None:
+    """The evidence an auditor reads: each answer's rationale and whether it overrode the
+    recommendation; audit events chained by hash, so an edited or deleted row shows."""
+    db.table("questions").add_column("rationale", str)
+    db.table("questions").add_column("overridden", int)
+    db.table("audit_events").add_column("prev_hash", str)
+    db.table("audit_events").add_column("hash", str)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -19,6 +20,12 @@ from bot.errors import AlreadyAnsweredError, NotFoundError
 from bot.migrations import migrations
 
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
+
+
+def event_hash(prev: str, event: dict[str, Any]) -> str:
+    """SHA-256 over the previous event's hash and this event's fields."""
+    canonical = json.dumps([prev, event], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def utc_now() -> datetime:
@@ -83,6 +90,8 @@ class QuestionRecord:
     message_ts: str | None
     created_at: str
     expires_at: str | None
+    rationale: str | None = None
+    overridden: int | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,8 @@ class AuditEvent:
     kind: str
     actor: str | None
     detail: dict[str, Any]
+    prev_hash: str | None = None
+    hash: str | None = None
 
 
 class Store:
@@ -152,15 +163,42 @@ class Store:
     def _audit(
         self, db: Database, *, run_id: str | None, kind: str, actor: str | None, detail: Any
     ) -> None:
-        db.table("audit_events").insert(
-            {
-                "run_id": run_id,
-                "at": self.now(),
-                "kind": kind,
-                "actor": actor,
-                "detail": _dumps(detail),
-            }
+        """Append an audit event chained to the run's previous one (call inside write())."""
+        last = self._rows(
+            "select hash from audit_events where run_id is ? order by id desc limit 1", (run_id,)
         )
+        prev = (last[0]["hash"] if last else None) or ""
+        event = {
+            "run_id": run_id,
+            "at": self.now(),
+            "kind": kind,
+            "actor": actor,
+            "detail": _dumps(detail),
+        }
+        db.table("audit_events").insert(
+            {**event, "prev_hash": prev, "hash": event_hash(prev, event)}
+        )
+
+    def verify_audit(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
+        """(events checked, the first event whose link is broken or None, why)."""
+        rows = self._rows("select * from audit_events where run_id = ? order by id", (run_id,))
+        prev = ""
+        for n, r in enumerate(rows, start=1):
+            event = {k: r[k] for k in ("run_id", "at", "kind", "actor", "detail")}
+            bad = None
+            if (r["prev_hash"] or "") != prev:
+                bad = (
+                    "its link to the event before it is broken (an event was removed or reordered)"
+                )
+            elif r["hash"] != event_hash(prev, event):
+                bad = "its content does not match its hash (it was edited)"
+            if bad:
+                found = AuditEvent(
+                    **{k: r[k] for k in ("id", "run_id", "at", "kind", "actor")}, detail={}
+                )
+                return n, found, bad
+            prev = r["hash"]
+        return len(rows), None, ""
 
     # -- runs -------------------------------------------------------------
 
@@ -484,18 +522,23 @@ class Store:
         by: str | None,
         source: str,
         kind: str,
+        rationale: str | None = None,
+        overridden: bool = False,
+        evidence: dict[str, Any] | None = None,
     ) -> QuestionRecord:
         """Move a pending question to a final status; exactly one concurrent caller wins."""
         with self.write() as db:
             cursor = db.execute(
                 "update questions set status = ?, answer = ?, answered_by = ?, source = ?, "
-                "answered_at = ? where id = ? and status = 'pending'",
+                "answered_at = ?, rationale = ?, overridden = ? where id = ? and status = 'pending'",
                 (
                     status,
                     _dumps(answer) if answer is not None else None,
                     by,
                     source,
                     self.now(),
+                    rationale or None,
+                    int(overridden),
                     question_id,
                 ),
             )
@@ -509,7 +552,14 @@ class Store:
                     run_id=run_id,
                     kind=kind,
                     actor=by,
-                    detail={"question_id": question_id, "source": source, "answer": answer},
+                    detail={
+                        "question_id": question_id,
+                        "source": source,
+                        "answer": answer,
+                        "rationale": rationale or None,
+                        "overridden": overridden,
+                        **(evidence or {}),
+                    },
                 )
         record = self.question(question_id)
         if not won:
@@ -522,7 +572,15 @@ class Store:
         return record
 
     def claim_answer(
-        self, question_id: str, *, answer: dict[str, Any], answered_by: str, source: str
+        self,
+        question_id: str,
+        *,
+        answer: dict[str, Any],
+        answered_by: str,
+        source: str,
+        rationale: str | None = None,
+        overridden: bool = False,
+        evidence: dict[str, Any] | None = None,
     ) -> QuestionRecord:
         """Answer a pending question; AlreadyAnsweredError if another claim got there first."""
         return self._settle_question(
@@ -532,6 +590,9 @@ class Store:
             by=answered_by,
             source=source,
             kind="question_answered",
+            rationale=rationale,
+            overridden=overridden,
+            evidence=evidence,
         )
 
     def cancel_question(

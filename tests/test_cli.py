@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import queue
 import re
 import signal
@@ -19,28 +18,8 @@ import pytest
 
 from bot.console import EXIT_FAILED, AutoAnswerer, drive
 from bot.store import Store
+from tests.cli_run import TIMEOUT, closebot, run_id_of
 from tests.conftest import ScriptedModel, ask_input, scripted_loop, tool_use
-
-TIMEOUT = 60
-
-
-def closebot(
-    *args: str, stdin: str = "", env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env={**os.environ, **(env or {})},
-    )
-
-
-def run_id_of(output: str) -> str:
-    m = re.search(r"run ([0-9a-f]{12})", output)
-    assert m, output
-    return m.group(1)
 
 
 def test_yes_1_piped_finishes_a_close_with_a_summary_and_balanced_posted_entries() -> None:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -13,17 +10,8 @@ import pytest
 from bot.close import data as close_data
 from bot.close.data import DataProblems, parse_amount
 from bot.store import Store
+from tests.cli_run import closebot
 from tests.period_kit import edit, write_period
-
-
-def closebot(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "bot", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,12 @@ from bot.store import Store
 
 def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
     db = store.db
-    assert [m.name for m in migrations.applied(db)] == ["m001_core", "m002_close", "m003_slack"]
+    assert [m.name for m in migrations.applied(db)] == [
+        "m001_core",
+        "m002_close",
+        "m003_slack",
+        "m004_evidence",
+    ]
     assert db.table("runs").columns_dict == {
         "id": str,
         "period": str,
@@ -62,6 +67,8 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "message_ts": str,
         "created_at": str,
         "expires_at": str,
+        "rationale": str,
+        "overridden": int,
     }
     assert db.table("audit_events").columns_dict == {
         "id": int,
@@ -70,6 +77,8 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "kind": str,
         "actor": str,
         "detail": str,
+        "prev_hash": str,
+        "hash": str,
     }
     assert set(db.table("exceptions").columns_dict) >= {
         "id",
@@ -91,7 +100,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
 def test_reopening_applies_nothing_twice_and_uses_wal(db_path: Path) -> None:
     Store(db_path).close()
     s = Store(db_path)
-    assert len(migrations.applied(s.db)) == 3
+    assert len(migrations.applied(s.db)) == 4
     assert s.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert s.db.execute("pragma busy_timeout").fetchone()[0] == 10_000
     s.close()
@@ -226,3 +235,46 @@ def test_step_states_move_one_at_a_time(store: Store) -> None:
     assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "stopped"}
     store.set_step(run.id, "Checks", "running")
     assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "done"}
+
+
+def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path: Path) -> None:
+    import sqlite3
+
+    from sqlite_utils import Database
+
+    from bot.close.ledger import Ledger, close_migrations
+
+    path = tmp_path / "old.db"
+    old = Database(sqlite3.connect(path))
+    migrations.apply(old, stop_before="m002_close")
+    old.table("runs").insert(
+        {
+            "id": "r1",
+            "period": "2026-09",
+            "mode": "console",
+            "status": "done",
+            "steps": "{}",
+            "created_at": "2026-10-01T00:00:00.000+00:00",
+            "updated_at": "2026-10-01T00:00:00.000+00:00",
+        }
+    )
+    old.table("audit_events").insert(
+        {
+            "run_id": "r1",
+            "at": "2026-10-01T00:00:00.000+00:00",
+            "kind": "run_started",
+            "detail": "{}",
+        }
+    )
+    old.conn.close()
+    store = Store(path)
+    Ledger(store)
+    assert [m.name for m in migrations.applied(store.db)][-1] == "m004_evidence"
+    assert [m.name for m in close_migrations.applied(store.db)] == ["c001_v2", "c002_content_hash"]
+    assert store.run("r1").period == "2026-09"
+    assert {"rationale", "overridden"} <= set(store.db.table("questions").columns_dict)
+    assert {"prev_hash", "hash"} <= set(store.db.table("audit_events").columns_dict)
+    assert {"source", "ref"} <= set(store.db.table("journal_lines").columns_dict)
+    # events written before the chain existed are reported, not hidden
+    checked, broken, _ = store.verify_audit("r1")
+    assert checked == 1 and broken is not None and broken.kind == "run_started"

@@ -25,6 +25,7 @@ from bot.close.data import (
     months_between,
 )
 from bot.close.master import (
+    ACCOUNT_NAMES,
     ACCRUAL_WINDOW,
     FLUX_AMOUNT,
     FLUX_PERCENT,
@@ -985,17 +986,7 @@ def severance(close: Close) -> Iterator[Finding]:
 
 # -- step 7: flux ------------------------------------------------------------------
 
-PNL_NAMES = {
-    "4010": "Oil Revenue",
-    "4020": "Gas Revenue",
-    "4030": "NGL Revenue",
-    "4090": "Prior-Period Revenue Adjustment",
-    "6110": "Severance Tax Expense",
-    "6130": "Gathering & Transportation",
-    "6210": "Lease Operating Expense",
-    "6220": "Workover Expense",
-    "6250": "Operator Overhead",
-}
+PNL_ACCOUNTS = ("4010", "4020", "4030", "4090", "6110", "6130", "6210", "6220", "6250")
 
 
 def flux(close: Close, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -1009,7 +1000,7 @@ def flux(close: Close, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for line in lines:
         now[line["account"]] += line["debit"] - line["credit"]
     out = []
-    for account in sorted(set(PNL_NAMES) & (set(prior) | set(now))):
+    for account in sorted(set(PNL_ACCOUNTS) & (set(prior) | set(now))):
         sign = -1 if account.startswith("4") else 1
         a, b = prior[account] * sign, now[account] * sign
         change = b - a
@@ -1018,7 +1009,7 @@ def flux(close: Close, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(
             {
                 "account": account,
-                "name": PNL_NAMES[account],
+                "name": ACCOUNT_NAMES[account],
                 "prior": a,
                 "current": b,
                 "change": change,

@@ -330,6 +330,22 @@ class FileSpec:
     required: bool = True
 
 
+_REVENUE_COLUMNS: dict[str, Parser] = {
+    "check_no": _required,
+    "payor": _required,
+    "property_no": _text,
+    "well_id": _text,  # blank: mapped through the DOI's operator_property_no
+    "sale_month": _month,
+    "product": _product,
+    "gross_volume": _number,
+    "price": _number,
+    "gross_value": _money,
+    "gross_taxes": _money,
+    "gross_deductions": _money,
+    "owner_decimal": _decimal_share,
+    "owner_net_value": _money,
+}
+
 FILES: tuple[FileSpec, ...] = (
     FileSpec(
         "doi.csv",
@@ -365,25 +381,7 @@ FILES: tuple[FileSpec, ...] = (
             "owner_net_amount": _money,
         },
     ),
-    FileSpec(
-        "revenue.csv",
-        RevenueLine,
-        {
-            "check_no": _required,
-            "payor": _required,
-            "property_no": _text,
-            "well_id": _text,
-            "sale_month": _month,
-            "product": _product,
-            "gross_volume": _number,
-            "price": _number,
-            "gross_value": _money,
-            "gross_taxes": _money,
-            "gross_deductions": _money,
-            "owner_decimal": _decimal_share,
-            "owner_net_value": _money,
-        },
-    ),
+    FileSpec("revenue.csv", RevenueLine, _REVENUE_COLUMNS),
     FileSpec(
         "jib_history.csv",
         JibHistoryLine,
@@ -398,25 +396,7 @@ FILES: tuple[FileSpec, ...] = (
             "owner_net_amount": _money,
         },
     ),
-    FileSpec(
-        "revenue_history.csv",
-        RevenueLine,
-        {
-            "check_no": _required,
-            "payor": _required,
-            "property_no": _text,
-            "well_id": _text,
-            "sale_month": _month,
-            "product": _product,
-            "gross_volume": _number,
-            "price": _number,
-            "gross_value": _money,
-            "gross_taxes": _money,
-            "gross_deductions": _money,
-            "owner_decimal": _decimal_share,
-            "owner_net_value": _money,
-        },
-    ),
+    FileSpec("revenue_history.csv", RevenueLine, _REVENUE_COLUMNS),
     FileSpec(
         "production.csv",
         ProductionRow,

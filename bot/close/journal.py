@@ -18,31 +18,9 @@ from bot.close.checks import (
 )
 from bot.close.data import ZERO, JibLine, RevenueLine, period_label
 from bot.close.kinds import book, option_label
-from bot.close.master import money
+from bot.close.master import ACCOUNT_NAMES, money
 
-ACCOUNTS: dict[str, str] = {
-    "1050": "Cash / Purchaser Clearing",
-    "1210": "Accrued Revenue Receivable",
-    "1215": "Revenue Underpayment Claim",
-    "1220": "Severance Refund Receivable",
-    "1390": "JIB Receivable - Disputed",
-    "1395": "JIB Suspense",
-    "1610": "Intangible Drilling Costs (IDC)",
-    "1615": "Intangible Completion Costs (ICC)",
-    "1620": "Lease & Well Equipment",
-    "2110": "AP - JIB",
-    "2115": "Accrued LOE",
-    "2310": "Revenue Suspense",
-    "4010": "Oil Revenue",
-    "4020": "Gas Revenue",
-    "4030": "NGL Revenue",
-    "4090": "Prior-Period Revenue Adjustment",
-    "6110": "Severance Tax Expense",
-    "6130": "Gathering & Transportation",
-    "6210": "Lease Operating Expense",
-    "6220": "Workover Expense",
-    "6250": "Operator Overhead",
-}
+ACCOUNTS = ACCOUNT_NAMES
 CATEGORY_ACCOUNTS = {"LOE": "6210", "Overhead": "6250", "Workover": "6220"}
 
 

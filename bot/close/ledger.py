@@ -69,6 +69,12 @@ def c001_v2(db: Database) -> None:
     )
 
 
+@close_migrations()
+def c002_content_hash(db: Database) -> None:
+    """A batch's content hash: what an approval binds to."""
+    db.table("journal_batches").add_column("content_hash", str)
+
+
 class AlreadyPostedError(CloseBotError):
     """The period was posted by another batch; posting this one would book it twice."""
 

@@ -17,6 +17,31 @@ FLUX_AMOUNT = Decimal("5000.00")
 APPROVAL_LIMIT = Decimal("250000.00")
 STALE_MONTHS = 24
 
+# The chart of accounts (placeholder numbers, CLOSE.md).
+ACCOUNT_NAMES: dict[str, str] = {
+    "1050": "Cash / Purchaser Clearing",
+    "1210": "Accrued Revenue Receivable",
+    "1215": "Revenue Underpayment Claim",
+    "1220": "Severance Refund Receivable",
+    "1390": "JIB Receivable - Disputed",
+    "1395": "JIB Suspense",
+    "1610": "Intangible Drilling Costs (IDC)",
+    "1615": "Intangible Completion Costs (ICC)",
+    "1620": "Lease & Well Equipment",
+    "2110": "AP - JIB",
+    "2115": "Accrued LOE",
+    "2310": "Revenue Suspense",
+    "4010": "Oil Revenue",
+    "4020": "Gas Revenue",
+    "4030": "NGL Revenue",
+    "4090": "Prior-Period Revenue Adjustment",
+    "6110": "Severance Tax Expense",
+    "6130": "Gathering & Transportation",
+    "6210": "Lease Operating Expense",
+    "6220": "Workover Expense",
+    "6250": "Operator Overhead",
+}
+
 # State × product: a percentage of value, or (for ND gas) dollars per unit.
 SEVERANCE_RATES: dict[tuple[str, str], Decimal] = {
     ("TX", "oil"): Decimal("0.046"),

@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.close.checks import STEPS
 from bot.close.data import period_label
+from bot.close.journal import ACCOUNTS
 from bot.close.master import money
 from bot.models import Reply
 from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME
@@ -436,12 +437,12 @@ def summary_text(
         lines.append(
             f"*Journal batch {b['batch_id']}* ({where}): debits {money(Decimal(b['total_debit']))} = credits {money(Decimal(b['total_credit']))}"
         )
-        for a in b["by_account"]:
-            dr, cr = Decimal(a["debit"]), Decimal(a["credit"])
+        for account, debit, credit in b["by_account"]:
+            dr, cr = Decimal(debit), Decimal(credit)
             side = " ".join(
                 x for x in (f"Dr {money(dr)}" if dr else "", f"Cr {money(cr)}" if cr else "") if x
             )
-            lines.append(f"• {a['account']} {a['account_name']}: {side}")
+            lines.append(f"• {account} {ACCOUNTS.get(account, '')}: {side}")
     if post is not None and post.is_error:
         lines.append(f"*Posting refused*: {post.result}")
     elif b and b["status"] != "posted" and defaulted_approval:

@@ -933,9 +933,8 @@ class CloseTools:
             "steps": {s: run.steps.get(s, "pending") for s in STEPS},
             "exceptions": [
                 {
-                    "ref": e["details"]["ref"],
                     "subject": e["details"]["subject"],
-                    "summary": e["details"]["summary"],
+                    "summary": _short(e["details"]["summary"], 70),
                     "status": e["status"],
                     "decision": option_label(e["kind"], e["resolution"], e["details"]["facts"])
                     if e["resolution"] and e["resolution"] in e["details"]["options"]
@@ -952,7 +951,9 @@ class CloseTools:
                 "total_debit": batch["total_debit"],
                 "total_credit": batch["total_credit"],
                 "posted_by": batch["posted_by"],
-                "by_account": totals_by_account(lines),
+                "by_account": [
+                    [a["account"], a["debit"], a["credit"]] for a in totals_by_account(lines)
+                ],
             }
             if batch
             else None,

@@ -1,0 +1,29 @@
+"""The closebot command as a subprocess, the way a user runs it."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+TIMEOUT = 90
+
+
+def closebot(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def run_id_of(output: str) -> str:
+    m = re.search(r"run ([0-9a-f]{12})", output)
+    assert m, output
+    return m.group(1)
