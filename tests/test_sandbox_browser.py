@@ -37,6 +37,8 @@ def start_close(page: Any) -> Any:
 def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
     from playwright.sync_api import expect
 
+    refused: list[tuple[str, dict[str, Any]]] = []
+    sandbox.fake.on_refusal = lambda method, body: refused.append((method, body))
     pane = start_close(page)
     form = pending_form(pane)
     expect(form).to_contain_text("Recommended")
@@ -69,6 +71,7 @@ def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
     root = page.locator("#messages .msg").filter(has=page.locator(".thread-link")).last
     expect(root.locator(".reaction")).to_contain_text("✅")
     page.screenshot(path=str(ARTIFACTS / "sandbox-finished.png"))
+    assert refused == [], "Slack would have refused some of the bot's calls"
     (run,) = sandbox.store.runs()
     assert run.status == "done"
     batch = Ledger(sandbox.store).batches(run.id)[-1]
