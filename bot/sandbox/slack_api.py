@@ -191,18 +191,27 @@ class FakeSlack:
 
     # -- the Web API -------------------------------------------------------
 
-    def answer(
-        self, method: str, params: dict[str, Any], token: str | None = None
+    def call(
+        self, method: str, params: dict[str, Any], token: str | None
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
-        """(HTTP status, JSON body, headers) for one Web API call, as Slack would answer it."""
+        """A Web API request as it arrives over HTTP: the bot token checked, then answered."""
+        if self._token_ok(token or params.get("token")):
+            return self.answer(method, params)
+        with self._changed:
+            self.calls.append(Call(method, params))
+            self._bump()
+        return 200, {"ok": False, "error": "invalid_auth"}, {}
+
+    def answer(
+        self, method: str, params: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """(HTTP status, JSON body, headers) for one authenticated Web API call, as Slack would answer it."""
         with self._changed:
             self.calls.append(Call(method, params))
             try:
                 fault = self._take_fault(method)
                 if fault is not None:
                     return fault
-                if not self._token_ok(token or params.get("token")):
-                    return 200, {"ok": False, "error": "invalid_auth"}, {}
                 handler = getattr(self, "m_" + method.replace(".", "_"), None)
                 if handler is None:
                     return 200, {"ok": False, "error": "unknown_method"}, {}
@@ -593,7 +602,7 @@ class FakeSlack:
             )
             auth = request.headers.get("authorization", "")
             token = auth.removeprefix("Bearer ").strip() or None
-            status, body, headers = self.answer(path.removeprefix("/api/"), params, token)
+            status, body, headers = self.call(path.removeprefix("/api/"), params, token)
             return json_response(body, status, **headers)
         if path.startswith("/upload/") and request.method == "POST":
             ok = self.upload(path.removeprefix("/upload/"), request.body)
