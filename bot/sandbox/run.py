@@ -162,7 +162,10 @@ def run_sandbox(sandbox: Sandbox, *, driver: str, db_path: Path, out: Any) -> in
         flush=True,
     )
     try:
-        stop.wait()
+        # Wake up now and then: a signal that lands on another thread runs its Python
+        # handler only when the main thread runs again, never inside an untimed wait.
+        while not stop.wait(0.25):
+            pass
     finally:
         sandbox.stop()
     print("closebot sandbox: stopped.", file=out, flush=True)
