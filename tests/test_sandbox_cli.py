@@ -14,6 +14,8 @@ import threading
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 
 def _start(*args: str) -> subprocess.Popen[str]:
     env = {
@@ -51,7 +53,12 @@ def test_sandbox_prints_the_url_serves_the_page_and_stops_on_ctrl_c(tmp_path: Pa
             assert json.loads(response.read())["ok"]  # no period: the latest one with data
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+            pytest.fail("closebot sandbox was still running 60 s after Ctrl-C")
         reader.join(timeout=10)
         err = proc.stderr.read() if proc.stderr else ""
     rest = "".join(lines.get_nowait() for _ in range(lines.qsize()))
