@@ -279,6 +279,7 @@ def outcome_of(record: QuestionRecord) -> Outcome:
         by=record.answered_by,
         at=record.answered_at,
         answers=record.answer,
+        rationale=record.rationale,
     )
 
 

@@ -29,7 +29,11 @@ def close_loop(
     question_ttl: timedelta | None = None,
 ) -> AgentLoop:
     """The agent loop over the close toolset, as configured by `settings`."""
-    tools = CloseTools(data_dir=settings.data_dir, approvers=settings.approvers)
+    tools = CloseTools(
+        data_dir=settings.data_dir,
+        approvers=settings.approvers,
+        approval_limit=settings.approval_limit,
+    )
     return AgentLoop(
         store=store,
         model=model or build_model(settings),

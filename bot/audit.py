@@ -26,33 +26,70 @@ DECISION_COLUMNS = (
     "run_id",
     "question_id",
     "number",
+    "asked_at",
+    "header",
+    "context",
     "question",
+    "options",
+    "recommended",
+    "reasoning",
     "status",
     "answer",
     "answered_by",
     "answered_at",
     "source",
+    "overridden",
+    "rationale",
+    "os_login",
+    "input_files",
 )
 
 
 def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
-    """One row per question asked in the run, in the order asked."""
+    """One row per question asked in the run, in the order asked: what was shown, what was
+    chosen, by whom, when, how, whether it overrode the recommendation and why, and the
+    SHA-256 of every input file the run read."""
     store.run(run_id)  # NotFoundError for an unknown id
+    events = store.audit_events(run_id)
+    inputs = next((e.detail for e in reversed(events) if e.kind == "input_files"), {})
+    files = "; ".join(
+        f"{name}={digest}" for name, digest in sorted((inputs.get("files") or {}).items())
+    )
+    answered = {
+        e.detail.get("question_id"): e.detail for e in events if e.kind == "question_answered"
+    }
     rows = []
     for record in store.questions(run_id):
+        evidence = answered.get(record.id, {})
         for number, q in enumerate(record.questions, start=1):
             entry = (record.answer or {}).get(str(number), {})
+            options = [o["label"] for o in q.get("options", [])]
+            recommended = q.get("recommended")
             rows.append(
                 {
                     "run_id": run_id,
                     "question_id": record.id,
                     "number": number,
+                    "asked_at": record.created_at,
+                    "header": q.get("header") or "",
+                    "context": record.context,
                     "question": q["question"],
+                    "options": " | ".join(options),
+                    "recommended": options[recommended - 1]
+                    if recommended and recommended <= len(options)
+                    else "",
+                    "reasoning": q.get("reasoning") or "",
                     "status": record.status,
                     "answer": answer_text(entry) if record.status == "answered" else "",
                     "answered_by": record.answered_by or "",
                     "answered_at": record.answered_at or "",
                     "source": record.source or "",
+                    "overridden": "yes"
+                    if record.overridden
+                    else ("no" if record.status == "answered" else ""),
+                    "rationale": record.rationale or "",
+                    "os_login": evidence.get("os_login") or "",
+                    "input_files": files,
                 }
             )
     return rows

@@ -34,6 +34,7 @@ SUBMIT_ACTION = "closebot_submit"
 CANCEL_ACTION = "closebot_cancel"
 ANSWER_ACTION = "answer"
 OTHER_ACTION = "other"
+WHY_ACTION = "why"
 BLOCK_PREFIX = "closebot"
 
 STEP_ICONS = {
@@ -166,7 +167,7 @@ def block_id(kind: str, number: int, nonce: str) -> str:
 
 def parse_block_id(value: str) -> tuple[str, int] | None:
     """(kind, question number) of one of our block ids, whatever nonce it was built with."""
-    m = re.match(rf"^{BLOCK_PREFIX}:(q|o):(\d+):", value)
+    m = re.match(rf"^{BLOCK_PREFIX}:(q|o|w):(\d+):", value)
     return (m.group(1), int(m.group(2))) if m else None
 
 
@@ -260,8 +261,9 @@ def question_form(
     compact: bool = False,
     external: bool = False,
     deadline: str | None = None,
+    confirm: str | None = None,
 ) -> list[dict[str, Any]]:
-    """One message: the context, each question as an input, Submit and Cancel.
+    """One message: the context, each question as an input, Why, Submit and Cancel.
 
     `nonce` makes the block ids fresh each time a form is (re)built, so Slack keeps no
     stale input state; the Submit handler reads values by question number, not nonce.
@@ -296,19 +298,43 @@ def question_form(
                     },
                 }
             )
+    blocks.append(
+        {
+            "type": "input",
+            "block_id": block_id("w", 0, nonce),
+            "label": plain(
+                "Why (optional; required when you override the recommendation)", MAX_LABEL
+            ),
+            "optional": True,
+            "element": {
+                "type": "plain_text_input",
+                "action_id": WHY_ACTION,
+                "multiline": True,
+                "max_length": 3000,
+            },
+        }
+    )
     blocks.append(context(f"Who may answer: {who_may_answer}", *([deadline] if deadline else [])))
+    submit: dict[str, Any] = {
+        "type": "button",
+        "action_id": SUBMIT_ACTION,
+        "text": plain("Submit", MAX_BUTTON_TEXT),
+        "style": "primary",
+        "value": cut(question_id, 2000),
+    }
+    if confirm:  # an irreversible answer: Slack shows the dialog before the payload is sent
+        submit["confirm"] = {
+            "title": plain("Post to the ledger?", MAX_CONFIRM_TITLE),
+            "text": plain(confirm, MAX_CONFIRM_TEXT),
+            "confirm": plain("Submit", MAX_CONFIRM_BUTTON),
+            "deny": plain("Not yet", MAX_CONFIRM_BUTTON),
+        }
     blocks.append(
         {
             "type": "actions",
             "block_id": block_id("a", 0, nonce),
             "elements": [
-                {
-                    "type": "button",
-                    "action_id": SUBMIT_ACTION,
-                    "text": plain("Submit", MAX_BUTTON_TEXT),
-                    "style": "primary",
-                    "value": cut(question_id, 2000),
-                },
+                submit,
                 {
                     "type": "button",
                     "action_id": CANCEL_ACTION,
@@ -338,6 +364,7 @@ def question_form(
             compact=True,
             external=compact,
             deadline=deadline,
+            confirm=confirm,
         )
     return blocks
 
@@ -403,6 +430,17 @@ def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response
     return responses
 
 
+def read_rationale(values: dict[str, dict[str, Any]]) -> str | None:
+    """The form's 'Why' text, or None."""
+    for bid, actions in (values or {}).items():
+        parsed = parse_block_id(bid)
+        if parsed and parsed[0] == "w" and isinstance(actions, dict):
+            for action in actions.values():
+                text = ((action or {}).get("value") or "").strip()
+                return text or None
+    return None
+
+
 def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:
     """The form after it was settled: read-only, no input elements left."""
     status, answers, by, source, at = (
@@ -433,6 +471,8 @@ def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:
         line = f"🚫 Cancelled by {who} · {when}"
     else:
         line = f"⌛ Expired unanswered · {when}"
+    if outcome.rationale:
+        blocks.append(section(f"*Why*: {cut(escape(outcome.rationale), 2000)}"))
     blocks.append(context(line))
     return blocks
 

@@ -79,7 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
         "audit", parents=[db], help="print a run's decision log: question, answer, who, when, how"
     )
     audit.add_argument("run_id")
-    audit.add_argument("--csv", action="store_true", help="as CSV")
+    audit.add_argument("--csv", action="store_true", help="as CSV, every evidence column")
+    audit.add_argument(
+        "--verify", action="store_true", help="check the hash chain; report the first broken link"
+    )
 
     entries = sub.add_parser("entries", parents=[db], help="print a run's journal entries")
     entries.add_argument("run_id")
@@ -234,6 +237,20 @@ def _drive_to_end(
 
 def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(_settings(args))
+    if args.verify:
+        store.run(args.run_id)
+        checked, broken, why = store.verify_audit(args.run_id)
+        if broken is None:
+            print(
+                f"Audit trail of run {args.run_id}: {checked} events, every link intact.", file=out
+            )
+            return EXIT_OK
+        print(
+            f"Audit trail of run {args.run_id}: BROKEN at event {broken.id} ({broken.kind}, {broken.at}), "
+            f"number {checked} of the run: {why}.",
+            file=out,
+        )
+        return EXIT_FAILED
     rows = decision_rows(store, args.run_id)
     if args.csv:
         out.write(to_csv(rows))
@@ -241,22 +258,41 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     if not rows:
         print(f"Run {args.run_id} asked no questions.", file=out)
     for row in rows:
-        print(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}", file=out)
+        print(
+            _printable(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}"), file=out
+        )
         answer = row["answer"] or f"({row['status']})"
         who = row["answered_by"] or "-"
         print(
             f"    → {answer}\n      by {who} at {row['answered_at'] or '-'} via {row['source'] or '-'}",
             file=out,
         )
+        if row["overridden"] == "yes" or row["rationale"]:
+            why = f" — why: {row['rationale']}" if row["rationale"] else ""
+            print(
+                f"      {'overrode the recommendation' if row['overridden'] == 'yes' else 'followed the recommendation'}{why}",
+                file=out,
+            )
     events = store.audit_events(args.run_id)
     posted = [
         e
         for e in events
-        if e.kind in ("journal_posted", "posting_refused", "doi_update", "answer_refused")
+        if e.kind
+        in ("journal_posted", "posting_refused", "doi_proposed", "answer_refused", "period_lock")
     ]
     for e in posted:
-        print(f"{e.at} {e.kind} by {e.actor or '-'}: {e.detail}", file=out)
+        note = (
+            " (self-approved)"
+            if e.kind == "journal_posted" and e.detail.get("self_approved")
+            else ""
+        )
+        print(f"{e.at} {e.kind}{note} by {e.actor or '-'}: {_printable(str(e.detail))}", file=out)
     return EXIT_OK
+
+
+def _printable(text: str) -> str:
+    """No terminal control sequences from stored text reach the terminal."""
+    return "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in text)
 
 
 def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:

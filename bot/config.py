@@ -7,6 +7,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from bot.errors import ConfigError
@@ -42,6 +43,7 @@ class Settings:
     max_steps: int = DEFAULT_MAX_STEPS
     console_user: str = "console"
     question_timeout_minutes: int = 0
+    approval_limit: Decimal = Decimal("250000.00")
 
     def __repr__(self) -> str:
         return (
@@ -53,7 +55,8 @@ class Settings:
             f"slack_api_url={self.slack_api_url!r}, approvers={sorted(self.approvers)!r}, "
             f"data_dir={str(self.data_dir) if self.data_dir else None!r}, "
             f"max_steps={self.max_steps}, console_user={self.console_user!r}, "
-            f"question_timeout_minutes={self.question_timeout_minutes})"
+            f"question_timeout_minutes={self.question_timeout_minutes}, "
+            f"approval_limit={self.approval_limit})"
         )
 
     @property
@@ -121,7 +124,19 @@ class Settings:
                 )
             timeout = int(raw_timeout)
 
+        limit = Decimal("250000.00")
+        if raw_limit := get("CLOSEBOT_APPROVAL_LIMIT"):
+            try:
+                limit = Decimal(raw_limit.replace(",", ""))
+            except InvalidOperation:
+                limit = Decimal(-1)
+            if not limit.is_finite() or limit <= 0 or limit != limit.quantize(Decimal("0.01")):
+                raise ConfigError(
+                    f"CLOSEBOT_APPROVAL_LIMIT={raw_limit!r} must be an amount above zero, e.g. 250000"
+                )
+
         return cls(
+            approval_limit=limit,
             question_timeout_minutes=timeout,
             db_path=db_path,
             model=model,

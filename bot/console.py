@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import getpass
 import textwrap
 from typing import Protocol, TextIO
 
 from bot.agent_loop import AgentLoop, Failed, Finished, Paused, TurnOutcome, ask_of
+from bot.close.controls import APPROVAL_HEADERS, SECOND_APPROVAL_HEADER, first_approver, header_of
 from bot.errors import AlreadyAnsweredError, AnswerError
 from bot.questions import (
     Ask,
@@ -16,11 +18,22 @@ from bot.questions import (
     answer_payload,
     check_response,
     default_responses,
+    overrides,
     parse_typed,
 )
 from bot.store import QuestionRecord, Store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
+
+
+def os_login() -> str:
+    """The operating-system login, recorded beside CLOSEBOT_USER in the decision log."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
 WIDTH = 88
 STEP_MARKS = {"running": "▶", "waiting": "⏸", "done": "✓", "failed": "✗", "pending": "·"}
 STEP_WORDS = {"running": "running", "waiting": "waiting on you", "done": "done", "failed": "failed"}
@@ -73,6 +86,14 @@ class Answerer(Protocol):
 
     def collect(self, record: QuestionRecord) -> dict[int, Response] | None:
         """The responses to a form, or None to cancel it. EOFError when input ends."""
+        ...
+
+    def rationale(self, overrides: list[str]) -> str | None:
+        """Why the person chose as they did: required when they overrode a recommendation."""
+        ...
+
+    def who(self, record: QuestionRecord, user: str, first_approver: str | None) -> str:
+        """Who is answering this form (a second approval is a different person's)."""
         ...
 
 
@@ -153,6 +174,28 @@ class ConsoleAnswerer:
                 break
         return responses
 
+    def rationale(self, overrides: list[str]) -> str | None:
+        if not overrides:
+            return None
+        print(f"  You chose {overrides[0]}.", file=self.out, flush=True)
+        while True:
+            text = self._read("  Why? (required when you override the recommendation): ").strip()
+            if text:
+                return text
+
+    def who(self, record: QuestionRecord, user: str, first_approver: str | None) -> str:
+        if header_of(record) != SECOND_APPROVAL_HEADER:
+            return user
+        while True:
+            name = self._read(f"  Second approver's name (not {first_approver}): ").strip()
+            if name and name != first_approver:
+                return name
+            print(
+                "  ✗ the second approval must come from a different person",
+                file=self.out,
+                flush=True,
+            )
+
 
 class AutoAnswerer:
     """Auto (benchmark) mode: every question gets its recommended answer, logged as such."""
@@ -176,6 +219,12 @@ class AutoAnswerer:
             )
         return responses
 
+    def rationale(self, overrides: list[str]) -> str | None:
+        return None  # the recommendation itself: nothing overridden
+
+    def who(self, record: QuestionRecord, user: str, first_approver: str | None) -> str:
+        return user
+
 
 def drive(
     loop: AgentLoop,
@@ -190,8 +239,12 @@ def drive(
     """Answer each pending question and advance, until the run finishes; the exit code."""
     while isinstance(outcome, Paused):
         record = store.question(outcome.question_id)
+        ask = ask_of(record)
         try:
             responses = answerer.collect(record)
+            over = overrides(ask, responses) if responses is not None else []
+            rationale = answerer.rationale(over)
+            who = answerer.who(record, user, first_approver(store, run_id))
         except EOFError:
             print(
                 f"closebot: input ended with a question pending; nothing is lost. "
@@ -212,9 +265,16 @@ def drive(
             else:
                 store.claim_answer(
                     record.id,
-                    answer=answer_payload(ask_of(record), responses),
-                    answered_by=user,
+                    answer=answer_payload(ask, responses),
+                    answered_by=who,
                     source=answerer.source,
+                    rationale=rationale,
+                    overridden=bool(over),
+                    evidence={
+                        "os_login": os_login(),
+                        "channel": "console",
+                        "approval": header_of(record) in APPROVAL_HEADERS,
+                    },
                 )
         except AlreadyAnsweredError as e:
             print(f"closebot: {e}; carrying on with that answer.", file=out, flush=True)

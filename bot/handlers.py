@@ -17,8 +17,9 @@ from slack_bolt import Ack, App, BoltContext
 from bot import blocks
 from bot.agent_loop import ask_of
 from bot.close import data as close_data
+from bot.close.controls import approval_refusal
 from bot.errors import AlreadyAnsweredError, AnswerError, CloseBotError, NotFoundError
-from bot.questions import answer_payload
+from bot.questions import answer_payload, check_rationale
 from bot.runner import Runner
 from bot.store import QuestionRecord, Store
 
@@ -145,12 +146,29 @@ class Listeners:
                 store.cancel_question(question_id, cancelled_by=user, source="user")
             else:
                 ask = ask_of(record)
-                responses = blocks.read_form(ask, (body.get("state") or {}).get("values") or {})
+                values = (body.get("state") or {}).get("values") or {}
+                responses = blocks.read_form(ask, values)
+                answer = answer_payload(ask, responses)
+                rationale = blocks.read_rationale(values)
+                overridden = check_rationale(ask, responses, rationale)
+                refusal = approval_refusal(store, record, run, user, self.deps.approvers, answer)
+                if refusal:
+                    store.audit(
+                        run_id=run.id,
+                        kind="answer_refused",
+                        actor=user,
+                        detail={"question_id": question_id, "reason": refusal},
+                    )
+                    ack()
+                    self._notify(channel, user, thread_ts, f"{refusal}; nothing was changed.")
+                    return
                 store.claim_answer(
                     question_id,
-                    answer=answer_payload(ask, responses),
+                    answer=answer,
                     answered_by=user,
                     source="user",
+                    rationale=rationale,
+                    overridden=bool(overridden),
                 )
         except (AnswerError, blocks.FormError) as e:
             ack()

@@ -442,6 +442,34 @@ def answer_text(entry: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def overrides(ask: Ask, responses: dict[int, Response]) -> list[str]:
+    """Where the person chose against the recommendation, in words (empty: they followed it)."""
+    out = []
+    for number, q in enumerate(ask.questions, start=1):
+        r = responses.get(number)
+        if r is None or r.skipped or r.empty or q.recommended is None:
+            continue
+        followed = (
+            q.recommended in r.selected
+            if q.type is QuestionType.MULTIPLE
+            else r.selected == (q.recommended,)
+        )
+        if r.other or not followed:
+            chose = "; ".join(
+                [q.label(n) for n in r.selected] + ([f"Other: {r.other}"] if r.other else [])
+            )
+            out.append(f"question {number}: {chose} over the recommended {q.label(q.recommended)}")
+    return out
+
+
+def check_rationale(ask: Ask, responses: dict[int, Response], rationale: str | None) -> list[str]:
+    """The overrides; AnswerError when there are some and no rationale says why."""
+    over = overrides(ask, responses)
+    if over and not (rationale or "").strip():
+        raise AnswerError(f"you chose {over[0]}: say why in 'Why'")
+    return over
+
+
 class NoDefaultAnswer(AnswerError):
     """Auto mode met a required question with no recommended answer."""
 
@@ -483,6 +511,7 @@ class Outcome:
     by: str | None
     at: str | None
     answers: dict[str, Any] | None = field(default=None)
+    rationale: str | None = None
 
 
 def tool_result_content(ask: Ask, outcome: Outcome) -> str:
@@ -495,6 +524,8 @@ def tool_result_content(ask: Ask, outcome: Outcome) -> str:
             answered_at=outcome.at,
             answers=outcome.answers,
         )
+        if outcome.rationale:
+            body["rationale"] = outcome.rationale
         if outcome.source in ("auto_default", "timeout_default"):
             body["note"] = "No person chose this: the recommended answer was applied " + (
                 "because the run is in auto mode."

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import Any
 
 from slack_sdk import WebClient
@@ -12,8 +13,10 @@ from slack_sdk.errors import SlackApiError
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
 from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
+from bot.close.controls import APPROVAL_HEADERS, header_of
 from bot.close.data import period_label
 from bot.close.ledger import Ledger
+from bot.close.master import money
 from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
@@ -199,12 +202,16 @@ class SlackPresenter:
         if not run.channel:
             return
         ask = ask_of(record)
+        confirm = None
+        if header_of(record) in APPROVAL_HEADERS:
+            confirm = self._attach_draft(record)
         form = blocks.question_form(
             ask,
             question_id=record.id,
             who_may_answer=who_may_answer(run, self.approvers),
             nonce=f"{record.id[-8:]}{nonce}",
             deadline=blocks.deadline_note(ask, record.expires_at),
+            confirm=confirm,
         )
         response = self.client.chat_postMessage(
             channel=run.channel,
@@ -215,6 +222,31 @@ class SlackPresenter:
         self.store.set_question_message(
             record.id, channel=str(response["channel"]), message_ts=str(response["ts"])
         )
+
+    def _attach_draft(self, record: QuestionRecord) -> str | None:
+        """Before an approval form: the draft journal CSV in the thread; the confirm dialog's text."""
+        run = self.store.run(record.run_id)
+        ledger = Ledger(self.store)
+        batch = ledger.current_batch(run.id)
+        if batch is None or batch["status"] != "draft":
+            return None
+        lines = ledger.lines(batch["id"])
+        entries = len({line["entry_no"] for line in lines})
+        try:
+            self.client.files_upload_v2(
+                channel=run.channel,
+                thread_ts=run.thread_ts,
+                file_uploads=[
+                    {
+                        "filename": f"journal-{batch['id']}-draft.csv",
+                        "title": f"Draft journal entries · {batch['id']} · for approval",
+                        "content": to_csv(lines, ENTRY_COLUMNS),
+                    }
+                ],
+            )
+        except SlackApiError as e:  # the form still carries the batch by account
+            log.warning("run %s: draft CSV not attached: %s", run.id, e.response.get("error"))
+        return f"Post {entries} entries, {money(Decimal(batch['total_debit']))}, batch {batch['id']}? Posting cannot be undone."
 
     def settle_form(self, question_id: str) -> None:
         """Turn a settled form read-only: who chose what, how and when."""

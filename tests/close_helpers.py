@@ -119,6 +119,7 @@ def close_run(
     source: str = "console",
     store: Store | None = None,
     max_forms: int = 60,
+    second_approver: str = "bob",
 ) -> CloseRun:
     """A whole close, each form answered by `choose` as `user` (source `console` = a person)."""
     env = {"CLOSEBOT_DB": str(db)}
@@ -146,7 +147,9 @@ def close_run(
             responses[n] = r
         else:
             answer = answer_payload(ask, responses)
-            store.claim_answer(record.id, answer=answer, answered_by=user, source=source)
+            # a second approval is a different person's (the console asks for their name)
+            who = second_approver if ask.questions[0].header == "Second approval" else user
+            store.claim_answer(record.id, answer=answer, answered_by=who, source=source)
         outcome = loop.advance(run.id)
     assert isinstance(outcome, (Finished, Failed)), f"still paused after {max_forms} forms"
     return CloseRun(store=store, run_id=run.id, outcome=outcome, presenter=presenter, asks=asks)

@@ -43,7 +43,7 @@ def settings_for(fake: FakeSlack, db_path: Path, **extra: str) -> Settings:
         "SLACK_BOT_TOKEN": "xoxb-test-token",
         "SLACK_SIGNING_SECRET": sp.SECRET,
         "CLOSEBOT_DB": str(db_path),
-        "CLOSEBOT_APPROVERS": "UAPPROVER",
+        "CLOSEBOT_APPROVERS": "UAPPROVER,UAPPROVER2",
         "CLOSEBOT_DATA": str(slack_sample(db_path.parent)),
         **extra,
     }
@@ -103,9 +103,10 @@ class Harness:
         picks: dict[int, Any] | None = None,
         other: dict[int, str] | None = None,
         form: dict[str, Any] | None = None,
+        why: str | None = "as discussed with the controller",
     ) -> BoltResponse:
         message = form or self.form_of(question_id)
-        values = sp.form_values(message["blocks"], picks or {}, other)
+        values = sp.form_values(message["blocks"], picks or {}, other, why)
         body = sp.block_action(
             action_id,
             question_id,
@@ -153,12 +154,15 @@ class Harness:
         raise AssertionError(f"no {header!r} form after {limit} forms")
 
     def finish(self, run_id: str, *, user: str = "UALICE", limit: int = 20) -> None:
-        """Answer every remaining form with its recommendation (approving the batch) until the run ends."""
+        """Answer every remaining form with its recommendation until the run ends; the approver
+        approves posting and a second approver gives the second approval."""
+        approvers = {"Posting": "UAPPROVER", "Second approval": "UAPPROVER2"}
         for _ in range(limit):
             record = self.store.pending_question(run_id)
             if record is None:
                 return
-            self.submit(record.id, self.recommended_picks(record.id), user=user)
+            who = approvers.get(record.questions[0].get("header") or "", user)
+            self.submit(record.id, self.recommended_picks(record.id), user=who)
             self.idle()
         raise AssertionError(f"still asking after {limit} forms")
 

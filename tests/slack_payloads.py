@@ -47,7 +47,10 @@ def slash_command(text: str, *, user: str = "UALICE", channel: str = "CFIN") -> 
 
 
 def form_values(
-    form: list[dict[str, Any]], picks: dict[int, Any], other: dict[int, str] | None = None
+    form: list[dict[str, Any]],
+    picks: dict[int, Any],
+    other: dict[int, str] | None = None,
+    why: str | None = None,
 ) -> dict[str, Any]:
     """state.values as Slack sends them for a form: picks maps question number → option(s) or text."""
     values: dict[str, Any] = {}
@@ -56,6 +59,11 @@ def form_values(
             continue
         kind, number = blocks.parse_block_id(block["block_id"]) or ("", 0)
         element = block["element"]
+        if kind == "w":
+            values[block["block_id"]] = {
+                blocks.WHY_ACTION: {"type": "plain_text_input", "value": why}
+            }
+            continue
         if kind == "o":
             values[block["block_id"]] = {
                 blocks.OTHER_ACTION: {

@@ -152,7 +152,7 @@ def test_input_ending_mid_question_pauses_and_resume_finishes(db_path: Path) -> 
     run_id = run_id_of(first.stdout)
     assert f"Continue with: closebot resume {run_id}" in first.stdout
     assert Store(db_path).run(run_id).status == "waiting"
-    second = closebot("resume", run_id, stdin="3\n1\n" + "1\n" * 30)
+    second = closebot("resume", run_id, stdin="5\n3\n1\n" + "1\n" * 30)
     assert second.returncode == 0, second.stdout
     assert "Book at DOI, short-pay and dispute — decided by alice (console)" in second.stdout
     assert Store(db_path).run(run_id).status == "done"

@@ -34,6 +34,8 @@ def test_october_runs_all_eight_steps_and_posts_one_balanced_batch(october: Clos
     assert isinstance(october.outcome, Finished)
     steps = october.store.run(october.run_id).steps
     assert [steps.get(s) for s in STEPS] == ["done"] * 8
+    summary = october.presenter.finished_text or ""
+    assert "— finished\n" in summary and "Sign-off: done" in summary and "not run" not in summary
     batch = october.batch()
     assert batch["status"] == "posted" and batch["total_debit"] == batch["total_credit"]
     refs = {e["details"]["ref"] for e in october.exceptions()}
@@ -130,13 +132,14 @@ def test_whitfield_severance_at_5_percent_in_month_27_is_a_718_13_refund(october
 
 
 def test_flux_splits_smith_oil_and_flags_only_workover(october: CloseRun) -> None:
-    from bot.close.checks import Close, revenue_split
+    from bot.close.checks import Close
     from bot.close.data import load
     from bot.close.master import Master
+    from bot.close.steps.flux import revenue_split
 
     data = load("2026-10")
     added = october.ledger.doi_rows(run_id=october.run_id)
-    from bot.close.tools import _doi_row
+    from bot.close.toolbase import _doi_row
 
     split = revenue_split(Close(data, Master.of(data, [_doi_row(r["row"]) for r in added])))
     smith = next(s for s in split if s["well_id"] == "W-TX-001" and s["product"] == "oil")
@@ -160,7 +163,7 @@ def test_november_reverses_october_from_the_store_and_asks_nothing(tmp_path: Pat
     october = close_run(None, db, store=store)
     november = close_run(None, db, period="2026-11", store=store)
     assert isinstance(november.outcome, Finished)
-    assert [q.header for a in november.asks for q in a.questions] == ["Posting"]
+    assert [q.header for a in november.asks for q in a.questions] == ["Posting", "Second approval"]
     assert november.exceptions() == []
     october_accruals = october.entries("accrual")
     reversal = november.entries("reversal")

@@ -66,6 +66,7 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
         "plain_text_input",
         "radio_buttons",
         "plain_text_input",
+        "plain_text_input",  # Why (optional; required when overriding)
     ]
     # question 1 is Baker 3-1H (JIB only), question 2 Smith 14-2H (both documents agree)
     assert radios[2]["options"][0]["text"]["text"] == "Accept operator's decimal, update DOI ⭐"
@@ -111,7 +112,7 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
         bot.message(summary[-1]["ts"])["blocks"]
     )
     batch = Ledger(bot.store).current_batch(run.id)
-    assert batch and batch["status"] == "posted" and batch["posted_by"] == "UALICE"
+    assert batch and batch["status"] == "posted" and batch["posted_by"] == "UAPPROVER"
     status_text = all_text(bot.message(run.status_ts or ""))
     assert status_text.count(" — done") == 8 and "not run yet" not in status_text
     assert fake.to("reactions.add") == [
@@ -119,7 +120,8 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     ]
     files = fake.to("files.completeUploadExternal")
     assert files and files[0]["thread_ts"] == run.thread_ts
-    assert len(fake.uploads) == 2 and any(
+    # the draft journal before each approval form, then the decision log and the posted journal
+    assert len(fake.uploads) == 4 and any(
         b"Accept operator" in data for data in fake.uploads.values()
     )
 

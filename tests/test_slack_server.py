@@ -63,7 +63,7 @@ def test_a_close_and_a_submit_over_http(served: tuple[Harness, str], fake: FakeS
         question_id,
         message=form,
         channel=form["channel"],
-        values=sp.form_values(form["blocks"], {1: 1, 2: 2}),
+        values=sp.form_values(form["blocks"], {1: 3, 2: 1}),
     )
     status, _ = post(f"{base}/slack/events", submit, sp.signed_headers(submit, content_type=FORM))
     assert status == 200

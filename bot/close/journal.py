@@ -8,17 +8,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from bot.close.checks import (
-    REVENUE_ACCOUNTS,
-    Close,
-    cost_account,
-    loe_accrual,
-    revenue_accrual,
-    stub_parts,
-)
+from bot.close.checks import REVENUE_ACCOUNTS, Close, cost_account, stub_parts
 from bot.close.data import ZERO, JibLine, RevenueLine, period_label
 from bot.close.kinds import book, option_label
 from bot.close.master import ACCOUNT_NAMES, money
+from bot.close.steps.jibs import loe_accrual
+from bot.close.steps.revenue import revenue_accrual
 
 ACCOUNTS = ACCOUNT_NAMES
 CATEGORY_ACCOUNTS = {"LOE": "6210", "Overhead": "6250", "Workover": "6220"}

@@ -16,6 +16,7 @@ from typing import Any
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
+from bot.close.controls import content_hash
 from bot.errors import CloseBotError, NotFoundError
 from bot.store import Store
 
@@ -227,6 +228,7 @@ class Ledger:
                     "total_debit": str(total_debit),
                     "total_credit": str(total_credit),
                     "created_at": self.store.now(),
+                    "content_hash": content_hash(lines),
                 }
             )
             db.table("journal_lines").insert_all(
@@ -245,7 +247,12 @@ class Ledger:
                 run_id=run_id,
                 kind="journal_drafted",
                 actor="agent",
-                detail={"batch_id": batch_id, "lines": len(lines), "total_debit": str(total_debit)},
+                detail={
+                    "batch_id": batch_id,
+                    "lines": len(lines),
+                    "total_debit": str(total_debit),
+                    "content_hash": content_hash(lines),
+                },
             )
         return self.batch(batch_id)
 
@@ -283,7 +290,14 @@ class Ledger:
         )
         return [{**r, "debit": Decimal(r["debit"]), "credit": Decimal(r["credit"])} for r in rows]
 
-    def post(self, batch_id: str, *, posted_by: str, approval_question_id: str) -> bool:
+    def post(
+        self,
+        batch_id: str,
+        *,
+        posted_by: str,
+        approval_question_id: str,
+        detail: dict[str, Any] | None = None,
+    ) -> bool:
         """Post a draft and claim its period in one transaction; False if it was posted before.
 
         AlreadyPostedError when another batch holds the period: concurrent approvals post once.
@@ -320,7 +334,12 @@ class Ledger:
                 run_id=batch["run_id"],
                 kind="journal_posted",
                 actor=posted_by,
-                detail={"batch_id": batch_id, "approval_question_id": approval_question_id},
+                detail={
+                    "batch_id": batch_id,
+                    "approval_question_id": approval_question_id,
+                    "content_hash": batch["content_hash"],
+                    **(detail or {}),
+                },
             )
         return True
 

@@ -16,14 +16,14 @@ from decimal import Decimal
 from typing import Any
 
 from bot.close.checks import STEPS
+from bot.close.controls import APPROVAL_HEADER as POSTING_HEADER
+from bot.close.controls import SECOND_APPROVAL_HEADER
 from bot.close.data import period_label
 from bot.close.journal import ACCOUNTS
 from bot.close.master import money
+from bot.close.toolbase import REF_RE
 from bot.models import Reply
 from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME
-
-POSTING_HEADER = "Posting"
-REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
 
 # The close as a table: each step, the tool that runs it, and what to say when it starts.
 PLAYBOOK: tuple[tuple[str, str, str], ...] = (
@@ -263,34 +263,40 @@ class PlaybookModel:
         return _reply(intro[:600], _use(TOOL_NAME, {"context": context, "questions": questions}))
 
     def _posting(self, state: _State, build: _Call) -> Reply | None:
+        """Ask for approval; over the limit, for a second one; post only on a person's approvals."""
         b = build.result
-        approvals = [
-            a
-            for a in state.asks()
-            if a.input["questions"][0].get("header") == POSTING_HEADER
-            and b["batch_id"] in a.input["questions"][0]["question"]
-        ]
-        if not approvals:
+        first = self._approval(state, POSTING_HEADER, b["batch_id"])
+        if first is None:
             return _reply(
                 f"Drafted batch {b['batch_id']}: {b['entries']} entries, {money(Decimal(b['total_debit']))} debits = credits. Posting needs your approval.",
                 _use(TOOL_NAME, approval_ask(b)),
             )
-        approval = approvals[-1]
-        result = approval.result if isinstance(approval.result, dict) else {}
-        approved = result.get("status") == "answered" and any(
-            label.startswith("Approve") for label in result["answers"]["1"].get("labels", [])
-        )
-        if approved and result.get("source") not in HUMAN_SOURCES:
-            return None  # a default never approves posting: the batch stays a draft
-        if approved and state.latest("post_journal_entries") is None:
-            return _reply(
-                f"Posting batch {b['batch_id']}.",
-                _use(
-                    "post_journal_entries",
-                    {"batch_id": b["batch_id"], "approval_question_id": approval.id},
-                ),
-            )
+        if not _approved_by_a_person(first):
+            return None  # kept as a draft, rejected, or a default (which never approves posting)
+        uses = {"batch_id": b["batch_id"], "approval_question_id": first.id}
+        if b.get("entries_over_limit"):
+            second = self._approval(state, SECOND_APPROVAL_HEADER, b["batch_id"])
+            if second is None:
+                return _reply(
+                    "An entry is over the approval limit: a second, different approver is needed.",
+                    _use(TOOL_NAME, approval_ask(b, second_to=first.result.get("answered_by"))),
+                )
+            if not _approved_by_a_person(second):
+                return None
+            uses["second_approval_question_id"] = second.id
+        if state.latest("post_journal_entries") is None:
+            return _reply(f"Posting batch {b['batch_id']}.", _use("post_journal_entries", uses))
         return None
+
+    @staticmethod
+    def _approval(state: _State, header: str, batch_id: str) -> _Call | None:
+        asks = [
+            a
+            for a in state.asks()
+            if a.input["questions"][0].get("header") == header
+            and batch_id in a.input["questions"][0]["question"]
+        ]
+        return asks[-1] if asks else None
 
     def _stopped(self, state: _State, status: str) -> Reply:
         summary = state.latest("close_summary")
@@ -336,14 +342,29 @@ _STEP_KINDS = {
 }
 
 
-def approval_ask(b: dict[str, Any]) -> dict[str, Any]:
-    """The posting approval form: the batch, its accounts, what is open and what was defaulted."""
+def _approved_by_a_person(ask: _Call) -> bool:
+    result = ask.result if isinstance(ask.result, dict) else {}
+    return (
+        result.get("status") == "answered"
+        and result.get("source") in HUMAN_SOURCES
+        and any(label.startswith("Approve") for label in result["answers"]["1"].get("labels", []))
+    )
+
+
+def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str, Any]:
+    """The posting approval form: the batch, its accounts and content hash, what is open,
+    what was defaulted, the DOI changes that take effect with it, the entries over the limit."""
     total = money(Decimal(b["total_debit"]))
-    accounts = "; ".join(
-        f"{a['account']} "
-        + (f"Dr {money(Decimal(a['debit']))}" if Decimal(a["debit"]) else "")
-        + (" " if Decimal(a["debit"]) and Decimal(a["credit"]) else "")
-        + (f"Cr {money(Decimal(a['credit']))}" if Decimal(a["credit"]) else "")
+    table = "\n".join(
+        f"• {a['account']} {ACCOUNTS.get(a['account'], '')}: "
+        + " ".join(
+            x
+            for x in (
+                f"Dr {money(Decimal(a['debit']))}" if Decimal(a["debit"]) else "",
+                f"Cr {money(Decimal(a['credit']))}" if Decimal(a["credit"]) else "",
+            )
+            if x
+        )
         for a in b["by_account"]
     )
     open_ones, defaulted, already = (
@@ -368,18 +389,40 @@ def approval_ask(b: dict[str, Any]) -> dict[str, Any]:
             1,
             f"The batch balances to the cent ({total} = {total}) and every exception has a recorded decision.",
         )
-    question = (
-        f"Post journal batch {b['batch_id']}: {b['entries']} entries, {total} debits = {money(Decimal(b['total_credit']))} credits, "
-        f"last month's accruals reversed from {b['reversed_from']}. By account: {accounts}."
-    )
+    lines = [
+        f"{'Second approval of' if second_to else 'Post'} journal batch {b['batch_id']} (content hash {b['content_hash']}): "
+        f"{b['entries']} entries, {total} debits = {money(Decimal(b['total_credit']))} credits; last month's accruals reversed from {b['reversed_from']}.",
+        "By account:",
+        table,
+    ]
+    if b.get("doi_changes"):
+        lines.append(
+            "DOI changes that take effect with this approval: " + "; ".join(b["doi_changes"]) + "."
+        )
     if defaulted:
-        question += f" Decisions applied by default (not a person's): {', '.join(defaulted)}."
+        lines.append(f"Decisions applied by default (not a person's): {', '.join(defaulted)}.")
+    over = b.get("entries_over_limit") or []
+    if over:
+        lines.append(
+            f"Over the {money(Decimal(b['approval_limit']))} approval limit: "
+            + "; ".join(
+                f"#{e['entry_no']} {e['description']} {money(Decimal(e['amount']))}"
+                for e in over[:3]
+            )
+            + (f" and {len(over) - 3} more" if len(over) > 3 else "")
+            + (
+                f". A different approver than {second_to} must approve."
+                if second_to
+                else ". A second, different approver must approve too."
+            )
+        )
     return {
-        "context": f"Journal batch {b['batch_id']} is ready. Posting is irreversible and needs your approval.",
+        "context": f"Journal batch {b['batch_id']} is ready. Posting is irreversible and needs "
+        + ("a second approval." if second_to else "your approval."),
         "questions": [
             {
-                "header": POSTING_HEADER,
-                "question": question[:1500],
+                "header": SECOND_APPROVAL_HEADER if second_to else POSTING_HEADER,
+                "question": "\n".join(lines)[:1500],
                 "type": "single_choice",
                 "options": [
                     {
@@ -389,6 +432,10 @@ def approval_ask(b: dict[str, Any]) -> dict[str, Any]:
                     {
                         "label": "Keep as draft",
                         "description": "Leave the batch for review; nothing is posted.",
+                    },
+                    {
+                        "label": "Reject with a comment",
+                        "description": "Nothing is posted; say why in 'Why'.",
                     },
                 ],
                 "recommended": recommended,
@@ -418,7 +465,7 @@ def summary_text(
     lines = [
         head,
         "*Steps*: "
-        + "; ".join(f"{k}: {v if v != 'pending' else 'not run'}" for k, v in s["steps"].items()),
+        + "; ".join(f"{k}: {v if v != 'pending' else 'not run'}" for k, v in steps.items()),
     ]
     if s["exceptions"]:
         lines.append(f"*Exceptions ({len(s['exceptions'])})*")
@@ -445,6 +492,17 @@ def summary_text(
             lines.append(f"• {account} {ACCOUNTS.get(account, '')}: {side}")
     if post is not None and post.is_error:
         lines.append(f"*Posting refused*: {post.result}")
+    elif (
+        post is not None and isinstance(post.result, dict) and post.result.get("status") == "posted"
+    ):
+        how = (
+            "self-approved (no approvers are set)"
+            if post.result.get("self_approved")
+            else f"approved by {post.result.get('posted_by')}"
+        )
+        if post.result.get("second_approver"):
+            how += f", second approval by {post.result['second_approver']}"
+        lines.append(f"*Posted*: {how}")
     elif b and b["status"] != "posted" and defaulted_approval:
         lines.append(
             "*Not posted*: the approval was applied by default, and a default never approves posting; a person must approve the batch."

@@ -1,0 +1,133 @@
+"""Controls an auditor tests: who may approve posting, a second approver over the limit,
+approvals bound to the batch's content. One place, used by the Slack handlers (to refuse
+at Submit, privately) and by the posting tool (which refuses whatever reaches it)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from decimal import Decimal
+from typing import Any
+
+from bot.questions import HUMAN_SOURCES
+from bot.store import QuestionRecord, Run, Store
+
+APPROVAL_HEADER = "Posting"
+SECOND_APPROVAL_HEADER = "Second approval"
+APPROVAL_HEADERS = (APPROVAL_HEADER, SECOND_APPROVAL_HEADER)
+
+
+def content_hash(lines: list[dict[str, Any]]) -> str:
+    """SHA-256 over what a batch books: each line's entry, account, amounts, well, memo, source."""
+    canonical = [
+        [
+            line["entry_no"],
+            line["line_no"],
+            line["account"],
+            str(Decimal(line["debit"])),
+            str(Decimal(line["credit"])),
+            line.get("well_id") or "",
+            line.get("memo") or "",
+            line.get("ref") or "",
+        ]
+        for line in lines
+    ]
+    return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode()).hexdigest()
+
+
+def short_hash(full: str) -> str:
+    return full[:16]
+
+
+def header_of(record: QuestionRecord) -> str | None:
+    return record.questions[0].get("header") if record.questions else None
+
+
+def approves(answer: dict[str, Any] | None) -> bool:
+    """Did the answer choose an option whose label starts with 'Approve'?"""
+    return any(
+        label.casefold().startswith("approve")
+        for a in (answer or {}).values()
+        if isinstance(a, dict)
+        for label in a.get("labels", [])
+    )
+
+
+def first_approver(store: Store, run_id: str) -> str | None:
+    """Who approved posting first in this run (the latest answered Posting form that approved)."""
+    for q in reversed(store.questions(run_id)):
+        if header_of(q) == APPROVAL_HEADER and q.status == "answered" and approves(q.answer):
+            return q.answered_by
+    return None
+
+
+def may_approve(
+    user: str | None, run: Run, approvers: frozenset[str], *, first: str | None = None
+) -> str | None:
+    """Why `user` may not give this approval (None: they may)."""
+    if approvers:
+        if first is None and user == run.started_by:
+            return (
+                "segregation of duties: you started this close, so another approver must post it: "
+                + ", ".join(f"<@{a}>" for a in sorted(approvers - {user or ""}))
+            )
+        if user not in approvers:
+            return "only an approver may approve posting: " + ", ".join(
+                f"<@{a}>" for a in sorted(approvers)
+            )
+    elif first is None and user != run.started_by:
+        return f"only <@{run.started_by}>, who started this close, may approve it (no approvers are set)"
+    if first is not None and user == first:
+        return (
+            f"the second approval must come from a different approver than the first (<@{first}>)"
+        )
+    return None
+
+
+def approval_refusal(
+    store: Store,
+    record: QuestionRecord,
+    run: Run,
+    user: str,
+    approvers: frozenset[str],
+    answer: dict[str, Any] | None = None,
+) -> str | None:
+    """At Submit: why this person may not approve posting on this form (None for other forms)."""
+    header = header_of(record)
+    if header not in APPROVAL_HEADERS or (answer is not None and not approves(answer)):
+        return None
+    first = first_approver(store, run.id) if header == SECOND_APPROVAL_HEADER else None
+    if header == SECOND_APPROVAL_HEADER and not approvers and first is not None:
+        return "a second approver is needed and none is set: set CLOSEBOT_APPROVERS (choose 'Keep as draft' meanwhile)"
+    reason = may_approve(user, run, approvers, first=first)
+    return reason[0].upper() + reason[1:] if reason else None
+
+
+def check_approval(
+    q: QuestionRecord,
+    *,
+    batch_id: str,
+    digest: str,
+    run: Run,
+    approvers: frozenset[str],
+    first: str | None = None,
+) -> str | None:
+    """Why this answered question does not approve posting this batch (None: it does)."""
+    text = q.context + " ".join(item["question"] for item in q.questions)
+    if q.source not in HUMAN_SOURCES:
+        return (
+            f"the approval was an automatic default ({q.source}); posting needs a person's approval"
+        )
+    if batch_id not in text:
+        return f"question {q.id} does not ask about batch {batch_id}"
+    if short_hash(digest) not in text:
+        return f"question {q.id} approved other content than batch {batch_id} holds now (content hash {short_hash(digest)})"
+    if not approves(q.answer):
+        return "the answer did not approve posting"
+    if q.source == "user":
+        return may_approve(q.answered_by, run, approvers, first=first)
+    if approvers:
+        return "with CLOSEBOT_APPROVERS set, posting needs an approver other than the starter: approve it in Slack"
+    if first is not None and q.answered_by == first:  # the console: a different person's name
+        return f"the second approval must come from a different person than the first ({first})"
+    return None

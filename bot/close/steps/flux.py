@@ -1,0 +1,137 @@
+"""Step 7: flux against last month, with revenue split into volume and price."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any
+
+from bot.close.checks import (
+    Close,
+)
+from bot.close.data import (
+    ZERO,
+    add_months,
+    cents,
+)
+from bot.close.master import (
+    ACCOUNT_NAMES,
+    FLUX_AMOUNT,
+    FLUX_PERCENT,
+    TOLERANCE,
+    dec8,
+    money,
+    percent,
+    signed_money,
+)
+
+# -- step 7: flux ------------------------------------------------------------------
+
+PNL_ACCOUNTS = ("4010", "4020", "4030", "4090", "6110", "6130", "6210", "6220", "6250")
+
+
+def flux(close: Close, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """P&L activity by account this month vs the prior month's, flagged by the ±10 % and ±$5,000 rule."""
+    prior_month = add_months(close.period, -1)
+    prior: dict[str, Decimal] = defaultdict(lambda: ZERO)
+    for t in close.data.tb_activity:
+        if t.month == prior_month:
+            prior[t.account] += t.debit - t.credit
+    now: dict[str, Decimal] = defaultdict(lambda: ZERO)
+    for line in lines:
+        now[line["account"]] += line["debit"] - line["credit"]
+    out = []
+    for account in sorted(set(PNL_ACCOUNTS) & (set(prior) | set(now))):
+        sign = -1 if account.startswith("4") else 1
+        a, b = prior[account] * sign, now[account] * sign
+        change = b - a
+        pct = change / abs(a) if a else None
+        flagged = abs(change) > FLUX_AMOUNT and (pct is None or abs(pct) > FLUX_PERCENT)
+        out.append(
+            {
+                "account": account,
+                "name": ACCOUNT_NAMES[account],
+                "prior": a,
+                "current": b,
+                "change": change,
+                "percent": pct,
+                "flagged": flagged,
+            }
+        )
+    return out
+
+
+def revenue_split(close: Close) -> list[dict[str, Any]]:
+    """Per well × product: this check's sale month vs the prior sale month, split volume / price."""
+    out = []
+    current = close.known_revenue()
+    for r, row in current:
+        prev_month = add_months(r.sale_month, -1)
+        prev = [
+            h
+            for h in close.data.revenue_history
+            if h.well_id == r.well_id and h.product == r.product and h.sale_month == prev_month
+        ]
+        if not prev or not prev[0].gross_volume:
+            continue
+        p = prev[0]
+        nri = row.nri if abs(r.owner_decimal - row.nri) <= TOLERANCE else r.owner_decimal
+        before = cents(p.gross_value * nri)
+        after = cents(r.gross_value * nri)
+        volume = cents((r.gross_volume - p.gross_volume) * p.price * nri)
+        price = cents((r.price - p.price) * r.gross_volume * nri)
+        change = after - before
+        pct = change / before if before else None
+        out.append(
+            {
+                "well_id": r.well_id,
+                "well_name": row.well_name,
+                "product": r.product,
+                "prior_month": prev_month,
+                "month": r.sale_month,
+                "prior": before,
+                "current": after,
+                "change": change,
+                "percent": pct,
+                "volume_part": volume,
+                "price_part": price,
+                "nri": dec8(nri),
+                "flagged": abs(change) > FLUX_AMOUNT and (pct is None or abs(pct) > FLUX_PERCENT),
+            }
+        )
+    return out
+
+
+def flux_explanation(close: Close, account: str) -> str:
+    """A draft explanation from the documents behind an account's movement."""
+    if account in ("6210", "6220", "6250"):
+        category = {"6210": "LOE", "6220": "Workover", "6250": "Overhead"}[account]
+        lines = sorted(
+            (j for j, _ in close.known_jib() if j.cost_category == category),
+            key=lambda j: -j.owner_net_amount,
+        )[:3]
+        return "; ".join(
+            f"{close.master.name(j.well_id)}: {j.description} {money(j.owner_net_amount)} ({j.invoice_no})"
+            for j in lines
+        )
+    return ""
+
+
+def format_flux(item: dict[str, Any]) -> str:
+    pct = percent(item["percent"]) if item["percent"] is not None else "new"
+    return f"{item['account']} {item['name']}: {money(item['prior'])} → {money(item['current'])} ({signed_money(item['change'])}, {pct})"
+
+
+def _flux_label(i: dict[str, Any]) -> str:
+    if i.get("account"):
+        return f"{i['account']} {i['name']}"
+    return f"{i['well_name']} {i['product']}"
+
+
+def _flux_line(i: dict[str, Any]) -> str:
+    pct = Decimal(str(i["percent"])) if i.get("percent") not in (None, "None") else None
+    pct_text = f"{pct * 100:+.2f} %" if pct is not None else "new"
+    text = f"{_flux_label(i)} {money(Decimal(str(i['prior'])))} → {money(Decimal(str(i['current'])))} ({money(Decimal(str(i['change'])))}, {pct_text})"
+    if "volume_part" in i:
+        text += f" = volume {money(Decimal(str(i['volume_part'])))} + price {money(Decimal(str(i['price_part'])))}"
+    return text

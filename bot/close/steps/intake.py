@@ -1,0 +1,231 @@
+"""Step 1, intake: every document mapped to a well, and what the data itself gets wrong."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from decimal import Decimal
+
+from bot.close.checks import (
+    STEPS,
+    Close,
+    Finding,
+    cost_account,
+    stub_net,
+)
+from bot.close.data import (
+    ZERO,
+    DoiRow,
+    JibLine,
+    add_months,
+    cents,
+)
+from bot.close.master import (
+    TOLERANCE,
+    dec8,
+    money,
+    signed_money,
+)
+
+# -- step 1: intake ------------------------------------------------------------
+
+
+def intake(close: Close) -> Iterator[Finding]:
+    master, data = close.master, close.data
+    for kind, lines in (("jib", close.jib()), ("revenue", close.revenue())):
+        for line, well in lines:
+            if well is not None:
+                continue
+            doc = (
+                f"{line.invoice_no} (service {line.service_month})"
+                if isinstance(line, JibLine)
+                else f"check {line.check_no} (sale {line.sale_month}, {line.product})"
+            )
+            amount = line.owner_net_amount if isinstance(line, JibLine) else line.owner_net_value
+            operator = line.operator if isinstance(line, JibLine) else line.payor
+            candidates = master.operator_wells(operator) if isinstance(line, JibLine) else []
+            what = f"well {line.well_id}" if line.well_id else f"property {line.property_no}"
+            yield Finding(
+                kind="unknown_property",
+                key=f"{kind}:{line.line}",
+                step=STEPS[0],
+                subject=f"{what} on {doc}",
+                summary=f"{what} is not in the DOI master ({money(amount)})",
+                question=(
+                    f"{kind}.csv line {line.line}: {doc} from {operator} names {what}, which is "
+                    f"not in the DOI master. Owner net {money(amount)}. Map it to one of the "
+                    "operator's wells, create the well (DOI row later), or hold it in suspense?"
+                ),
+                recommended="suspense",
+                reasoning=(
+                    "Nothing in the DOI or the operator's other documents ties this line to a "
+                    "well we own; suspense keeps it off every well until the operator confirms."
+                ),
+                facts={
+                    "document": kind,
+                    "ref": f"{kind}.csv:{line.line}",
+                    "operator": operator,
+                    "amount": str(amount),
+                    "account": cost_account(line) if isinstance(line, JibLine) else "",
+                    "candidates": [[w, master.name(w)] for w in candidates],
+                },
+                options=[*[f"map:{w}" for w in candidates][:8], "create", "suspense"],
+                amount=amount,
+            )
+    for row in data.doi:
+        problem = doi_problem(row)
+        if problem:
+            yield Finding(
+                kind="doi_sanity",
+                key=f"{row.well_id}:{row.effective_from}",
+                step=STEPS[0],
+                subject=row.well_name,
+                summary=problem,
+                question=f"doi.csv line {row.line}: {row.well_name} ({row.well_id}): {problem}. How should this well be booked?",
+                recommended="use_doi",
+                reasoning="The DOI row is what the company's records say; book with it and have the master corrected.",
+                facts={"ref": f"doi.csv:{row.line}", "well_id": row.well_id},
+                well_id=row.well_id,
+            )
+    for kind, docs in (("jib", data.jib), ("revenue", data.revenue)):
+        for line in docs:
+            if ZERO < line.owner_decimal <= 1:
+                continue
+            amount = line.owner_net_amount if isinstance(line, JibLine) else line.owner_net_value
+            yield Finding(
+                kind="decimal_range",
+                key=f"{kind}:{line.line}",
+                step=STEPS[0],
+                subject=f"{kind}.csv line {line.line}",
+                summary=f"owner decimal {line.owner_decimal} is outside (0, 1]",
+                question=(
+                    f"{kind}.csv line {line.line}: owner decimal {line.owner_decimal} is outside (0, 1] "
+                    f"(owner net {money(amount)}). Hold the line in suspense or book it as received?"
+                ),
+                recommended="suspense",
+                reasoning="No interest can be zero, negative or more than the whole; the document is wrong.",
+                facts={
+                    "ref": f"{kind}.csv:{line.line}",
+                    "document": kind,
+                    "amount": str(amount),
+                    "account": cost_account(line) if isinstance(line, JibLine) else "",
+                },
+                amount=amount,
+            )
+    for r in data.revenue:
+        value = cents(r.gross_volume * r.price)
+        net = stub_net(r, r.owner_decimal)
+        if value == r.gross_value and net == r.owner_net_value:
+            continue
+        diff = r.owner_net_value - net
+        parts = []
+        if value != r.gross_value:
+            parts.append(f"volume × price = {money(value)} vs value {money(r.gross_value)}")
+        if net != r.owner_net_value:
+            parts.append(
+                f"(value − taxes − deductions) × {dec8(r.owner_decimal)} = {money(net)} vs paid {money(r.owner_net_value)} ({signed_money(diff)})"
+            )
+        yield Finding(
+            kind="stub_math",
+            key=str(r.line),
+            step=STEPS[0],
+            subject=f"check {r.check_no} line {r.line}",
+            summary="; ".join(parts),
+            question=f"revenue.csv line {r.line}: check {r.check_no} ({r.payor}, sale {r.sale_month}, {r.product}): "
+            + "; ".join(parts)
+            + ". How should it be booked?",
+            recommended="hold" if diff > 0 else ("claim" if diff < 0 else "as_paid"),
+            reasoning=(
+                "The stub's own arithmetic does not hold: book what its figures support and hold the rest until the payor explains."
+                if diff
+                else "The net agrees; only the volume × price line is off, which changes nothing we book."
+            ),
+            facts={
+                "ref": f"revenue.csv:{r.line}",
+                "paid": str(r.owner_net_value),
+                "computed": str(net),
+                "difference": str(diff),
+                "product": r.product,
+            },
+            options=["as_paid", "hold"]
+            if diff > 0
+            else (["as_paid", "claim"] if diff < 0 else ["as_paid", "ask_payor"]),
+            well_id=r.well_id or None,
+            amount=abs(diff),
+        )
+    expected_service = add_months(close.period, -2)
+    billed_now = {j.operator for j in data.jib}
+    for operator in sorted(
+        {h.operator for h in data.jib_history if h.service_month == expected_service} - billed_now
+    ):
+        yield _missing(
+            "jib",
+            operator,
+            f"{operator} billed service month {expected_service} but sent no JIB for {close.data.service_month}",
+        )
+    if not data.jib:
+        yield _missing(
+            "jib",
+            "all",
+            f"jib.csv has no lines: no JIB for service month {close.data.service_month}",
+        )
+    expected_sale = add_months(close.period, -3)
+    paid_now = {r.payor for r in data.revenue}
+    for payor in sorted(
+        {h.payor for h in data.revenue_history if h.sale_month == expected_sale} - paid_now
+    ):
+        yield _missing(
+            "revenue",
+            payor,
+            f"{payor} paid sale month {expected_sale} but sent no check this month",
+        )
+    if not data.revenue:
+        yield _missing("revenue", "all", "revenue.csv has no lines: no checks this month")
+    by_month: dict[str, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
+    for t in data.tb_activity:
+        by_month[t.month][0] += t.debit
+        by_month[t.month][1] += t.credit
+    for month, (dr, cr) in sorted(by_month.items()):
+        if dr != cr:
+            yield Finding(
+                kind="tb_unbalanced",
+                key=month,
+                step=STEPS[0],
+                subject=f"trial balance activity {month}",
+                summary=f"debits {money(dr)} ≠ credits {money(cr)} ({signed_money(dr - cr)})",
+                question=f"tb_activity.csv: {month} activity does not balance: debits {money(dr)} vs credits {money(cr)} ({signed_money(dr - cr)}). The flux review compares against it.",
+                recommended="skip_flux",
+                reasoning="An unbalanced trial balance is not a reliable base for flux; compare nothing against it until it is re-exported.",
+                facts={"month": month},
+                amount=abs(dr - cr),
+            )
+
+
+def _missing(document: str, who: str, text: str) -> Finding:
+    return Finding(
+        kind="missing_document",
+        key=f"{document}:{who}",
+        step=STEPS[0],
+        subject=who,
+        summary=text,
+        question=text + ". What should happen?",
+        recommended="accrue" if document == "jib" else "request",
+        reasoning=(
+            "The LOE accrual covers an unbilled month; ask the operator for the statement."
+            if document == "jib"
+            else "The revenue accrual covers production without a check; ask the payor."
+        ),
+        facts={"document": document},
+    )
+
+
+def doi_problem(row: DoiRow) -> str | None:
+    if not (ZERO < row.nri <= row.wi <= 1):
+        return f"NRI {dec8(row.nri)} and WI {dec8(row.wi)} break 0 < NRI ≤ WI ≤ 1"
+    implied = row.wi * (1 - row.royalty - row.orri)
+    if abs(implied - row.nri) > TOLERANCE:
+        return (
+            f"NRI {dec8(row.nri)} ≠ WI × (1 − royalty − ORRI) = {dec8(row.wi)} × "
+            f"(1 − {dec8(row.royalty)} − {dec8(row.orri)}) = {dec8(implied)}"
+        )
+    return None

@@ -1,0 +1,214 @@
+"""Steps 4 and 5: the revenue accrual and the severance check."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+from bot.close.checks import (
+    REVENUE_ACCOUNTS,
+    STEPS,
+    Close,
+    Finding,
+    stub_parts,
+)
+from bot.close.data import (
+    ZERO,
+    add_months,
+    cents,
+)
+from bot.close.master import (
+    ACCRUAL_WINDOW,
+    MATERIALITY,
+    SEVERANCE_TOLERANCE,
+    dec8,
+    money,
+    severance_due,
+    signed_money,
+)
+
+# -- step 4: revenue accrual -------------------------------------------------------
+
+
+def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
+    """Accruals per well × product × month with volumes but no check; findings to decide."""
+    data, master = close.data, close.master
+    window = {add_months(close.period, -k) for k in range(1, ACCRUAL_WINDOW + 1)}
+    checked = {(r.well_id, r.product, r.sale_month) for r, _ in close.known_revenue()}
+    checked |= {(r.well_id, r.product, r.sale_month) for r in data.revenue_history}
+    ever_paid = {r.well_id for r in data.revenue_history} | {
+        r.well_id for r, _ in close.known_revenue()
+    }
+    prices = {(p.month, p.product): p for p in data.prices}
+    by_well_month: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for p in data.production:
+        if p.month not in window or (p.well_id, p.product, p.month) in checked:
+            continue
+        row = master.in_force(p.well_id, p.month)
+        price = prices.get((p.month, p.product))
+        if row is None or price is None:
+            continue
+        net_price = price.benchmark_price - price.differential
+        value = cents(p.volume * net_price * row.nri)
+        due = severance_due(
+            row.state, p.product, row.first_prod_month, p.month, p.volume * net_price, p.volume
+        )
+        severance = cents(due[0] * row.nri) if due else ZERO
+        by_well_month[(p.well_id, p.month)].append(
+            {
+                "well_id": p.well_id,
+                "well_name": row.well_name,
+                "product": p.product,
+                "month": p.month,
+                "volume": str(p.volume),
+                "price": str(net_price),
+                "nri": dec8(row.nri),
+                "revenue": value,
+                "severance": severance,
+                "receivable": value - severance,
+                "account": REVENUE_ACCOUNTS[p.product],
+                "formula": f"{p.volume} × ({price.benchmark_price} − {price.differential}) × {dec8(row.nri)}",
+            }
+        )
+    accruals: list[dict[str, Any]] = []
+    findings: list[Finding] = []
+    for (well_id, month), items in sorted(by_well_month.items()):
+        total = sum((i["revenue"] for i in items), ZERO)
+        name = master.name(well_id)
+        kind = None
+        if well_id not in ever_paid:
+            kind, what, rec, why = (
+                "new_well",
+                "has production but no check yet (a new well)",
+                "accrue",
+                "The operator's volumes are the only basis until the first check; accrue them so revenue lands in the month it was produced.",
+            )
+        elif total == ZERO:
+            kind, what, rec, why = (
+                "shut_in",
+                "reported no volume (shut in?)",
+                "skip",
+                "No volume, no revenue: accruing last month's would book sales that did not happen.",
+            )
+        elif total < MATERIALITY:
+            kind, what, rec, why = (
+                "below_materiality",
+                f"accrues {money(total)}, below the {money(MATERIALITY)} threshold",
+                "skip",
+                "Below materiality: the check will book it when it comes.",
+            )
+        if kind is None:
+            accruals.extend(items)
+            continue
+        finding = Finding(
+            kind="revenue_accrual",
+            key=f"{well_id}:{month}",
+            step=STEPS[3],
+            subject=f"{name} {month}",
+            summary=f"{name} {month} {what}",
+            question=(
+                f"{name} ({well_id}) {month} {what}. Operator volumes: "
+                + "; ".join(f"{i['product']} {i['formula']} = {money(i['revenue'])}" for i in items)
+                + f". Accrue {money(total)} on operator volumes, on the last actual check, or skip?"
+            ),
+            recommended=rec,
+            reasoning=why,
+            facts={
+                "items": [{k: str(v) for k, v in i.items()} for i in items],
+                "total": str(total),
+            },
+            options=["accrue", "skip"] if kind == "new_well" else ["accrue", "last_actual", "skip"],
+            well_id=well_id,
+            amount=total,
+        )
+        findings.append(finding)
+        decision = close.decided(finding.id)
+        if decision and decision["option"] == "accrue":
+            accruals.extend(items)
+        elif decision and decision["option"] == "last_actual":
+            accruals.extend(_last_actual(close, well_id, month))
+    return accruals, findings
+
+
+def _last_actual(close: Close, well_id: str, month: str) -> list[dict[str, Any]]:
+    rows = [r for r in close.data.revenue_history if r.well_id == well_id]
+    if not rows:
+        return []
+    last = max(r.sale_month for r in rows)
+    out = []
+    for r in rows:
+        if r.sale_month == last:
+            parts = stub_parts(r, r.owner_decimal, net=r.owner_net_value)
+            out.append(
+                {
+                    "well_id": well_id,
+                    "well_name": close.master.name(well_id),
+                    "product": r.product,
+                    "month": month,
+                    "revenue": parts["revenue"],
+                    "severance": parts["taxes"],
+                    "receivable": parts["revenue"] - parts["taxes"],
+                    "account": REVENUE_ACCOUNTS[r.product],
+                    "formula": f"last actual {r.sale_month} {r.check_no}",
+                }
+            )
+    return out
+
+
+# -- step 5: severance ---------------------------------------------------------------
+
+
+def severance(close: Close) -> Iterator[Finding]:
+    by_well: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r, row in close.known_revenue():
+        if not r.gross_value:
+            continue
+        due = severance_due(
+            row.state, r.product, row.first_prod_month, r.sale_month, r.gross_value, r.gross_volume
+        )
+        if due is None:
+            continue
+        expected, basis = due
+        if abs(r.gross_taxes - expected) / r.gross_value <= SEVERANCE_TOLERANCE:
+            continue
+        over = cents((r.gross_taxes - cents(expected)) * r.owner_decimal)
+        by_well[row.well_id].append(
+            {
+                "ref": r.ref,
+                "check": r.check_no,
+                "product": r.product,
+                "sale_month": r.sale_month,
+                "charged": str(r.gross_taxes),
+                "charged_rate": f"{r.gross_taxes / r.gross_value * 100:.2f} %",
+                "expected": str(cents(expected)),
+                "basis": basis,
+                "owner_share": str(over),
+            }
+        )
+    for well_id, items in sorted(by_well.items()):
+        total = sum((Decimal(i["owner_share"]) for i in items), ZERO)
+        name = close.master.name(well_id)
+        detail = "; ".join(
+            f"{i['product']} charged {money(Decimal(i['charged']))} ({i['charged_rate']}) vs {money(Decimal(i['expected']))} at {i['basis']} → our share {signed_money(Decimal(i['owner_share']))}"
+            for i in items
+        )
+        yield Finding(
+            kind="severance",
+            key=well_id,
+            step=STEPS[4],
+            subject=name,
+            summary=f"severance off the state rate: owner {'overcharge' if total > 0 else 'undercharge'} {money(abs(total))}",
+            question=f"{name}, check {items[0]['check']} (sales {items[0]['sale_month']}): {detail}. Total {signed_money(total)}.",
+            recommended="refund" if total > 0 else "accept",
+            reasoning=(
+                f"The state rate for this well is lower than what the purchaser withheld; claim the {money(total)} refund (Dr 1220)."
+                if total > 0
+                else "Withheld less than the statutory rate; the liability is the purchaser's. Accept and tell the operator."
+            ),
+            facts={"items": items, "total": str(total)},
+            options=["accept", "correct", "refund"] if total > 0 else ["accept", "correct"],
+            well_id=well_id,
+            amount=abs(total),
+        )

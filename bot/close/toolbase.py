@@ -1,0 +1,239 @@
+"""What every close tool shares: the run's view of the period, recording findings, the
+ready-made question for an exception, and the open items a run leaves."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from bot.close import data as close_data
+from bot.close.checks import STEPS, Close, Finding
+from bot.close.data import CloseData, DoiRow
+from bot.close.kinds import KINDS, book, describe, follow_up, option_label, option_meaning
+from bot.close.ledger import Ledger
+from bot.close.master import APPROVAL_LIMIT, Master, money
+from bot.errors import DataError, NotFoundError
+from bot.questions import MAX_DESCRIPTION, MAX_HEADER, TOOL_NAME
+from bot.store import QuestionRecord
+from bot.tools import ToolContext, ToolError
+
+REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
+MAX_LIST = 12  # exceptions listed in a tool result; exception_details has the rest
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def question_for(exc: dict[str, Any]) -> dict[str, Any]:
+    """The ask_user_question question for one exception: numbers, options with what each books."""
+    d = exc["details"]
+    kind, facts = exc["kind"], d["facts"]
+    ref = f" [ref {d['ref']}]"
+    header = _short(f"{KINDS[kind].header} · {d['subject']}", MAX_HEADER)
+    if kind == "flux_item":
+        return {
+            "header": header,
+            "question": _short(d["question"], 1400) + ref,
+            "type": "free_text",
+            "required": False,
+            "reasoning": d["reasoning"],
+        }
+    options = []
+    for code in d["options"]:
+        preview = describe(book(kind, code, facts, {}))
+        meaning = option_meaning(kind, code)
+        text = (
+            meaning
+            if preview == "books nothing" or kind == "doi_effective"
+            else f"{preview}. {meaning}"
+        )
+        options.append(
+            {"label": option_label(kind, code, facts), "description": _short(text, MAX_DESCRIPTION)}
+        )
+    q: dict[str, Any] = {
+        "header": header,
+        "question": _short(d["question"], 1400) + ref,
+        "type": "multiple_choice" if kind == "flux_select" else "single_choice",
+        "options": options,
+        "recommended": d["options"].index(d["recommended"]) + 1
+        if d["recommended"] in d["options"]
+        else None,
+        "reasoning": d["reasoning"],
+        "allow_other": kind not in ("flux_select", "signoff"),
+    }
+    return {k: v for k, v in q.items() if v is not None}
+
+
+def _doi_row(row: dict[str, Any]) -> DoiRow:
+    numbers = ("wi", "nri", "royalty", "orri")
+    values: dict[str, Any] = {k: Decimal(v) if k in numbers else v for k, v in row.items()}
+    return DoiRow(**values, source="closebot")
+
+
+class ToolBase:
+    """The data, the ledger and the run's decisions, for the tools that work on them."""
+
+    def __init__(
+        self,
+        *,
+        data_dir: Path | None = None,
+        approvers: frozenset[str] = frozenset(),
+        approval_limit: Decimal = APPROVAL_LIMIT,
+    ) -> None:
+        self.data_dir = data_dir
+        self.approvers = approvers
+        self.approval_limit = approval_limit
+        self._cache: dict[str, CloseData] = {}
+
+    def _data(self, ctx: ToolContext, period: str) -> CloseData:
+        run = ctx.store.run(ctx.run_id)
+        if period != run.period:
+            raise ToolError(
+                f"this run closes {run.period}, not {period}; use period {run.period!r}"
+            )
+        if period not in self._cache:
+            try:
+                self._cache[period] = close_data.load(period, self.data_dir)
+            except DataError as e:
+                raise ToolError(str(e)) from e
+        return self._cache[period]
+
+    def _close(self, ctx: ToolContext, period: str) -> tuple[Close, Ledger]:
+        data = self._data(ctx, period)
+        ledger = Ledger(ctx.store)
+        added = [_doi_row(r["row"]) for r in ledger.doi_rows(run_id=ctx.run_id)]
+        decisions = {}
+        for e in ledger.exceptions(ctx.run_id):
+            decisions[e["details"]["ref"]] = {
+                "status": e["status"],
+                "option": e["resolution"] or "",
+                "extra": e["extra"],
+            }
+        return Close(data=data, master=Master.of(data, added), decisions=decisions), ledger
+
+    def _record(
+        self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]
+    ) -> list[dict[str, Any]]:
+        out = []
+        for f in findings:
+            exc = ledger.record_exception(
+                ctx.run_id,
+                exception_id=f"{ctx.run_id}:{f.id}",
+                kind=f.kind,
+                well_id=f.well_id,
+                details={
+                    "ref": f.id,
+                    "step": f.step,
+                    "subject": f.subject,
+                    "summary": f.summary,
+                    "question": f.question,
+                    "recommended": f.recommended,
+                    "reasoning": f.reasoning,
+                    "facts": f.facts,
+                    "amount": str(f.amount),
+                    "options": f.options if f.options is not None else list(KINDS[f.kind].options),
+                },
+            )
+            out.append(exc)
+        return out
+
+    def _step_result(
+        self, ctx: ToolContext, ledger: Ledger, step: str, **extra: Any
+    ) -> dict[str, Any]:
+        excs = [e for e in ledger.exceptions(ctx.run_id) if e["details"]["step"] == step]
+        listed = [
+            {
+                "exception_id": e["id"],
+                "ref": e["details"]["ref"],
+                "kind": e["kind"],
+                "subject": e["details"]["subject"],
+                "summary": e["details"]["summary"],
+                "status": e["status"],
+                "recommended": option_label(
+                    e["kind"], e["details"]["recommended"], e["details"]["facts"]
+                )
+                if e["details"]["recommended"] in e["details"]["options"]
+                else None,
+            }
+            for e in excs
+        ]
+        result = {"step": step, "exceptions": listed[:MAX_LIST], **extra}
+        if len(listed) > MAX_LIST:
+            result["more_exceptions"] = len(listed) - MAX_LIST
+        if any(e["status"] == "open" for e in excs):
+            result["next"] = (
+                "Ask the accountant about the open exceptions with ask_user_question (up to 5 per call; "
+                "exception_details gives each one's ready-made question with its [ref]), then record each "
+                "answer with resolve_exception."
+            )
+        return result
+
+    def _exception(self, ctx: ToolContext, exception_id: str) -> dict[str, Any]:
+        ledger = Ledger(ctx.store)
+        full = (
+            exception_id
+            if exception_id.startswith(f"{ctx.run_id}:")
+            else f"{ctx.run_id}:{exception_id}"
+        )
+        try:
+            exc = ledger.exception(full)
+        except NotFoundError as e:
+            raise ToolError(f"{e}; the step tools list this run's exception ids") from None
+        return exc
+
+    def _answered(self, ctx: ToolContext, question_id: str) -> QuestionRecord:
+        try:
+            q = ctx.store.question(question_id)
+        except NotFoundError:
+            raise ToolError(f"no {TOOL_NAME} call with id {question_id!r} in this run") from None
+        if q.run_id != ctx.run_id:
+            raise ToolError(f"question {question_id} belongs to another run")
+        if q.status != "answered":
+            raise ToolError(
+                f"question {question_id} was {q.status}, not answered; the decision is still open"
+            )
+        return q
+
+    def _open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]:
+        run = ctx.store.run(ctx.run_id)
+        items: list[dict[str, Any]] = []
+        for e in ledger.exceptions(ctx.run_id):
+            d = e["details"]
+            if e["kind"] == "signoff":
+                continue
+            if e["status"] != "resolved":
+                what = f" (answered: {e['extra'].get('other')})" if e["extra"].get("other") else ""
+                items.append(
+                    {
+                        "kind": "undecided",
+                        "text": f"{d['subject']}: {d['summary']} — undecided{what}",
+                        "amount": d.get("amount"),
+                    }
+                )
+            elif text := follow_up(
+                e["kind"], e["resolution"], d["facts"], e["extra"], d["subject"]
+            ):
+                items.append({"kind": e["kind"], "text": text, "amount": d.get("amount")})
+        batch = ledger.current_batch(ctx.run_id)
+        if batch is None:
+            items.append({"kind": "journal", "text": "no journal entries were drafted"})
+        elif batch["status"] != "posted":
+            items.append(
+                {
+                    "kind": "journal",
+                    "text": f"batch {batch['id']} ({money(Decimal(batch['total_debit']))}) is a draft, not posted",
+                }
+            )
+        for step in STEPS[:6]:
+            state = run.steps.get(step, "pending")
+            if state not in ("done", "running", "waiting"):
+                items.append(
+                    {
+                        "kind": "step",
+                        "text": f"step '{step}' {'failed' if state == 'failed' else 'was not performed'}",
+                    }
+                )
+        return items

@@ -1,0 +1,418 @@
+"""Issue 8: controls an auditor accepts — approvals bound to what was approved, separated
+duties, a second approver over the limit, decisions bound to answers, defaults that never
+judge, and evidence that shows tampering."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.agent_loop import AgentLoop, Failed
+from bot.audit import DECISION_COLUMNS
+from bot.close.checks import STEPS
+from bot.close.ledger import Ledger
+from bot.close.prompts import SYSTEM_PROMPT
+from bot.close.tools import CloseTools
+from bot.questions import Response, answer_payload
+from bot.store import Store
+from tests.cli_run import closebot, run_id_of
+from tests.close_helpers import Recorder, close_run
+from tests.conftest import ScriptedModel, tool_use
+from tests.fake_slack import FakeSlack, fake_slack
+from tests.slack_harness import Harness
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    with fake_slack() as f:
+        yield f
+
+
+def blocks_text(message: dict[str, Any]) -> str:
+    return json.dumps(message["blocks"], ensure_ascii=False)
+
+
+def scripted(store: Store, model: ScriptedModel, **kw: Any) -> AgentLoop:
+    tools = CloseTools(**kw)
+    return AgentLoop(
+        store=store,
+        model=model,
+        tools=tools.registry(),
+        presenter=Recorder(),
+        system_prompt=SYSTEM_PROMPT,
+    )
+
+
+def answer(
+    store: Store,
+    question_id: str,
+    picks: dict[int, int],
+    *,
+    by: str = "alice",
+    source: str = "console",
+) -> None:
+    from bot.agent_loop import ask_of
+
+    ask = ask_of(store.question(question_id))
+    responses = {n: Response(selected=(choice,)) for n, choice in picks.items()}
+    store.claim_answer(
+        question_id, answer=answer_payload(ask, responses), answered_by=by, source=source
+    )
+
+
+def test_a_decision_that_contradicts_the_persons_answer_is_refused_and_nothing_recorded(
+    store: Store,
+) -> None:
+    """The person chose short-pay for Baker; the model tries to record 'accept' — and a decision
+    for Smith on a question that never named Smith."""
+    model = ScriptedModel()
+    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="scripted")
+    model.enqueue(tool_use("t1", "validate_interests", period="2026-10"))
+    loop = scripted(store, model)
+    details_call = tool_use("t2", "exception_details", exception_id="wi_nri:W-OK-001")
+    model.enqueue(details_call)
+    model.enqueue({"type": "text", "text": "asking"})
+    loop.start(run.id, "go")
+    question = json.loads(store.tool_result("t2").content)["question"]  # type: ignore[union-attr]
+    model.enqueue(tool_use("q1", "ask_user_question", context="Baker", questions=[question]))
+    model.enqueue(
+        tool_use(
+            "r1",
+            "resolve_exception",
+            exception_id="wi_nri:W-OK-001",
+            option="accept",
+            question_id="q1",
+        ),
+        tool_use(
+            "r2",
+            "resolve_exception",
+            exception_id="wi_nri:W-TX-001",
+            option="accept",
+            question_id="q1",
+        ),
+    )
+    model.enqueue({"type": "text", "text": "done"})
+    loop.say(run.id, "ask")
+    answer(store, "q1", {1: 3})  # Book at DOI, short-pay and dispute
+    loop.advance(run.id)
+    r1, r2 = store.tool_result("r1"), store.tool_result("r2")
+    assert (
+        r1 is not None
+        and r1.is_error
+        and "alice chose Book at DOI, short-pay and dispute" in r1.content
+    )
+    assert r2 is not None and r2.is_error and "did not ask about wi_nri:W-TX-001" in r2.content
+    ledger = Ledger(store)
+    assert ledger.exception(f"{run.id}:wi_nri:W-OK-001")["status"] == "open"
+    assert ledger.exception(f"{run.id}:wi_nri:W-TX-001")["status"] == "open"
+    assert not store.audit_events(run.id, kind="exception_resolved")
+
+
+def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
+    run = close_run(None, db_path)
+    ledger = run.ledger
+    approved = ledger.current_batch(run.run_id)
+    store = run.store
+    # a second run of the same close drafts again: a new id, and the old approval does not carry
+    posted = ledger.batch(approved["id"])
+    assert posted["status"] == "posted"
+    from bot.tools import ToolContext, ToolError
+
+    tools = CloseTools()
+    ctx = ToolContext(run_id=run.run_id, store=store)
+    store.db.execute("update journal_batches set status = 'draft' where id = ?", (posted["id"],))
+    store.db.execute("delete from period_posts")
+    redraft = tools.build_journal_entries(ctx, "2026-10")
+    assert redraft["batch_id"] != approved["id"]
+    approval = next(
+        q for q in store.questions(run.run_id) if q.questions[0].get("header") == "Posting"
+    )
+    second = next(
+        q for q in store.questions(run.run_id) if q.questions[0].get("header") == "Second approval"
+    )
+    with pytest.raises(ToolError, match="does not ask about batch"):
+        tools.post_journal_entries(ctx, redraft["batch_id"], approval.id, second.id)
+    with pytest.raises(ToolError, match="a later draft replaced it"):
+        tools.post_journal_entries(ctx, approved["id"], approval.id, second.id)
+    # and a line changed under an approved batch is caught by its content hash
+    store.db.execute(
+        "update journal_batches set status = 'draft' where id = ?", (redraft["batch_id"],)
+    )
+    store.db.execute(
+        "update journal_lines set debit = '1.00' where batch_id = ? and line_no = 1 and entry_no = 1",
+        (redraft["batch_id"],),
+    )
+    with pytest.raises(ToolError, match="lines changed after it was drafted"):
+        tools.post_journal_entries(ctx, redraft["batch_id"], approval.id, second.id)
+
+
+def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) -> None:
+    same = close_run(None, db_path, second_approver="alice")
+    assert same.batch()["status"] == "draft"
+    assert isinstance(same.outcome, Failed)
+    assert "different person than the first (alice)" in same.outcome.error
+    two = close_run(None, db_path.with_name("two.db"), second_approver="bob")
+    assert two.batch()["status"] == "posted"
+    posted = two.store.audit_events(two.run_id, kind="journal_posted")[0].detail
+    assert posted["second_approver"] == "bob" and posted["self_approved"] is True
+    assert "self-approved" in (two.presenter.finished_text or "")
+    # under a higher limit no second approval is asked
+    high = closebot(
+        "run",
+        "2026-10",
+        env={
+            "CLOSEBOT_APPROVAL_LIMIT": "5000000",
+            "CLOSEBOT_DB": str(db_path.with_name("high.db")),
+        },
+        stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nRod pump\n1\n",
+    )
+    assert (
+        high.returncode == 0
+        and "Second approval" not in high.stdout
+        and "(posted by alice)" in high.stdout
+    )
+    bad = closebot("run", "2026-10", env={"CLOSEBOT_APPROVAL_LIMIT": "lots"})
+    assert bad.returncode == 2 and "CLOSEBOT_APPROVAL_LIMIT='lots' must be an amount" in bad.stderr
+
+
+def test_the_starter_cannot_approve_when_approvers_are_set(fake: FakeSlack, db_path: Path) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        approval = bot.answer_until(run.id, "Posting")
+        bot.submit(approval, {1: 1})
+        bot.idle()
+        assert bot.store.question(approval).status == "pending"
+        (notice,) = [n for n in bot.ephemerals_to("UALICE") if "egregation" in n]
+        assert (
+            "Segregation of duties: you started this close" in notice and "<@UAPPROVER>" in notice
+        )
+        assert bot.store.audit_events(run.id, kind="answer_refused")
+        bot.submit(approval, {1: 1}, user="UAPPROVER")
+        bot.idle()
+        second = bot.pending(run.id)
+        assert bot.store.question(second).questions[0]["header"] == "Second approval"
+        bot.submit(second, {1: 1}, user="UAPPROVER")  # the same approver twice
+        bot.idle()
+        assert bot.store.question(second).status == "pending"
+        assert any("different approver than the first" in n for n in bot.ephemerals_to("UAPPROVER"))
+        bot.submit(second, {1: 1}, user="UAPPROVER2")
+        bot.idle()
+        batch = Ledger(bot.store).current_batch(run.id)
+        assert (batch is not None and batch["status"] == "draft") or batch["status"] == "posted"
+        bot.finish(run.id)
+        assert Ledger(bot.store).current_batch(run.id)["status"] == "posted"
+    finally:
+        bot.close()
+
+
+def test_the_posting_form_shows_the_accounts_and_confirms_before_submit(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        approval = bot.answer_until(run.id, "Posting")
+        form = bot.form_of(approval)
+        batch = Ledger(bot.store).current_batch(run.id)
+        assert batch is not None
+        text = blocks_text(form)
+        assert (
+            "By account:" in text
+            and "• 1050 Cash / Purchaser Clearing: Dr" in text
+            and "• 2115 Accrued LOE:" in text
+        )
+        assert f"content hash {batch['content_hash'][:16]}" in text
+        assert "DOI changes that take effect with this approval: Smith 14-2H WI 0.27500000" in text
+        submit = form["blocks"][-1]["elements"][0]
+        entries = len({x["entry_no"] for x in Ledger(bot.store).lines(batch["id"])})
+        assert submit["text"]["text"] == "Submit"
+        assert submit["confirm"]["text"]["text"].startswith(f"Post {entries} entries, $")
+        assert batch["id"] in submit["confirm"]["text"]["text"]
+        labels = [o["text"]["text"].rstrip(" ⭐") for o in form["blocks"][2]["element"]["options"]]
+        assert labels == ["Approve and post", "Keep as draft", "Reject with a comment"]
+        # the draft journal was attached before the form
+        drafts = [f["filename"] for f in fake.to("files.getUploadURLExternal")]
+        assert drafts == [f"journal-{batch['id']}-draft.csv"]
+        # rejecting overrides the recommendation, so it needs its comment
+        bot.submit(approval, {1: 3}, user="UAPPROVER", why=None)
+        bot.idle()
+        assert bot.store.question(approval).status == "pending"
+        assert any("say why in 'Why'" in n for n in bot.ephemerals_to("UAPPROVER"))
+        bot.submit(approval, {1: 3}, user="UAPPROVER", why="AFE overrun not supported yet")
+        bot.idle()
+        record = bot.store.question(approval)
+        assert (record.status, record.rationale, record.overridden) == (
+            "answered",
+            "AFE overrun not supported yet",
+            1,
+        )
+        answered = blocks_text(bot.form_of(approval))
+        assert "*Why*: AFE overrun not supported yet" in answered
+    finally:
+        bot.close()
+
+
+def test_the_decision_log_csv_has_every_evidence_column(db_path: Path) -> None:
+    done = closebot(
+        "run",
+        "2026-10",
+        stdin="5\n1\n1\nAssignment from Red Fork, letter of 2026-09-30\n" + "1\nok\n" * 20,
+    )
+    run_id = run_id_of(done.stdout)
+    exported = closebot("audit", run_id, "--csv")
+    rows = list(csv.DictReader(io.StringIO(exported.stdout)))
+    assert tuple(rows[0]) == DECISION_COLUMNS
+    baker = next(r for r in rows if r["header"] == "WI/NRI · Baker 3-1H")
+    assert baker["options"].startswith("Accept operator's decimal, update DOI | Pay under protest")
+    assert baker["recommended"] == "Book at DOI, short-pay and dispute" and baker[
+        "reasoning"
+    ].startswith("Only the JIB differs")
+    assert (
+        baker["answer"] == "Accept operator's decimal, update DOI" and baker["overridden"] == "yes"
+    )
+    assert baker["rationale"] == "Assignment from Red Fork, letter of 2026-09-30"
+    assert baker["os_login"] and baker["answered_by"] == "alice" and baker["source"] == "console"
+    assert baker["asked_at"] <= baker["answered_at"]
+    files = dict(part.split("=") for part in baker["input_files"].split("; "))
+    assert set(files) == {
+        "doi.csv",
+        "jib.csv",
+        "revenue.csv",
+        "jib_history.csv",
+        "revenue_history.csv",
+        "production.csv",
+        "prices.csv",
+        "afe.csv",
+        "joa.csv",
+        "accruals.csv",
+        "tb_activity.csv",
+    }
+    import hashlib
+
+    from bot.close.data import SAMPLE_DIR
+
+    assert (
+        files["jib.csv"]
+        == hashlib.sha256((SAMPLE_DIR / "2026-10" / "jib.csv").read_bytes()).hexdigest()
+    )
+
+
+def test_tampering_one_audit_row_is_found_by_verify(db_path: Path) -> None:
+    done = closebot("run", "2026-10", "--auto")
+    run_id = run_id_of(done.stdout)
+    ok = closebot("audit", run_id, "--verify")
+    assert ok.returncode == 0 and "every link intact" in ok.stdout
+    with sqlite3.connect(db_path) as conn:
+        target = conn.execute(
+            "select id from audit_events where run_id = ? and kind = 'question_answered' order by id limit 1",
+            (run_id,),
+        ).fetchone()[0]
+        conn.execute("update audit_events set actor = 'mallory' where id = ?", (target,))
+    broken = closebot("audit", run_id, "--verify")
+    assert broken.returncode == 1
+    assert (
+        f"BROKEN at event {target} (question_answered" in broken.stdout
+        and "edited" in broken.stdout
+    )
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("update audit_events set actor = 'auto' where id = ?", (target,))
+        conn.execute("delete from audit_events where id = ?", (target + 1,))
+    removed = closebot("audit", run_id, "--verify")
+    assert removed.returncode == 1 and "removed or reordered" in removed.stdout
+
+
+def test_auto_mode_never_posts_nor_changes_the_doi(db_path: Path) -> None:
+    done = closebot("run", "2026-10", "--auto")
+    assert done.returncode == 0
+    store = Store(db_path)
+    run_id = run_id_of(done.stdout)
+    ledger = Ledger(store)
+    assert ledger.current_batch(run_id)["status"] == "draft"
+    assert [r["status"] for r in ledger.all_doi_rows("W-TX-001")] == ["proposed"]
+    approval = next(q for q in store.questions(run_id) if q.questions[0].get("header") == "Posting")
+    assert (
+        "Decisions applied by default (not a person's): unknown_property:jib:6, wi_nri:W-OK-001"
+        in " ".join(approval.questions[0]["question"].split())
+    )
+    assert [store.run(run_id).steps.get(s) for s in STEPS[:6]] == ["done"] * 6
+    assert Decimal(ledger.current_batch(run_id)["total_debit"]) > 0
+
+
+def race_to_post(db: Path, batches: list[str]) -> dict[str, str]:
+    """Each batch approved on its own connection at the same moment; what happened to each."""
+    import threading
+
+    from bot.close.ledger import AlreadyPostedError
+
+    barrier = threading.Barrier(len(batches))
+    outcomes: dict[str, str] = {}
+
+    def approve(batch_id: str) -> None:
+        store = Store(db)
+        barrier.wait(timeout=10)
+        try:
+            Ledger(store).post(batch_id, posted_by="UAPPROVER", approval_question_id="q")
+            outcomes[batch_id] = "posted"
+        except AlreadyPostedError as e:
+            outcomes[batch_id] = f"refused: {e.batch_id}"
+        finally:
+            store.close()
+
+    threads = [threading.Thread(target=approve, args=(b,)) for b in batches]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=20)
+    return outcomes
+
+
+def test_concurrent_approvals_of_one_period_post_once(tmp_path: Path) -> None:
+    """Three runs of the same period approved at the same moment: the post and the claim on
+    the period are one transaction, so exactly one posts and the others are told which."""
+    line = {
+        "entry_no": 1,
+        "line_no": 1,
+        "entry": "e",
+        "account": "1050",
+        "account_name": "Cash",
+        "debit": Decimal("1.00"),
+        "credit": Decimal("0.00"),
+        "well_id": "",
+        "memo": "",
+        "source": "document",
+        "ref": "",
+    }
+    other = {
+        **line,
+        "line_no": 2,
+        "account": "4010",
+        "debit": Decimal("0.00"),
+        "credit": Decimal("1.00"),
+    }
+    for trial in range(12):
+        db = tmp_path / f"race{trial}.db"
+        setup = Store(db)
+        ledger = Ledger(setup)
+        batches = []
+        for n in range(3):
+            run = setup.create_run(period="2026-10", mode="slack", started_by=f"U{n}", model="m")
+            batches.append(ledger.save_batch(run.id, period="2026-10", lines=[line, other])["id"])
+        setup.close()
+        outcomes = race_to_post(db, batches)
+        posted = [b for b, o in outcomes.items() if o == "posted"]
+        assert len(posted) == 1, outcomes
+        assert all(o == f"refused: {posted[0]}" for b, o in outcomes.items() if b != posted[0])
+        check = Store(db)
+        assert [
+            b["id"] for b in check._rows("select id from journal_batches where status = 'posted'")
+        ] == posted
+        check.close()
