@@ -23,14 +23,19 @@ from bot.sandbox.page import Page
 from bot.sandbox.slack_api import BOT_USER, Channel, FakeSlack, Person
 from bot.store import Store
 
-STARTER = Person("UALICE", "Alice Park", "Controller · starts the close", "#e8912d")
-APPROVER = Person("UBEN", "Ben Ortiz", "CFO · approver", "#1d9bd1")
+STARTER = Person("UALICE", "Alice Park", "Senior accountant · starts the close", "#e8912d")
+APPROVER = Person("UBEN", "Ben Ortiz", "Controller · approver", "#1d9bd1")
+SECOND_APPROVER = Person("UDANA", "Dana Reyes", "CFO · approver", "#611f69")
 COLLEAGUE = Person("UCARA", "Cara Lee", "AP clerk · colleague", "#e01e5a")
-PEOPLE = [STARTER, APPROVER, COLLEAGUE]
+PEOPLE = [STARTER, APPROVER, SECOND_APPROVER, COLLEAGUE]
+APPROVERS = [
+    APPROVER,
+    SECOND_APPROVER,
+]  # posting needs one who did not start the close; over the limit, two
 
 
 def workspace() -> FakeSlack:
-    """The sandbox's workspace: three people, #finance-close and #general, closebot in both."""
+    """The sandbox's workspace: four people, #finance-close and #general, closebot in both."""
     everyone = {BOT_USER, *(p.id for p in PEOPLE)}
     channels = [
         Channel(
@@ -51,13 +56,13 @@ def workspace() -> FakeSlack:
 
 
 def sandbox_settings(env: Mapping[str, str], *, api_url: str, token: str, secret: str) -> Settings:
-    """The caller's settings, with Slack pointed at the fake and Ben as the approver."""
+    """The caller's settings, with Slack pointed at the fake and Ben and Dana as the approvers."""
     merged = {k: v for k, v in env.items() if k != "SLACK_APP_TOKEN"}
     merged.update(
         SLACK_API_URL=api_url,
         SLACK_BOT_TOKEN=token,
         SLACK_SIGNING_SECRET=secret,
-        CLOSEBOT_APPROVERS=APPROVER.id,
+        CLOSEBOT_APPROVERS=",".join(p.id for p in APPROVERS),
     )
     return Settings.from_env(merged)
 
@@ -153,7 +158,8 @@ def run_sandbox(sandbox: Sandbox, *, driver: str, db_path: Path, out: Any) -> in
     print(
         f"closebot sandbox: open {url} in your browser\n"
         f"  A Slack workspace on this machine (no Slack account needed): #finance-close and #general,\n"
-        f"  with {STARTER.name} (starts closes), {APPROVER.name} (approver) and {COLLEAGUE.name} (colleague).\n"
+        f"  with {STARTER.name} (starts closes), {APPROVER.name} and {SECOND_APPROVER.name} (approvers)\n"
+        f"  and {COLLEAGUE.name} (a colleague); switch between them at the top right.\n"
         f"  Type /close 2026-10 in #finance-close. Driven by {driver}; state in {db_path}"
         + (f" and {sandbox.workspace_file.name}" if sandbox.workspace_file else "")
         + ".\n"
