@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -96,11 +97,24 @@ def switch_to(page: Any, user: str) -> None:
 
 
 def open_thread(page: Any) -> Any:
-    """Open the latest thread in the channel; the thread pane's message list."""
-    page.locator("#messages .thread-link").last.click()
+    """Open the latest thread in the channel; the thread pane's message list.
+
+    A message arriving above the link can move it between Playwright finding it and
+    clicking it (as in Slack), so the click is tried again until the pane opens, within
+    WAIT_MS.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     pane = page.locator("#thread-messages")
-    pane.locator(".msg").first.wait_for()
-    return pane
+    deadline = time.monotonic() + WAIT_MS / 1000
+    while True:
+        page.locator("#messages .thread-link").last.click()
+        try:
+            pane.locator(".msg").first.wait_for(timeout=3000)
+            return pane
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
 
 
 def submit_button(pane: Any) -> Any:

@@ -33,6 +33,7 @@ def _approves(label: str) -> bool:
 
 def start_close(page: Any) -> Any:
     say(page, "/close 2026-10")
+    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
     pane = open_thread(page)
     submit_button(pane).first.wait_for()
     return pane

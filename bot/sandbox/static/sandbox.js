@@ -536,8 +536,14 @@ function renderList(container, messages, inThread, extras) {
     previous = message;
   }
   const same = nodes.length === container.children.length && nodes.every((n, i) => container.children[i] === n);
-  if (!same) container.replaceChildren(...nodes);
-  if (atBottom || !same) container.scrollTop = container.scrollHeight;
+  if (same) return;
+  // A list shown anew starts at the bottom; one already read stays where the reader is,
+  // unless they were at the bottom (as in Slack: scrolling up to read is never undone).
+  const fresh = container.dataset.showing !== `${app.channel}|${inThread ? app.thread : ""}`;
+  container.dataset.showing = `${app.channel}|${inThread ? app.thread : ""}`;
+  const top = container.scrollTop;
+  container.replaceChildren(...nodes);
+  container.scrollTop = fresh || atBottom ? container.scrollHeight : top;
 }
 
 function byTs(a, b) { return parseFloat(a.ts) - parseFloat(b.ts); }
