@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import TextIO
 
 from bot import __version__
@@ -108,6 +109,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-json",
         action="store_true",
         help="log one JSON object per line (default: plain lines)",
+    )
+
+    sandbox = sub.add_parser(
+        "sandbox",
+        parents=[data],
+        help="a Slack channel in your browser with closebot in it: no Slack account needed",
+    )
+    sandbox.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="port on 127.0.0.1 (default 8000; 0 picks a free one)",
+    )
+    sandbox.add_argument(
+        "--db",
+        help="SQLite file; the channels are kept beside it (PATH.slack.json) so a later start "
+        "continues where this one stopped (default: a new one in a temporary folder)",
     )
 
     sub.add_parser("runs", parents=[db], help="list recent runs")
@@ -377,6 +395,34 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from e
 
 
+def cmd_sandbox(args: argparse.Namespace, out: TextIO) -> int:
+    import tempfile
+
+    from bot.sandbox.run import Sandbox, run_sandbox
+
+    kept = args.db is not None  # a named database keeps the workspace beside it
+    if not kept:
+        args.db = str(Path(tempfile.mkdtemp(prefix="closebot-sandbox-")) / "sandbox.db")
+    settings = _settings(args)
+    workspace = settings.db_path.with_name(settings.db_path.name + ".slack.json") if kept else None
+    store = open_store(settings)
+    model = build_model(settings)
+    driver = (
+        f"Claude ({model.name})"
+        if settings.uses_claude
+        else "the offline playbook (set ANTHROPIC_API_KEY for Claude)"
+    )
+    try:
+        sandbox = Sandbox(store=store, model=model, port=args.port, workspace_file=workspace)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
+    except OSError as e:
+        raise ConfigError(
+            f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}; try --port 0"
+        ) from e
+    return run_sandbox(sandbox, driver=driver, db_path=settings.db_path, out=out)
+
+
 def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
@@ -449,6 +495,7 @@ COMMANDS = {
     "entries": cmd_entries,
     "runs": cmd_runs,
     "serve": cmd_serve,
+    "sandbox": cmd_sandbox,
 }
 
 
