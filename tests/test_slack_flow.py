@@ -293,7 +293,9 @@ def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
     assert any(
         b.get("text") == "<@UALICE>: what's the status?" for content in transcript for b in content
     )
-    last = [m for m in fake.thread(run.thread_ts or "") if not m.get("files")][-1]  # before the CSVs
+    last = [m for m in fake.thread(run.thread_ts or "") if not m.get("files")][
+        -1
+    ]  # before the CSVs
     assert (
         "Month-end close · October 2026" in last["text"]
     )  # the playbook answered 'status' with the summary
