@@ -260,17 +260,28 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     if args.verify:
         store.run(args.run_id)
         checked, broken, why = store.verify_audit(args.run_id)
-        if broken is None:
+        if broken is not None:
             print(
-                f"Audit trail of run {args.run_id}: {checked} events, every link intact.", file=out
+                f"Audit trail of run {args.run_id}: BROKEN at event {broken.id} ({broken.kind}, {broken.at}), "
+                f"number {checked} of the run: {why}.",
+                file=out,
             )
-            return EXIT_OK
+            return EXIT_FAILED
+        mismatches = evidence_mismatches(store, args.run_id)
+        if mismatches:
+            print(
+                f"Audit trail of run {args.run_id}: {checked} events chained, but the records disagree with them:",
+                file=out,
+            )
+            for m in mismatches:
+                print(f"  - {m}", file=out)
+            return EXIT_FAILED
         print(
-            f"Audit trail of run {args.run_id}: BROKEN at event {broken.id} ({broken.kind}, {broken.at}), "
-            f"number {checked} of the run: {why}.",
+            f"Audit trail of run {args.run_id}: {checked} events, every link intact; "
+            "answers and posted batches match what was audited.",
             file=out,
         )
-        return EXIT_FAILED
+        return EXIT_OK
     rows = decision_rows(store, args.run_id)
     if args.csv:
         out.write(to_csv(rows))
@@ -320,6 +331,43 @@ AUDIT_KINDS_SHOWN = (
     "retry_refused",
     "stop_requested",
 )
+
+
+def evidence_mismatches(store: Store, run_id: str) -> list[str]:
+    """Records that no longer say what the chained audit events say: an answer edited after the
+    fact, or a posted batch whose lines changed."""
+    from bot.close.controls import content_hash
+
+    events = store.audit_events(run_id)
+    out = []
+    answered = {e.detail.get("question_id"): e for e in events if e.kind == "question_answered"}
+    for q in store.questions(run_id):
+        event = answered.get(q.id)
+        if q.status == "answered" and event is None:
+            out.append(f"question {q.id} is answered in the store but no answer was audited")
+        elif event is not None and (
+            q.answered_by != event.actor or q.answer != event.detail.get("answer")
+        ):
+            out.append(
+                f"question {q.id}: the store says {q.answered_by} chose {q.answer}, "
+                f"the audit says {event.actor} chose {event.detail.get('answer')}"
+            )
+    ledger = Ledger(store)
+    posted = {e.detail.get("batch_id"): e for e in events if e.kind == "journal_posted"}
+    for batch in ledger.batches(run_id):
+        event = posted.get(batch["id"])
+        if batch["status"] == "posted" and event is None:
+            out.append(
+                f"batch {batch['id']} is posted in the store but its posting was not audited"
+            )
+        elif event is not None and event.detail.get("content_hash") not in (
+            None,
+            content_hash(ledger.lines(batch["id"])),
+        ):
+            out.append(
+                f"batch {batch['id']}: its lines changed after it was posted (content hash differs)"
+            )
+    return out
 
 
 def _printable(text: str) -> str:

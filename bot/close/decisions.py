@@ -3,6 +3,7 @@ decision creates (an effective date, flux explanations, the sign-off)."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -78,6 +79,14 @@ class DecisionTools(ToolBase):
                 raise ToolError(
                     f"the person typed an answer ({typed[:60]!r}), not {option!r}; pass option 'other' with their text"
                 )
+            typed_date = re.search(r"\b(\d{4}-\d{2}-\d{2})\b", typed)
+            if (
+                exc["kind"] == "doi_effective"
+                and typed_date
+                and close_data.DATE_RE.match(typed_date.group(1))
+            ):
+                # the question asks for a typed date: it maps onto a date of its own
+                return self._decide(ctx, ledger, exc, typed_date.group(1), q, {})
             ledger.decide(
                 exc["id"],
                 option="other",

@@ -422,7 +422,7 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
         "questions": [
             {
                 "header": SECOND_APPROVAL_HEADER if second_to else POSTING_HEADER,
-                "question": "\n".join(lines)[:1500],
+                "question": "\n".join(lines)[:2500],
                 "type": "single_choice",
                 "options": [
                     {

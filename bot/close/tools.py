@@ -209,6 +209,7 @@ class CloseTools(DecisionTools, PostingTools):
             run = ctx.store.run(ctx.run_id)
             owner = run.started_by or "the controller"
             due = f"{add_months(period, 1)}-15"
+            blocking = [i for i in items if i["kind"] in ("journal", "step")]
             listing = "; ".join(i["text"] for i in items[:12]) + (
                 f"; and {len(items) - 12} more" if len(items) > 12 else ""
             )
@@ -223,8 +224,12 @@ class CloseTools(DecisionTools, PostingTools):
                         subject=f"sign-off {period}",
                         summary=f"{len(items)} open item(s)",
                         question=f"Sign-off of {close_data.period_label(period)}: {len(items)} open item(s): {listing}. Carry them forward (owner {owner}, due {due}) and lock the period, or block the lock?",
-                        recommended="carry_forward",
-                        reasoning="Each open item has an owner and a due date, and none stops the books from being right for the month.",
+                        recommended="block_lock" if blocking else "carry_forward",
+                        reasoning=(
+                            f"Do not lock: {blocking[0]['text']}. The month's books are not complete until it is."
+                            if blocking
+                            else "Each open item has an owner and a due date, and none stops the books from being right for the month."
+                        ),
                         facts={"owner": owner, "due": due, "count": len(items)},
                     )
                 ],
