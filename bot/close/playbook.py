@@ -333,7 +333,7 @@ _STEP_KINDS = {
         "missing_document",
         "tb_unbalanced",
     ),
-    STEPS[1]: ("wi_nri", "doi_effective"),
+    STEPS[1]: ("wi_nri", "doi_effective", "stub_underpaid"),
     STEPS[2]: ("line_math", "duplicate", "stale_charge", "afe_overrun", "overhead_rate"),
     STEPS[3]: ("revenue_accrual",),
     STEPS[4]: ("severance",),

@@ -45,11 +45,7 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     for code in d["options"]:
         preview = describe(book(kind, code, facts, {}))
         meaning = option_meaning(kind, code)
-        text = (
-            meaning
-            if preview == "books nothing" or kind == "doi_effective"
-            else f"{preview}. {meaning}"
-        )
+        text = meaning if preview == "books nothing" else f"{preview}. {meaning}"
         options.append(
             {"label": option_label(kind, code, facts), "description": _short(text, MAX_DESCRIPTION)}
         )
