@@ -158,6 +158,7 @@ class CloseTools(DecisionTools, PostingTools):
             )
             shown = (flagged + unflagged)[: max(2, min(len(flagged), 10))]
             codes = [i.get("account") or f"{i['well_id']}:{i['product']}" for i in shown]
+            movers = sorted(split, key=lambda x: -abs(x["change"]))[:3]
             text = "; ".join(_flux_line(i) for i in shown)
             self._record(
                 ctx,
@@ -169,7 +170,15 @@ class CloseTools(DecisionTools, PostingTools):
                         step=STEPS[6],
                         subject=f"flux {period}",
                         summary=f"{len(flagged)} item(s) beyond ±10 % and ±$5,000",
-                        question=f"Flux vs {add_months(period, -1)}: {text}. Which of these need an explanation?",
+                        question=f"Flux vs {add_months(period, -1)}: {text}. "
+                        + (
+                            "Revenue by well, this check's sales vs the month before (volume + price): "
+                            + "; ".join(_flux_line(x) for x in movers)
+                            + ". "
+                            if movers
+                            else ""
+                        )
+                        + "Which of these need an explanation?",
                         recommended=codes[0],
                         reasoning="Flagged by the rule (beyond ±10 % and ±$5,000): "
                         + ", ".join(_flux_line(i) for i in flagged)[:600],
