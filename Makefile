@@ -1,15 +1,20 @@
-# Two commands on a fresh machine: `make demo` runs a close, `make test` runs every check.
+# Two commands on a fresh machine: `make sandbox` runs the product, `make test` runs every check.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo auto test lint bench clean
+.PHONY: sandbox demo auto test lint bench clean
+
+PORT ?= 8000
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
+
+sandbox: $(STAMP)  ## closebot in a Slack-like channel in your browser: no Slack account needed
+	$(VENV)/bin/closebot sandbox --port $(PORT)
 
 demo: $(STAMP)  ## a close of the sample period in the terminal
 	$(VENV)/bin/closebot run 2026-10

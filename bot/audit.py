@@ -61,6 +61,10 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     rows = []
     for record in store.questions(run_id):
         evidence = answered.get(record.id, {})
+        overrode = {
+            n: _overrode(q, (record.answer or {}).get(str(n), {}))
+            for n, q in enumerate(record.questions, start=1)
+        }
         for number, q in enumerate(record.questions, start=1):
             entry = (record.answer or {}).get(str(number), {})
             options = [o["label"] for o in q.get("options", [])]
@@ -84,15 +88,31 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     "answered_by": record.answered_by or "",
                     "answered_at": record.answered_at or "",
                     "source": record.source or "",
-                    "overridden": "yes"
-                    if record.overridden
-                    else ("no" if record.status == "answered" else ""),
-                    "rationale": record.rationale or "",
+                    "overridden": ("yes" if overrode[number] else "no")
+                    if record.status == "answered"
+                    else "",
+                    # the form's one "Why" explains the questions it overrode (or, if none, all)
+                    "rationale": (record.rationale or "")
+                    if overrode[number] or not any(overrode.values())
+                    else "",
                     "os_login": evidence.get("os_login") or "",
                     "input_files": files,
                 }
             )
     return rows
+
+
+def _overrode(q: dict[str, Any], entry: dict[str, Any]) -> bool:
+    """Did this one answer depart from the question's recommendation?"""
+    recommended = q.get("recommended")
+    if recommended is None or not entry or entry.get("skipped"):
+        return False
+    chosen = entry.get("selected") or []
+    if entry.get("other"):
+        return True
+    if q.get("type") == "multiple_choice":
+        return recommended not in chosen
+    return chosen != [recommended]
 
 
 def _safe_cell(value: Any) -> Any:

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import TextIO
 
 from bot import __version__
@@ -109,6 +110,23 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-json",
         action="store_true",
         help="log one JSON object per line (default: plain lines)",
+    )
+
+    sandbox = sub.add_parser(
+        "sandbox",
+        parents=[data],
+        help="a Slack channel in your browser with closebot in it: no Slack account needed",
+    )
+    sandbox.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="port on 127.0.0.1 (default 8000; 0 picks a free one)",
+    )
+    sandbox.add_argument(
+        "--db",
+        help="SQLite file; the channels are kept beside it (PATH.slack.json) so a later start "
+        "continues where this one stopped (default: a new one in a temporary folder)",
     )
 
     sub.add_parser("runs", parents=[db], help="list recent runs")
@@ -243,17 +261,28 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     if args.verify:
         store.run(args.run_id)
         checked, broken, why = store.verify_audit(args.run_id)
-        if broken is None:
+        if broken is not None:
             print(
-                f"Audit trail of run {args.run_id}: {checked} events, every link intact.", file=out
+                f"Audit trail of run {args.run_id}: BROKEN at event {broken.id} ({broken.kind}, {broken.at}), "
+                f"number {checked} of the run: {why}.",
+                file=out,
             )
-            return EXIT_OK
+            return EXIT_FAILED
+        mismatches = evidence_mismatches(store, args.run_id)
+        if mismatches:
+            print(
+                f"Audit trail of run {args.run_id}: {checked} events chained, but the records disagree with them:",
+                file=out,
+            )
+            for m in mismatches:
+                print(f"  - {m}", file=out)
+            return EXIT_FAILED
         print(
-            f"Audit trail of run {args.run_id}: BROKEN at event {broken.id} ({broken.kind}, {broken.at}), "
-            f"number {checked} of the run: {why}.",
+            f"Audit trail of run {args.run_id}: {checked} events, every link intact; "
+            "answers and posted batches match what was audited.",
             file=out,
         )
-        return EXIT_FAILED
+        return EXIT_OK
     rows = decision_rows(store, args.run_id)
     if args.csv:
         out.write(to_csv(rows))
@@ -303,6 +332,43 @@ AUDIT_KINDS_SHOWN = (
     "retry_refused",
     "stop_requested",
 )
+
+
+def evidence_mismatches(store: Store, run_id: str) -> list[str]:
+    """Records that no longer say what the chained audit events say: an answer edited after the
+    fact, or a posted batch whose lines changed."""
+    from bot.close.controls import content_hash
+
+    events = store.audit_events(run_id)
+    out = []
+    answered = {e.detail.get("question_id"): e for e in events if e.kind == "question_answered"}
+    for q in store.questions(run_id):
+        event = answered.get(q.id)
+        if q.status == "answered" and event is None:
+            out.append(f"question {q.id} is answered in the store but no answer was audited")
+        elif event is not None and (
+            q.answered_by != event.actor or q.answer != event.detail.get("answer")
+        ):
+            out.append(
+                f"question {q.id}: the store says {q.answered_by} chose {q.answer}, "
+                f"the audit says {event.actor} chose {event.detail.get('answer')}"
+            )
+    ledger = Ledger(store)
+    posted = {e.detail.get("batch_id"): e for e in events if e.kind == "journal_posted"}
+    for batch in ledger.batches(run_id):
+        event = posted.get(batch["id"])
+        if batch["status"] == "posted" and event is None:
+            out.append(
+                f"batch {batch['id']} is posted in the store but its posting was not audited"
+            )
+        elif event is not None and event.detail.get("content_hash") not in (
+            None,
+            content_hash(ledger.lines(batch["id"])),
+        ):
+            out.append(
+                f"batch {batch['id']}: its lines changed after it was posted (content hash differs)"
+            )
+    return out
 
 
 def _printable(text: str) -> str:
@@ -387,6 +453,34 @@ def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}") from e
 
 
+def cmd_sandbox(args: argparse.Namespace, out: TextIO) -> int:
+    import tempfile
+
+    from bot.sandbox.run import Sandbox, run_sandbox
+
+    kept = args.db is not None  # a named database keeps the workspace beside it
+    if not kept:
+        args.db = str(Path(tempfile.mkdtemp(prefix="closebot-sandbox-")) / "sandbox.db")
+    settings = _settings(args)
+    workspace = settings.db_path.with_name(settings.db_path.name + ".slack.json") if kept else None
+    store = open_store(settings)
+    model = build_model(settings)
+    driver = (
+        f"Claude ({model.name})"
+        if settings.uses_claude
+        else "the offline playbook (set ANTHROPIC_API_KEY for Claude)"
+    )
+    try:
+        sandbox = Sandbox(store=store, model=model, port=args.port, workspace_file=workspace)
+    except ValueError as e:
+        raise ConfigError(str(e)) from e
+    except OSError as e:
+        raise ConfigError(
+            f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}; try --port 0"
+        ) from e
+    return run_sandbox(sandbox, driver=driver, db_path=settings.db_path, out=out)
+
+
 def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
     from pathlib import Path
 
@@ -459,6 +553,7 @@ COMMANDS = {
     "entries": cmd_entries,
     "runs": cmd_runs,
     "serve": cmd_serve,
+    "sandbox": cmd_sandbox,
 }
 
 

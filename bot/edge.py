@@ -87,7 +87,7 @@ def verify(raw: bytes, headers: dict[str, str], secret: str) -> str:
 def _shape(payload: Any, where: str, depth: int = 0) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise Refused(400, f"{where} is not a JSON object")
-    for key in OBJECT_FIELDS:
+    for key in OBJECT_FIELDS if depth == 0 else ():  # inside an event, user/channel/team are ids
         if key in payload and not isinstance(payload[key], dict):
             raise Refused(400, f"{where}.{key} is not an object")
     for key in NULLABLE_OBJECT_FIELDS:

@@ -13,6 +13,7 @@ from bot.agent_loop import AgentLoop
 from bot.models import Reply
 from bot.store import QuestionRecord, Store
 from bot.tools import ToolRegistry
+from tests.sandbox_browser import browser, page, sandbox  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(autouse=True)

@@ -163,8 +163,10 @@ def test_november_reverses_october_from_the_store_and_asks_nothing(tmp_path: Pat
     october = close_run(None, db, store=store)
     november = close_run(None, db, period="2026-11", store=store)
     assert isinstance(november.outcome, Finished)
-    assert [q.header for a in november.asks for q in a.questions] == ["Posting", "Second approval"]
-    assert november.exceptions() == []
+    # nothing about the data: only the approvals, and the sign-off carrying October's open items
+    headers = [q.header or "" for a in november.asks for q in a.questions]
+    assert headers[:2] == ["Posting", "Second approval"] and headers[2].startswith("Sign-off")
+    assert [e["kind"] for e in november.exceptions()] == ["signoff"]
     october_accruals = october.entries("accrual")
     reversal = november.entries("reversal")
     assert sorted((x["account"], x["credit"], x["debit"]) for x in october_accruals) == sorted(
@@ -241,3 +243,31 @@ def test_no_two_wi_options_book_the_same(tmp_path: Path) -> None:
             booked.setdefault(well, {})[label] = tuple(lines)
     for well, options in booked.items():
         assert len(set(options.values())) == len(options), f"{well}: two options book the same"
+
+
+def test_accepting_a_wi_only_change_claims_this_months_check_shortfall(db_path: Path) -> None:
+    """Baker 3-1H: the JIB bills 0.15 while the stub pays the DOI's 0.10. Accepting 0.15 moves the
+    NRI to 0.15 × (1 − 0.1875 − 0.0125) = 0.12, so August's check paid 0.02 too little."""
+    run = close_run(
+        None,
+        db_path,
+        choose=choose_label(**{"wi_nri:W-OK-001": "Accept operator's decimal, update DOI"}),
+    )
+    exc = run.exception("stub_underpaid:W-OK-001")
+    assert (
+        exc["details"]["facts"]["total"] == "4675.63"
+    )  # oil 1,753.50 + gas 1,886.22 + NGL 1,035.91
+    assert "should have paid" in exc["details"]["question"] and exc["resolution"] == "claim"
+    claim = [
+        x
+        for x in run.entries("decision")
+        if x["account"] in ("1215", "4090") and "new NRI" in x["memo"]
+    ]
+    assert (
+        sum((x["debit"] for x in claim), D(0))
+        == sum((x["credit"] for x in claim), D(0))
+        == D("4675.63")
+    )
+    assert not any(
+        x["account"].startswith("2") and x["debit"] and "new NRI" in x["memo"] for x in claim
+    )

@@ -21,10 +21,10 @@ from bot.close.checks import STEPS
 from bot.close.ledger import Ledger
 from bot.close.prompts import SYSTEM_PROMPT
 from bot.close.tools import CloseTools
-from bot.questions import Response, answer_payload
+from bot.questions import Question, Response, answer_payload
 from bot.store import Store
 from tests.cli_run import closebot, run_id_of
-from tests.close_helpers import Recorder, close_run
+from tests.close_helpers import Recorder, choose_label, close_run, recommended
 from tests.conftest import ScriptedModel, tool_use
 from tests.fake_slack import FakeSlack, fake_slack
 from tests.slack_harness import Harness
@@ -416,3 +416,83 @@ def test_concurrent_approvals_of_one_period_post_once(tmp_path: Path) -> None:
             b["id"] for b in check._rows("select id from journal_batches where status = 'posted'")
         ] == posted
         check.close()
+
+
+def test_verify_finds_an_answer_or_a_posted_line_changed_in_the_records(db_path: Path) -> None:
+    done = closebot("run", "2026-10", stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nbob\n1\nRod pump\n1\n")
+    run_id = run_id_of(done.stdout)
+    assert closebot("audit", run_id, "--verify").returncode == 0
+    with sqlite3.connect(db_path) as conn:
+        qid = conn.execute(
+            "select id from questions where run_id = ? order by rowid limit 1", (run_id,)
+        ).fetchone()[0]
+        conn.execute("update questions set answered_by = 'jdoe' where id = ?", (qid,))
+    edited = closebot("audit", run_id, "--verify")
+    assert edited.returncode == 1 and f"question {qid}: the store says jdoe chose" in edited.stdout
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("update questions set answered_by = 'alice' where id = ?", (qid,))
+        conn.execute(
+            "update journal_lines set debit = '99999.99' where id = (select min(id) from journal_lines "
+            "where batch_id in (select id from journal_batches where run_id = ? and status = 'posted'))",
+            (run_id,),
+        )
+    changed = closebot("audit", run_id, "--verify")
+    assert changed.returncode == 1 and "its lines changed after it was posted" in changed.stdout
+
+
+def test_the_override_and_its_reason_are_on_the_question_that_was_overridden(db_path: Path) -> None:
+    # AFE as recommended (protest), overhead overridden to pay as billed, with a reason
+    done = closebot(
+        "run", "2026-10", stdin="5\n3\n1\n1\n3\n1\nCaprock JOA amendment\n" + "1\nok\n" * 12
+    )
+    rows = list(
+        csv.DictReader(io.StringIO(closebot("audit", run_id_of(done.stdout), "--csv").stdout))
+    )
+    afe = next(r for r in rows if r["header"].startswith("AFE overrun"))
+    overhead = next(r for r in rows if r["header"].startswith("Overhead vs JOA"))
+    assert (afe["overridden"], afe["rationale"]) == ("no", "")
+    assert (overhead["overridden"], overhead["rationale"]) == ("yes", "Caprock JOA amendment")
+
+
+def test_a_typed_effective_date_is_used(db_path: Path) -> None:
+    run = close_run(
+        None,
+        db_path,
+        choose=choose_label(**{"doi_effective:W-TX-001": "other:2026-08-01 per the assignment"}),
+    )
+    exc = run.exception("doi_effective:W-TX-001")
+    assert exc["status"] == "resolved" and exc["resolution"] == "2026-08-01"
+    cost = sum(
+        (
+            x["debit"]
+            for x in run.entries("decision")
+            if "catch-up" in x["memo"] and x["account"] == "6210"
+        ),
+        Decimal(0),
+    )
+    assert cost == Decimal("1157.50")  # August only: 46,300.00 × 0.025
+
+
+def test_november_carries_octobers_open_items_and_blocks_the_lock_when_nothing_posted(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "closebot.db"
+    store = Store(db)
+    october = close_run(None, db, store=store)
+    carried = october.ledger.open_items(october.run_id)
+    assert carried and all(i["owner"] == "alice" for i in carried)
+    november = close_run(None, db, period="2026-11", store=store)
+    signoff = november.exception("signoff:2026-11")
+    assert (
+        "from 2026-10: dispute $591.87 short-paid with Red Fork" in signoff["details"]["question"]
+    )
+
+    def keep_draft(q: Question) -> Response | None:
+        return Response(selected=(2,)) if q.header == "Posting" else recommended(q)
+
+    draft = close_run(None, tmp_path / "draft.db", choose=keep_draft)
+    lock = draft.exception("signoff:2026-10")
+    assert (
+        lock["details"]["recommended"] == "block_lock"
+        and "is a draft, not posted" in lock["details"]["reasoning"]
+    )

@@ -70,8 +70,8 @@ def test_schema_is_named_and_requires_context_and_questions() -> None:
         ({"context": "c", "questions": "q"}, "questions: must be a list"),
         ({"context": "c", "questions": [q()], "extra": 1}, "input: unknown field(s) extra"),
         (
-            {"context": "c", "questions": [q(question="x" * 1501)]},
-            "questions[1].question: 1501 characters, the limit is 1500",
+            {"context": "c", "questions": [q(question="x" * 2501)]},
+            "questions[1].question: 2501 characters, the limit is 2500",
         ),
         ({"context": "c", "questions": [q(question=None)]}, "questions[1].question: missing"),
         (
@@ -187,7 +187,7 @@ def test_the_limits_themselves_are_allowed() -> None:
             "context": "x" * 1000,
             "questions": [
                 q(
-                    question="x" * 1500,
+                    question="x" * 2500,
                     header="h" * 24,
                     options=[{"label": "L" * 75, "description": "d" * 150}]
                     + [{"label": f"o{i}"} for i in range(1, 100)],

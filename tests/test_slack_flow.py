@@ -155,13 +155,17 @@ def test_a_required_question_left_empty_is_named_and_the_form_kept(
     assert bot.store.question(question_id).status == "pending"
 
 
-def test_someone_neither_starter_nor_approver_is_refused_and_audited(bot: Harness) -> None:
+def test_someone_neither_starter_nor_approver_is_refused_and_audited(
+    bot: Harness, fake: FakeSlack
+) -> None:
     run = bot.start()
     question_id = bot.pending(run.id)
     bot.submit(question_id, {1: 1, 2: 1}, user="UMALLORY")
     bot.idle()
     (notice,) = bot.ephemerals_to("UMALLORY")
     assert "Only <@UALICE> (who started this close) or an approver can answer this" in notice
+    (shown,) = [p["blocks"] for p in fake.to("chat.postEphemeral") if p["user"] == "UMALLORY"]
+    assert "Only <@UALICE> (who started" in shown[0]["text"]["text"]  # a mention, not &lt;@…&gt;
     assert bot.store.question(question_id).status == "pending"
     (event,) = bot.store.audit_events(run.id, kind="answer_refused")
     assert event.actor == "UMALLORY"
@@ -289,7 +293,9 @@ def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
     assert any(
         b.get("text") == "<@UALICE>: what's the status?" for content in transcript for b in content
     )
-    last = fake.thread(run.thread_ts or "")[-1]
+    last = [m for m in fake.thread(run.thread_ts or "") if not m.get("files")][
+        -1
+    ]  # before the CSVs
     assert (
         "Month-end close · October 2026" in last["text"]
     )  # the playbook answered 'status' with the summary

@@ -3,12 +3,13 @@ decision creates (an effective date, flux explanations, the sign-off)."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
 from bot.close import checks
 from bot.close import data as close_data
-from bot.close.checks import STEPS, Finding
+from bot.close.checks import STEPS, Close, Finding
 from bot.close.data import add_months, cents
 from bot.close.kinds import book, describe, option_label
 from bot.close.ledger import Ledger
@@ -18,6 +19,38 @@ from bot.close.steps.flux import _flux_label
 from bot.close.toolbase import REF_RE, ToolBase, question_for
 from bot.store import QuestionRecord
 from bot.tools import ToolContext, ToolError
+
+
+def catch_up_lines(
+    close: Close, name: str, well_id: str, effective: str, wi: Decimal, nri: Decimal
+) -> list[dict[str, str]]:
+    """What the history files booked at the old decimal since `effective`, caught up to the new:
+    cost Dr 6210 (the line's account) / Cr 2110, revenue Dr 1210 / Cr 4090."""
+    month = effective[:7]
+    out = []
+    for h in close.data.jib_history:
+        if h.well_id == well_id and h.service_month >= month and h.owner_decimal != wi:
+            out.append(
+                {
+                    "debit": checks.COST_ACCOUNTS.get(h.cost_category, "6210"),
+                    "credit": "2110",
+                    "amount": str(cents(h.gross_amount * wi) - h.owner_net_amount),
+                    "ref": f"jib_history.csv:{h.line}",
+                    "memo": f"{name} {h.invoice_no} {h.cost_category} service {h.service_month} catch-up {money(h.gross_amount)} × ({dec8(wi)} − {dec8(h.owner_decimal)})",
+                }
+            )
+    for r in close.data.revenue_history:
+        if r.well_id == well_id and r.sale_month >= month and r.owner_decimal != nri:
+            out.append(
+                {
+                    "debit": "1210",
+                    "credit": "4090",
+                    "amount": str(checks.stub_net(r, nri) - r.owner_net_value),
+                    "ref": r.ref,
+                    "memo": f"{name} check {r.check_no} {r.product} sales {r.sale_month} catch-up 8/8 net {money(r.gross_value - r.gross_taxes - r.gross_deductions)} × ({dec8(nri)} − {dec8(r.owner_decimal)})",
+                }
+            )
+    return out
 
 
 class DecisionTools(ToolBase):
@@ -78,6 +111,14 @@ class DecisionTools(ToolBase):
                 raise ToolError(
                     f"the person typed an answer ({typed[:60]!r}), not {option!r}; pass option 'other' with their text"
                 )
+            typed_date = re.search(r"\b(\d{4}-\d{2}-\d{2})\b", typed)
+            if (
+                exc["kind"] == "doi_effective"
+                and typed_date
+                and close_data.DATE_RE.match(typed_date.group(1))
+            ):
+                # the question asks for a typed date: it maps onto a date of its own
+                return self._decide(ctx, ledger, exc, typed_date.group(1), q, {})
             ledger.decide(
                 exc["id"],
                 option="other",
@@ -119,6 +160,7 @@ class DecisionTools(ToolBase):
             spawned.append(self._effective_date_finding(ctx, exc))
         if exc["kind"] == "doi_effective":
             extra = self._accept_doi(ctx, ledger, exc, code, q)
+            spawned += self._shortfall_at_new_nri(ctx, exc, code, Decimal(extra["nri"]))
         if exc["kind"] == "flux_select":
             spawned += self._flux_items(ctx, exc, extra["selected"])
         if exc["kind"] == "signoff":
@@ -211,6 +253,13 @@ class DecisionTools(ToolBase):
         nri = facts["stub_decimal"] or dec8(
             Decimal(wi) * (1 - Decimal(facts["royalty"]) - Decimal(facts["orri"]))
         )
+        close, _ = self._close(ctx, period)
+        by_date = {
+            date: catch_up_lines(
+                close, facts["well_name"], facts["well_id"], date, Decimal(wi), Decimal(nri)
+            )
+            for date in dates
+        }
         return Finding(
             kind="doi_effective",
             key=facts["well_id"],
@@ -225,14 +274,16 @@ class DecisionTools(ToolBase):
             ),
             recommended=dates[0],
             reasoning=(
-                f"{dates[0]} opens the {len(dates)}-month window this close and its accruals cover; the operator's "
-                "documents in that window support the new decimal. Use the assignment's own date if you have it."
+                f"{dates[0]} is the earliest date this close can still catch up from its history files (the "
+                f"{len(dates)}-month accrual window). Nothing in the documents dates the change: use the "
+                "assignment's or division order's own effective date if you have it (type it with Other)."
             ),
             facts={
                 "well_id": facts["well_id"],
                 "well_name": facts["well_name"],
                 "wi": wi,
                 "nri": nri,
+                "catch_up_by_date": by_date,
             },
             options=dates,
             well_id=facts["well_id"],
@@ -257,33 +308,7 @@ class DecisionTools(ToolBase):
             raise ToolError(f"{well_id} has no DOI row to change")
         wi, nri = Decimal(facts["wi"]), Decimal(facts["nri"])
         new = with_change(base, wi=wi, nri=nri, effective_from=effective)
-        month = effective[:7]
-        catch_up = []
-        for h in close.data.jib_history:
-            if h.well_id == well_id and h.service_month >= month and h.owner_decimal != wi:
-                amount = cents(h.gross_amount * wi) - h.owner_net_amount
-                account = checks.COST_ACCOUNTS.get(h.cost_category, "6210")
-                catch_up.append(
-                    {
-                        "debit": account,
-                        "credit": "2110",
-                        "amount": str(amount),
-                        "ref": f"jib_history.csv:{h.line}",
-                        "memo": f"{base.well_name} {h.invoice_no} {h.cost_category} service {h.service_month} catch-up {money(h.gross_amount)} × ({dec8(wi)} − {dec8(h.owner_decimal)})",
-                    }
-                )
-        for r in close.data.revenue_history:
-            if r.well_id == well_id and r.sale_month >= month and r.owner_decimal != nri:
-                amount = checks.stub_net(r, nri) - r.owner_net_value
-                catch_up.append(
-                    {
-                        "debit": "1210",
-                        "credit": "4090",
-                        "amount": str(amount),
-                        "ref": r.ref,
-                        "memo": f"{base.well_name} check {r.check_no} {r.product} sales {r.sale_month} catch-up 8/8 net {money(r.gross_value - r.gross_taxes - r.gross_deductions)} × ({dec8(nri)} − {dec8(r.owner_decimal)})",
-                    }
-                )
+        catch_up = catch_up_lines(close, base.well_name, well_id, effective, wi, nri)
         row = {
             k: (str(v) if isinstance(v, Decimal) else v)
             for k, v in new.__dict__.items()
@@ -298,6 +323,52 @@ class DecisionTools(ToolBase):
             decided_by=q.answered_by,
         )
         return {"effective_from": effective, "catch_up": catch_up, "wi": str(wi), "nri": str(nri)}
+
+    def _shortfall_at_new_nri(
+        self, ctx: ToolContext, exc: dict[str, Any], effective: str, nri: Decimal
+    ) -> list[Finding]:
+        """This month's checks for the well that paid less than the new NRI says they should:
+        an underpayment to claim or accept (a WI-only change moves the NRI too)."""
+        run = ctx.store.run(ctx.run_id)
+        close, _ = self._close(ctx, run.period)
+        well_id = exc["details"]["facts"]["well_id"]
+        short = [
+            (r, checks.stub_net(r, nri))
+            for r, _ in close.known_revenue()
+            if r.well_id == well_id and r.sale_month >= effective[:7] and r.owner_decimal != nri
+        ]
+        total = sum((due - r.owner_net_value for r, due in short), Decimal("0.00"))
+        if total <= 0:
+            return []
+        name = exc["details"]["facts"]["well_name"]
+        detail = "; ".join(
+            f"check {r.check_no} {r.product} (sales {r.sale_month}) paid {money(r.owner_net_value)} at {dec8(r.owner_decimal)}, "
+            f"should have paid {money(due)}"
+            for r, due in short
+        )
+        return [
+            Finding(
+                kind="stub_underpaid",
+                key=well_id,
+                step=exc["details"]["step"],
+                subject=name,
+                summary=f"checks paid {money(total)} less than NRI {dec8(nri)}",
+                question=f"At the new NRI {dec8(nri)} (from {effective}), {name}'s checks this month paid less than they should: {detail}. Shortfall {money(total)}.",
+                recommended="claim",
+                reasoning="The operator's own bill now carries the higher interest; its revenue deck should too. Claim the shortfall from the payor.",
+                facts={
+                    "well_id": well_id,
+                    "total": str(total),
+                    "ref": short[0][0].ref,
+                    "lines": [
+                        {"ref": r.ref, "amount": str(due - r.owner_net_value)} for r, due in short
+                    ],
+                },
+                options=["claim", "as_paid"],
+                well_id=well_id,
+                amount=total,
+            )
+        ]
 
     def _flux_items(
         self, ctx: ToolContext, exc: dict[str, Any], selected: list[str]

@@ -162,6 +162,17 @@ KINDS: dict[str, Kind] = {
             },
         ),
         Kind("doi_effective", "DOI effective date", {}),
+        Kind(
+            "stub_underpaid",
+            "Underpaid",
+            {
+                "claim": (
+                    "Claim the shortfall",
+                    "Revenue as received; the shortfall Dr 1215 / Cr 4090.",
+                ),
+                "as_paid": ("Accept as paid", "Book the checks as paid; nothing claimed."),
+            },
+        ),
         Kind("line_math", "JIB line", _LINE_OPTIONS),
         Kind("duplicate", "JIB duplicate", _LINE_OPTIONS),
         Kind("stale_charge", "JIB stale charge", _LINE_OPTIONS),
@@ -343,10 +354,11 @@ def book(kind: str, option: str, facts: dict[str, Any], extra: dict[str, Any]) -
                     )
         return out
     if kind == "doi_effective":
+        lines = extra.get("catch_up") or facts.get("catch_up_by_date", {}).get(option, [])
         return [
             *(
                 line
-                for c in extra.get("catch_up", [])
+                for c in lines
                 for line in _pair(
                     c["debit"], c["credit"], Decimal(c["amount"]), c["memo"], c.get("ref", ""), well
                 )
@@ -435,6 +447,18 @@ def book(kind: str, option: str, facts: dict[str, Any], extra: dict[str, Any]) -
                 facts["ref"],
             )
         return []
+    if kind == "stub_underpaid" and option == "claim":
+        out = []
+        for item in facts["lines"]:
+            out += _pair(
+                "1215",
+                "4090",
+                Decimal(item["amount"]),
+                f"{item['ref']}: underpaid at the new NRI, claimed",
+                item["ref"],
+                well,
+            )
+        return out
     if kind == "severance" and option == "refund":
         total = Decimal(facts["total"])
         return _pair(
@@ -480,6 +504,8 @@ def follow_up(
         return f"ask the payor about {subject}"
     if kind == "missing_document" and option == "request":
         return f"request the missing document: {facts.get('document')} from {subject}"
+    if kind == "stub_underpaid" and option == "claim":
+        return f"collect the underpayment claim for {subject} ({money(Decimal(facts['total']))})"
     if kind == "severance" and option in ("correct", "refund"):
         return f"{'claim the severance refund' if option == 'refund' else 'ask for a corrected stub'} for {subject} ({money(Decimal(facts['total']))})"
     if kind == "doi_sanity":

@@ -421,5 +421,17 @@ class Ledger:
                     }
                 )
 
+    def carried_into(self, period: str) -> list[dict[str, Any]]:
+        """The items the latest sign-off of `period` carried forward (they open the next month)."""
+        latest = self._rows(
+            "select run_id from open_items where period = ? order by id desc limit 1", (period,)
+        )
+        if not latest:
+            return []
+        return self._rows(
+            "select * from open_items where run_id = ? and status = 'open' order by id",
+            (latest[0]["run_id"],),
+        )
+
     def open_items(self, run_id: str) -> list[dict[str, Any]]:
         return self._rows("select * from open_items where run_id = ? order by id", (run_id,))

@@ -333,7 +333,7 @@ _STEP_KINDS = {
         "missing_document",
         "tb_unbalanced",
     ),
-    STEPS[1]: ("wi_nri", "doi_effective"),
+    STEPS[1]: ("wi_nri", "doi_effective", "stub_underpaid"),
     STEPS[2]: ("line_math", "duplicate", "stale_charge", "afe_overrun", "overhead_rate"),
     STEPS[3]: ("revenue_accrual",),
     STEPS[4]: ("severance",),
@@ -422,7 +422,7 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
         "questions": [
             {
                 "header": SECOND_APPROVAL_HEADER if second_to else POSTING_HEADER,
-                "question": "\n".join(lines)[:1500],
+                "question": "\n".join(lines)[:2500],
                 "type": "single_choice",
                 "options": [
                     {

@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.close import data as close_data
 from bot.close.checks import STEPS, Close, Finding
-from bot.close.data import CloseData, DoiRow
+from bot.close.data import CloseData, DoiRow, add_months
 from bot.close.kinds import KINDS, book, describe, follow_up, option_label, option_meaning
 from bot.close.ledger import Ledger
 from bot.close.master import APPROVAL_LIMIT, Master, money
@@ -45,11 +45,7 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     for code in d["options"]:
         preview = describe(book(kind, code, facts, {}))
         meaning = option_meaning(kind, code)
-        text = (
-            meaning
-            if preview == "books nothing" or kind == "doi_effective"
-            else f"{preview}. {meaning}"
-        )
+        text = meaning if preview == "books nothing" else f"{preview}. {meaning}"
         options.append(
             {"label": option_label(kind, code, facts), "description": _short(text, MAX_DESCRIPTION)}
         )
@@ -217,6 +213,20 @@ class ToolBase:
                 e["kind"], e["resolution"], d["facts"], e["extra"], d["subject"]
             ):
                 items.append({"kind": e["kind"], "text": text, "amount": d.get("amount")})
+        previous = add_months(run.period, -1)
+        for carried in ledger.carried_into(previous):
+            items.append(
+                {
+                    "kind": "carried",
+                    "text": f"from {previous}: {carried['text'].removeprefix(f'from {add_months(previous, -1)}: ')}"
+                    + (
+                        f" (owner {carried['owner']}, was due {carried['due']})"
+                        if carried["owner"]
+                        else ""
+                    ),
+                    "amount": carried["amount"],
+                }
+            )
         batch = ledger.current_batch(ctx.run_id)
         if batch is None:
             items.append({"kind": "journal", "text": "no journal entries were drafted"})

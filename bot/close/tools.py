@@ -158,6 +158,7 @@ class CloseTools(DecisionTools, PostingTools):
             )
             shown = (flagged + unflagged)[: max(2, min(len(flagged), 10))]
             codes = [i.get("account") or f"{i['well_id']}:{i['product']}" for i in shown]
+            movers = sorted(split, key=lambda x: -abs(x["change"]))[:3]
             text = "; ".join(_flux_line(i) for i in shown)
             self._record(
                 ctx,
@@ -169,7 +170,15 @@ class CloseTools(DecisionTools, PostingTools):
                         step=STEPS[6],
                         subject=f"flux {period}",
                         summary=f"{len(flagged)} item(s) beyond ±10 % and ±$5,000",
-                        question=f"Flux vs {add_months(period, -1)}: {text}. Which of these need an explanation?",
+                        question=f"Flux vs {add_months(period, -1)}: {text}. "
+                        + (
+                            "Revenue by well, this check's sales vs the month before (volume + price): "
+                            + "; ".join(_flux_line(x) for x in movers)
+                            + ". "
+                            if movers
+                            else ""
+                        )
+                        + "Which of these need an explanation?",
                         recommended=codes[0],
                         reasoning="Flagged by the rule (beyond ±10 % and ±$5,000): "
                         + ", ".join(_flux_line(i) for i in flagged)[:600],
@@ -209,6 +218,7 @@ class CloseTools(DecisionTools, PostingTools):
             run = ctx.store.run(ctx.run_id)
             owner = run.started_by or "the controller"
             due = f"{add_months(period, 1)}-15"
+            blocking = [i for i in items if i["kind"] in ("journal", "step")]
             listing = "; ".join(i["text"] for i in items[:12]) + (
                 f"; and {len(items) - 12} more" if len(items) > 12 else ""
             )
@@ -223,8 +233,12 @@ class CloseTools(DecisionTools, PostingTools):
                         subject=f"sign-off {period}",
                         summary=f"{len(items)} open item(s)",
                         question=f"Sign-off of {close_data.period_label(period)}: {len(items)} open item(s): {listing}. Carry them forward (owner {owner}, due {due}) and lock the period, or block the lock?",
-                        recommended="carry_forward",
-                        reasoning="Each open item has an owner and a due date, and none stops the books from being right for the month.",
+                        recommended="block_lock" if blocking else "carry_forward",
+                        reasoning=(
+                            f"Do not lock: {blocking[0]['text']}. The month's books are not complete until it is."
+                            if blocking
+                            else "Each open item has an owner and a due date, and none stops the books from being right for the month."
+                        ),
                         facts={"owner": owner, "due": due, "count": len(items)},
                     )
                 ],

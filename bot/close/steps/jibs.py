@@ -251,7 +251,10 @@ def loe_accrual(close: Close) -> list[dict[str, Any]]:
         row = close.master.in_force(well_id, close.period)
         if row is None:
             continue
-        average = sum(by_month.values(), ZERO) / len(months)
+        billed = [
+            m for m in months if by_month.get(m)
+        ]  # a new well averages the months it was billed
+        average = sum(by_month.values(), ZERO) / (len(billed) or 1)
         amount = cents(average * row.wi)
         if amount:
             out.append(

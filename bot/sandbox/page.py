@@ -1,0 +1,177 @@
+"""The sandbox page's server: static files, the workspace as JSON, live updates, and actions.
+
+Routes (all on loopback):
+  GET  /                   the page            GET /static/<file>   its CSS and JavaScript
+  GET  /sandbox/state      what `user` sees    GET /sandbox/events  server-sent events on change
+  POST /sandbox/say        a message or /command from a composer
+  POST /sandbox/action     a click (buttons, menus in actions blocks) with the form's picks
+  POST /sandbox/options    an external select's options
+  POST /sandbox/react      a reaction clicked
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from importlib import resources
+from typing import Any
+
+from bot.sandbox.client import ActionError, SlackClient
+from bot.sandbox.http import Request, Response, json_response, text_response
+from bot.sandbox.slack_api import BOT_USER, FakeSlack, SlackError
+
+STATIC_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+KEEPALIVE_SECONDS = 15.0
+
+
+class Page:
+    """Serves the page and turns what a person does into Slack's requests (through SlackClient)."""
+
+    def __init__(self, fake: FakeSlack, client: SlackClient, stopping: threading.Event) -> None:
+        self.fake = fake
+        self.client = client
+        self.stopping = stopping
+
+    def route(self, request: Request) -> Response | None:
+        path, method = request.path, request.method
+        if method in ("GET", "HEAD"):
+            if path in ("/", "/index.html"):
+                return _static("index.html")
+            if path.startswith("/static/"):
+                return _static(path.removeprefix("/static/"))
+            if path == "/sandbox/state":
+                return json_response(self.state(request.query.get("user", "")))
+            if path == "/sandbox/events":
+                return Response(
+                    200, headers={"Content-Type": "text/event-stream"}, stream=self.events()
+                )
+            return None
+        posts = {
+            "/sandbox/say": self.say,
+            "/sandbox/action": self.action,
+            "/sandbox/options": self.options,
+            "/sandbox/react": self.react,
+        }
+        if method != "POST" or path not in posts:
+            return None
+        if "application/json" not in request.headers.get("content-type", ""):
+            # Only the page's own fetch() sends JSON; a form on another site cannot act here.
+            return json_response({"ok": False, "error": "send application/json"}, 415)
+        try:
+            data = request.json()
+            if not isinstance(data, dict):
+                raise ActionError("send a JSON object")
+            return json_response(posts[path](data))
+        except (ActionError, SlackError, KeyError, ValueError) as e:
+            reason = (
+                e.error
+                if isinstance(e, SlackError)
+                else f"missing {e}"
+                if isinstance(e, KeyError)
+                else str(e)
+            )
+            return json_response({"ok": False, "error": reason}, 400)
+
+    def say(self, d: dict[str, Any]) -> dict[str, Any]:
+        return self.client.say(
+            user=d["user"], channel=d["channel"], text=str(d["text"]), thread_ts=d.get("thread_ts")
+        )
+
+    def action(self, d: dict[str, Any]) -> dict[str, Any]:
+        return self.client.action(
+            user=d["user"],
+            channel=d["channel"],
+            message_ts=d["message_ts"],
+            block_id=d["block_id"],
+            action_id=d["action_id"],
+            picks=d.get("picks") or {},
+            selected=d.get("selected"),
+        )
+
+    def options(self, d: dict[str, Any]) -> dict[str, Any]:
+        found = self.client.options(
+            user=d["user"],
+            channel=d["channel"],
+            message_ts=d["message_ts"],
+            block_id=d["block_id"],
+            action_id=d["action_id"],
+            value=str(d.get("value") or ""),
+        )
+        return {"ok": True, "options": found}
+
+    def react(self, d: dict[str, Any]) -> dict[str, Any]:
+        self.client.react(user=d["user"], channel=d["channel"], ts=d["ts"], name=d["name"])
+        return {"ok": True}
+
+    def state(self, user: str) -> dict[str, Any]:
+        """Everything `user` sees: people, channels, messages (with thread counts), their ephemerals."""
+        fake = self.fake
+        with fake.lock:
+            messages = json.loads(json.dumps(fake.sorted_messages()))
+            replies: dict[str, list[dict[str, Any]]] = {}
+            for m in messages:
+                if m.get("thread_ts"):
+                    replies.setdefault(m["thread_ts"], []).append(m)
+            for m in messages:
+                thread = replies.get(m["ts"], [])
+                if thread and not m.get("thread_ts"):
+                    m["reply_count"] = len(thread)
+                    m["reply_users"] = list(dict.fromkeys(r.get("user") for r in thread))[:5]
+                    m["latest_reply"] = thread[-1]["ts"]
+            return {
+                "version": fake.version,
+                "team": fake.team_name,
+                "me": user,
+                "bot": BOT_USER,
+                "people": {
+                    p.id: {"name": p.name, "title": p.title, "color": p.color}
+                    for p in fake.people.values()
+                },
+                "channels": [
+                    {
+                        "id": c.id,
+                        "name": c.name,
+                        "topic": c.topic,
+                        "members": len(c.members),
+                        "member": user in c.members,
+                    }
+                    for c in fake.channels.values()
+                ],
+                "messages": messages,
+                "ephemerals": [e for e in fake.ephemerals if e["visible_to"] == user],
+            }
+
+    def events(self) -> Iterator[bytes]:
+        """A server-sent event with the workspace's version whenever it changes."""
+        seen = -1
+        yield b"retry: 1000\n\n"
+        while not self.stopping.is_set():
+            now = self.fake.wait_change(seen, timeout=KEEPALIVE_SECONDS if seen >= 0 else 0)
+            if now != seen:
+                seen = now
+                yield f"data: {now}\n\n".encode()
+            else:
+                yield b": keep-alive\n\n"
+
+
+def _static(name: str) -> Response:
+    if "/" in name or name.startswith("."):
+        return text_response("not found", 404)
+    resource = resources.files("bot.sandbox") / "static" / name
+    if not resource.is_file():
+        return text_response("not found", 404)
+    suffix = name[name.rfind(".") :]
+    return Response(
+        200,
+        resource.read_bytes(),
+        {
+            "Content-Type": STATIC_TYPES.get(suffix, "application/octet-stream"),
+            "Cache-Control": "no-store",
+        },
+    )

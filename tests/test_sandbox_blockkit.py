@@ -1,0 +1,287 @@
+"""The fake Web API refuses what Slack refuses: one test per Block Kit limit in SLACK.md.
+
+Each limit is tried twice through a real WebClient: at the limit the message is
+accepted, one past it Slack's `invalid_blocks` comes back naming the bad spot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.sandbox.slack_api import FakeSlack, fake_slack
+
+Build = Callable[[int], list[dict[str, Any]]]
+
+
+def mrkdwn(text: str) -> dict[str, Any]:
+    return {"type": "mrkdwn", "text": text}
+
+
+def plain(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text}
+
+
+def options(
+    n: int, *, text: str = "option", description: str | None = None, value: str = ""
+) -> list[dict[str, Any]]:
+    out = []
+    for i in range(n):
+        option: dict[str, Any] = {"text": plain(text), "value": value or str(i)}
+        if description is not None:
+            option["description"] = plain(description)
+        out.append(option)
+    return out
+
+
+def choice(kind: str, opts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "input",
+            "block_id": "q1",
+            "label": plain("Your choice"),
+            "element": {"type": kind, "action_id": "answer", "options": opts},
+        }
+    ]
+
+
+def button(**extra: Any) -> dict[str, Any]:
+    return {"type": "button", "action_id": "go", "text": plain("Go"), **extra}
+
+
+def actions(*elements: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "actions", "elements": list(elements)}]
+
+
+def confirm(**override: str) -> dict[str, Any]:
+    parts = {"title": "Sure?", "text": "Really.", "confirm": "Yes", "deny": "No", **override}
+    return {k: plain(v) for k, v in parts.items()}
+
+
+def text_input(**extra: Any) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "input",
+            "label": plain("Label"),
+            "element": {"type": "plain_text_input", "action_id": "t"},
+            **extra,
+        }
+    ]
+
+
+# (what, build(n), the limit, the JSON pointer named one past it)
+LIMITS: list[tuple[str, Build, int, str]] = [
+    ("blocks per message", lambda n: [{"type": "divider"}] * n, 50, "/blocks"),
+    (
+        "section text",
+        lambda n: [{"type": "section", "text": mrkdwn("x" * n)}],
+        3000,
+        "/blocks/0/text/text",
+    ),
+    (
+        "section fields",
+        lambda n: [{"type": "section", "fields": [mrkdwn("f")] * n}],
+        10,
+        "/blocks/0/fields",
+    ),
+    (
+        "section field text",
+        lambda n: [{"type": "section", "fields": [mrkdwn("x" * n)]}],
+        2000,
+        "/blocks/0/fields/0/text",
+    ),
+    (
+        "header text",
+        lambda n: [{"type": "header", "text": plain("x" * n)}],
+        150,
+        "/blocks/0/text/text",
+    ),
+    (
+        "context elements",
+        lambda n: [{"type": "context", "elements": [mrkdwn("c")] * n}],
+        10,
+        "/blocks/0/elements",
+    ),
+    (
+        "actions elements",
+        lambda n: actions(*[button(action_id=f"b{i}") for i in range(n)]),
+        25,
+        "/blocks/0/elements",
+    ),
+    ("input label", lambda n: text_input(label=plain("x" * n)), 2000, "/blocks/0/label/text"),
+    ("input hint", lambda n: text_input(hint=plain("x" * n)), 2000, "/blocks/0/hint/text"),
+    (
+        "block_id",
+        lambda n: [{"type": "divider", "block_id": "x" * n}],
+        255,
+        "/blocks/0/block_id",
+    ),
+    (
+        "action_id",
+        lambda n: actions(button(action_id="x" * n)),
+        255,
+        "/blocks/0/elements/0/action_id",
+    ),
+    (
+        "radio_buttons options",
+        lambda n: choice("radio_buttons", options(n)),
+        10,
+        "/blocks/0/element/options",
+    ),
+    (
+        "checkboxes options",
+        lambda n: choice("checkboxes", options(n)),
+        10,
+        "/blocks/0/element/options",
+    ),
+    (
+        "static_select options",
+        lambda n: choice("static_select", options(n)),
+        100,
+        "/blocks/0/element/options",
+    ),
+    (
+        "multi_static_select options",
+        lambda n: choice("multi_static_select", options(n)),
+        100,
+        "/blocks/0/element/options",
+    ),
+    (
+        "option text",
+        lambda n: choice("radio_buttons", options(2, text="x" * n)),
+        75,
+        "/blocks/0/element/options/0/text/text",
+    ),
+    (
+        "option description",
+        lambda n: choice("radio_buttons", options(2, description="x" * n)),
+        75,
+        "/blocks/0/element/options/0/description/text",
+    ),
+    (
+        "option value",
+        lambda n: choice("radio_buttons", options(1, value="x" * n)),
+        150,
+        "/blocks/0/element/options/0/value",
+    ),
+    (
+        "button text",
+        lambda n: actions(button(text=plain("x" * n))),
+        75,
+        "/blocks/0/elements/0/text/text",
+    ),
+    (
+        "button value",
+        lambda n: actions(button(value="x" * n)),
+        2000,
+        "/blocks/0/elements/0/value",
+    ),
+    (
+        "confirm title",
+        lambda n: actions(button(confirm=confirm(title="x" * n))),
+        100,
+        "/blocks/0/elements/0/confirm/title/text",
+    ),
+    (
+        "confirm text",
+        lambda n: actions(button(confirm=confirm(text="x" * n))),
+        300,
+        "/blocks/0/elements/0/confirm/text/text",
+    ),
+    (
+        "confirm button",
+        lambda n: actions(button(confirm=confirm(confirm="x" * n))),
+        30,
+        "/blocks/0/elements/0/confirm/confirm/text",
+    ),
+    (
+        "confirm deny button",
+        lambda n: actions(button(confirm=confirm(deny="x" * n))),
+        30,
+        "/blocks/0/elements/0/confirm/deny/text",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeSlack]:
+    with fake_slack(token="xoxb-blocks") as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def client(fake: FakeSlack) -> WebClient:
+    return WebClient(token="xoxb-blocks", base_url=fake.api_url)
+
+
+def refusal(client: WebClient, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    with pytest.raises(SlackApiError) as caught:
+        client.chat_postMessage(channel="CFIN", text="fallback", blocks=blocks)
+    return dict(caught.value.response.data)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("what", "build", "limit", "pointer"), LIMITS, ids=[c[0] for c in LIMITS])
+def test_each_block_kit_limit_is_enforced_with_a_pointer(
+    client: WebClient, fake: FakeSlack, what: str, build: Build, limit: int, pointer: str
+) -> None:
+    accepted = client.chat_postMessage(channel="CFIN", text="fallback", blocks=build(limit))
+    assert (
+        accepted["ok"]
+        and fake.messages[accepted["ts"]]["blocks"][0]["type"] == build(limit)[0]["type"]
+    )
+    answer = refusal(client, build(limit + 1))
+    assert answer["error"] == "invalid_blocks", what
+    assert any(e.endswith(f"[json-pointer:{pointer}]") for e in answer["errors"]), answer
+    assert answer["response_metadata"]["messages"][0].startswith("[ERROR] ")
+
+
+def test_a_message_too_big_as_a_whole_is_refused_and_the_refusal_is_reported(
+    client: WebClient, fake: FakeSlack
+) -> None:
+    told: list[tuple[str, str]] = []
+    fake.on_refusal = lambda method, body: told.append((method, body["error"]))
+    try:
+        blocks = [{"type": "section", "text": mrkdwn("y" * 2900)} for _ in range(5)]
+        assert refusal(client, blocks)["error"] == "msg_blocks_too_long"
+    finally:
+        fake.on_refusal = None
+    assert told == [("chat.postMessage", "msg_blocks_too_long")]
+
+
+def test_what_slack_never_takes_is_named(client: WebClient) -> None:
+    answer = refusal(
+        client,
+        [
+            {"type": "divider", "block_id": "same"},
+            {"type": "divider", "block_id": "same"},
+            {"type": "carousel"},
+            {"type": "section"},
+            {"type": "input", "label": plain("no element")},
+            {"type": "actions", "elements": [button(style="purple")]},
+            {"type": "header", "text": mrkdwn("headers are plain text")},
+        ],
+    )
+    errors = "\n".join(answer["errors"])
+    for expected in (
+        "duplicate block_id 'same' [json-pointer:/blocks/1/block_id]",
+        "unsupported block type 'carousel' [json-pointer:/blocks/2/type]",
+        "must provide text or fields [json-pointer:/blocks/3]",
+        "[json-pointer:/blocks/4/element]",
+        "must be one of primary, danger [json-pointer:/blocks/5/elements/0/style]",
+        "must be one of plain_text [json-pointer:/blocks/6/text/type]",
+    ):
+        assert expected in errors
+
+
+def test_the_bots_own_forms_pass(client: WebClient) -> None:
+    from bot import blocks
+    from bot.questions import parse_ask
+    from tests.conftest import WI_QUESTION
+
+    ask = parse_ask({"context": "Need a decision.", "questions": [WI_QUESTION] * 5})
+    form = blocks.question_form(ask, question_id="toolu_1", who_may_answer="<@UALICE>", nonce="n")
+    assert client.chat_postMessage(channel="CFIN", text="form", blocks=form)["ok"]
