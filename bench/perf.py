@@ -409,11 +409,13 @@ def lookup(ctx: ToolContext, n: int) -> str:
     return f'{{"item": {n}, "rows": [{rows}]}}'
 
 
-def history_row(tmp: Path, steps: int) -> Row:
+def history_round(tmp: Path, steps: int, n: int) -> tuple[float, float, int]:
+    """One run of `steps` model steps: median bot time per step (ms) with a 10–60-message
+    transcript, with the last 50 messages, and the transcript's final length."""
     registry = ToolRegistry()
     registry.add(lookup)
     model = Scripted(steps)
-    store = Store(tmp / "history.db")
+    store = Store(tmp / f"history-{n}.db")
     loop = AgentLoop(
         store=store,
         model=model,
@@ -424,19 +426,28 @@ def history_row(tmp: Path, steps: int) -> Row:
     )
     run = store.create_run(period="2026-10", mode="console", started_by="bench", model="scripted")
     loop.start(run.id, "go")
+    store.close()
     marks = model.marks
     gaps = [(marks[i][0] - marks[i - 1][1], marks[i][2]) for i in range(1, len(marks))]
     short = [g for g, length in gaps if length <= 60][5:]  # after five warm-up steps
     long = [g for g, length in gaps if length >= 2 * steps - 50]
-    s, lo = statistics.median(short) * 1000, statistics.median(long) * 1000
-    store.close()
+    return statistics.median(short) * 1000, statistics.median(long) * 1000, gaps[-1][1]
+
+
+def history_row(tmp: Path, steps: int, rounds: int = 5) -> Row:
+    results = [history_round(tmp, steps, n) for n in range(rounds)]
+    ratios = sorted(lo / s for s, lo, _ in results)
+    s = statistics.median(r[0] for r in results)
+    lo = statistics.median(r[1] for r in results)
+    ratio = statistics.median(ratios)
     return Row(
-        f"bot time per model step (median), ~{gaps[-1][1]}- vs 10–60-message transcript",
+        f"bot time per model step, ~{results[0][2]}- vs 10–60-message transcript "
+        f"(median of {rounds} rounds)",
         "≤ 1.5×",
         f"{lo:.2f} ms (long) vs {s:.2f} ms (short)",
         "—",
-        f"{lo / s:.2f}×",
-        "met" if lo / s <= 1.5 else "missed",
+        f"{ratio:.2f}× (rounds {ratios[0]:.2f}–{ratios[-1]:.2f})",
+        "met" if ratio <= 1.5 else "missed",
     )
 
 
