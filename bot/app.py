@@ -225,22 +225,6 @@ def health(service: Service) -> tuple[int, dict[str, Any]]:
     return (200 if body["ok"] else 503), body
 
 
-class Answered(list[bytes]):
-    """A WSGI body whose close() — called by the server once the answer is sent — runs
-    `after`: the request's held work starts, and its log line is written."""
-
-    def __init__(self, chunks: Iterable[bytes], after: list[Callable[[], None]]) -> None:
-        super().__init__(chunks)
-        self.after = after
-
-    def close(self) -> None:
-        for step in self.after:
-            try:
-                step()
-            except Exception:  # one failing step must not keep the next from running
-                log.exception("after the answer: %s failed", step)
-
-
 class ParsedRequest(BoltRequest):
     """A Bolt request over a body the edge has already parsed (exactly as Bolt's own
     parse_body would): a large form's payload is URL-decoded and JSON-parsed once, not twice."""
@@ -277,7 +261,9 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             outcome["status"] = int(status.split()[0])
             return start_response(status, headers, *rest)
 
-        def log_line() -> None:
+        try:
+            return list(_route(environ, recording_start, method, path, outcome))
+        finally:
             log.info(
                 "%s %s %s → %s in %.1f ms",
                 method,
@@ -286,14 +272,6 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
                 outcome["status"],
                 (time.monotonic() - started) * 1000,
             )
-
-        try:
-            body = _route(environ, recording_start, method, path, outcome)
-        except BaseException:
-            log_line()
-            raise
-        after = body.after if isinstance(body, Answered) else []
-        return Answered(list(body), [*after, log_line])
 
     def _route(
         environ: dict[str, Any],
@@ -343,11 +321,7 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             query=str(environ.get("QUERY_STRING") or ""),
             headers=headers,
         )
-        held = service.runner.hold()  # the work the listener starts waits for the answer
-        try:
-            response = service.app.dispatch(request)
-        finally:
-            service.runner.unhold()
+        response = service.app.dispatch(request)
         payload = (response.body or "").encode("utf-8")
         out_headers = [(k, v) for k, values in response.headers.items() for v in values]
         out_headers = [(k, v) for k, v in out_headers if k.lower() != "content-length"]
@@ -355,7 +329,7 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             f"{response.status} {HTTPStatus(response.status).phrase}",
             [*out_headers, ("Content-Length", str(len(payload)))],
         )
-        return Answered([payload], [held.release])
+        return [payload]
 
     return application
 

@@ -35,42 +35,10 @@ class Runner:
         self._queues: dict[str, deque[Job]] = {}
         self._quick_jobs = 0  # fast jobs queued or running
         self._fast_keys: dict[str, int] = {}  # keys of fast jobs queued or running
-        self._local = threading.local()  # jobs this thread holds back (see hold())
-        self._held_jobs = 0
         self._closed = False
-
-    def hold(self) -> Held:
-        """From now on, this thread's submit() and fast() are held back until release():
-        the HTTP edge starts a request's work only once its answer has been sent, so the
-        work does not compete with the ack. wait_idle() counts held jobs as pending."""
-        held = Held(self)
-        self._local.held = held
-        return held
-
-    def unhold(self) -> None:
-        """This thread submits directly again (what it held waits for release())."""
-        self._local.held = None
-
-    def _held(self, start: Job) -> bool:
-        held: Held | None = getattr(self._local, "held", None)
-        if held is None:
-            return False
-        with self._lock:
-            self._held_jobs += 1
-        held.jobs.append(start)
-        return True
-
-    def _released(self) -> None:
-        with self._lock:
-            self._held_jobs -= 1
-            self._idle.notify_all()
 
     def submit(self, key: str, job: Job) -> None:
         """Queue `job` behind earlier jobs with the same key; never drop it."""
-        if not self._held(lambda: self.submit(key, job)):
-            self._submit(key, job)
-
-    def _submit(self, key: str, job: Job) -> None:
         with self._lock:
             if self._closed:
                 log.warning("shutting down: job for %s not started (the store keeps the work)", key)
@@ -89,10 +57,6 @@ class Runner:
     def fast(self, job: Job, *, key: str | None = None) -> None:
         """A quick job on the fast pool: never behind a model call. With a key, busy(key)
         holds while it runs (a job that hands on to submit(key, …) stays busy throughout)."""
-        if not self._held(lambda: self.fast(job, key=key)):
-            self._fast_now(job, key)
-
-    def _fast_now(self, job: Job, key: str | None) -> None:
         with self._lock:
             if self._closed:
                 log.warning("shutting down: a quick job not started")
@@ -141,8 +105,7 @@ class Runner:
         """Block until no job is queued or running (tests, shutdown); False on timeout."""
         with self._idle:
             return self._idle.wait_for(
-                lambda: not self._queues and not self._quick_jobs and not self._held_jobs,
-                timeout=timeout,
+                lambda: not self._queues and not self._quick_jobs, timeout=timeout
             )
 
     def shutdown(self, timeout: float = 30.0) -> bool:
@@ -153,19 +116,3 @@ class Runner:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._fast.shutdown(wait=False, cancel_futures=True)
         return drained
-
-
-class Held:
-    """Jobs a thread held back (Runner.hold); release() starts them, in order, once."""
-
-    def __init__(self, runner: Runner) -> None:
-        self.runner = runner
-        self.jobs: list[Job] = []
-
-    def release(self) -> None:
-        jobs, self.jobs = self.jobs, []
-        for start in jobs:
-            try:
-                start()  # submit() or fast(): directly, as this thread holds nothing now
-            finally:
-                self.runner._released()

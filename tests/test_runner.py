@@ -95,20 +95,3 @@ def test_quick_jobs_run_while_every_turn_worker_waits_on_a_model() -> None:
     assert runner.wait_idle(timeout=20)  # idle waits for quick jobs too
     assert not runner.busy("run-d")
     runner.shutdown()
-
-
-def test_held_jobs_start_only_when_released_and_count_as_pending() -> None:
-    runner = Runner(max_workers=2)
-    ran: list[str] = []
-    held = runner.hold()
-    runner.submit("run-a", lambda: ran.append("turn"))
-    runner.fast(lambda: ran.append("quick"))
-    runner.unhold()
-    runner.submit("run-b", lambda: ran.append("after unhold"))  # not held: runs now
-
-    assert runner.wait_idle(timeout=0.2) is False  # the held jobs are pending
-    assert "turn" not in ran and "quick" not in ran
-    held.release()
-    assert runner.wait_idle(timeout=20)
-    assert sorted(ran) == ["after unhold", "quick", "turn"]
-    runner.shutdown()
