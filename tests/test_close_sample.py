@@ -248,10 +248,26 @@ def test_no_two_wi_options_book_the_same(tmp_path: Path) -> None:
 def test_accepting_a_wi_only_change_claims_this_months_check_shortfall(db_path: Path) -> None:
     """Baker 3-1H: the JIB bills 0.15 while the stub pays the DOI's 0.10. Accepting 0.15 moves the
     NRI to 0.15 × (1 − 0.1875 − 0.0125) = 0.12, so August's check paid 0.02 too little."""
-    run = close_run(None, db_path, choose=choose_label(**{"wi_nri:W-OK-001": "Accept operator's decimal, update DOI"}))
+    run = close_run(
+        None,
+        db_path,
+        choose=choose_label(**{"wi_nri:W-OK-001": "Accept operator's decimal, update DOI"}),
+    )
     exc = run.exception("stub_underpaid:W-OK-001")
-    assert exc["details"]["facts"]["total"] == "4675.63"  # oil 1,753.50 + gas 1,886.22 + NGL 1,035.91
+    assert (
+        exc["details"]["facts"]["total"] == "4675.63"
+    )  # oil 1,753.50 + gas 1,886.22 + NGL 1,035.91
     assert "should have paid" in exc["details"]["question"] and exc["resolution"] == "claim"
-    claim = [x for x in run.entries("decision") if x["account"] in ("1215", "4090") and "new NRI" in x["memo"]]
-    assert sum((x["debit"] for x in claim), D(0)) == sum((x["credit"] for x in claim), D(0)) == D("4675.63")
-    assert not any(x["account"].startswith("2") and x["debit"] and "new NRI" in x["memo"] for x in claim)
+    claim = [
+        x
+        for x in run.entries("decision")
+        if x["account"] in ("1215", "4090") and "new NRI" in x["memo"]
+    ]
+    assert (
+        sum((x["debit"] for x in claim), D(0))
+        == sum((x["credit"] for x in claim), D(0))
+        == D("4675.63")
+    )
+    assert not any(
+        x["account"].startswith("2") and x["debit"] and "new NRI" in x["memo"] for x in claim
+    )
