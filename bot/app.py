@@ -367,6 +367,14 @@ class HttpServer:
             self._thread.join(timeout=10)
 
 
+def _wait_for(stop: threading.Event) -> None:
+    """Block until `stop` is set, waking every half second: a SIGTERM delivered to another
+    thread (Linux may pick any) only runs its Python handler when the main thread runs
+    bytecode, so a wait without a timeout can sleep through it forever."""
+    while not stop.wait(0.5):
+        pass
+
+
 def serve(
     settings: Settings, *, store: Store, model: Model, http: bool, host: str, port: int, out: Any
 ) -> int:
@@ -396,7 +404,7 @@ def serve(
             file=out,
             flush=True,
         )
-        stop.wait()
+        _wait_for(stop)
         handler.close()
     else:
         server = HttpServer(service, host=host, port=port)
@@ -407,7 +415,7 @@ def serve(
             file=out,
             flush=True,
         )
-        stop.wait()
+        _wait_for(stop)
         server.stop()
     log.info("draining: waiting for turns in progress to reach a stopping point")
     drained = service.runner.shutdown()
