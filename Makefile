@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: sandbox demo auto test lint clean
+.PHONY: sandbox demo auto test lint bench clean
 
 PORT ?= 8000
 
@@ -29,6 +29,9 @@ lint: $(STAMP)
 
 test: lint  ## lint, type-check and the whole test suite
 	$(VENV)/bin/pytest -q
+
+bench: $(STAMP)  ## performance figures beside their targets (issue 11); a few minutes
+	$(PY) bench/perf.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

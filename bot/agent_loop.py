@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from bot.errors import AlreadyAnsweredError, ModelError
-from bot.models import Model, Reply
+from bot.models import Model, Reply, usage_line
 from bot.questions import (
     TOOL_NAME,
     TOOL_SCHEMA,
@@ -23,7 +23,7 @@ from bot.questions import (
     parse_ask,
     tool_result_content,
 )
-from bot.store import QuestionRecord, Store
+from bot.store import Message, QuestionRecord, Store
 from bot.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -137,6 +137,40 @@ def narration_of(content: list[dict[str, Any]]) -> str:
     return f"_{cut}_" if "_" not in cut else cut
 
 
+class Transcript:
+    """A turn's copy of the run's transcript: read once, then appended to as the store is.
+
+    The store stays the source of truth: every message is written there before it joins
+    this copy, and a copy that finds the store ahead of it (someone else appended) reads
+    the store again.
+    """
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self._messages = store.messages(run_id)
+        self._api = [m.api() for m in self._messages]
+
+    @property
+    def last(self) -> Message | None:
+        return self._messages[-1] if self._messages else None
+
+    def api(self) -> list[dict[str, Any]]:
+        """The messages as the Messages API takes them (a new list; the dicts are shared)."""
+        return list(self._api)
+
+    def append(self, role: str, content: list[dict[str, Any]]) -> None:
+        seq = self.store.append_message(self.run_id, role=role, content=content)
+        expected = (self._messages[-1].seq if self._messages else 0) + 1
+        if seq != expected:  # another writer got in between: take the store's word
+            self._messages = self.store.messages(self.run_id)
+            self._api = [m.api() for m in self._messages]
+            return
+        message = Message(seq=seq, role=role, content=content)
+        self._messages.append(message)
+        self._api.append(message.api())
+
+
 class AgentLoop:
     """One loop serves every mode; what differs is the presenter and who answers."""
 
@@ -166,10 +200,8 @@ class AgentLoop:
 
     def can_hear(self, run_id: str) -> bool:
         """Whether a person's message can enter the transcript now (no tool call awaits a result)."""
-        messages = self.store.messages(run_id)
-        return not (
-            messages and messages[-1].role == "assistant" and _tool_uses(messages[-1].content)
-        )
+        last = self.store.last_message(run_id)
+        return not (last and last.role == "assistant" and _tool_uses(last.content))
 
     def stop(self, run_id: str, by: str) -> Stopped:
         """End the run now: pending questions cancelled, status cancelled, who stopped it shown."""
@@ -181,8 +213,8 @@ class AgentLoop:
 
     def say(self, run_id: str, text: str) -> TurnOutcome:
         """A person's message in an idle run's conversation."""
-        messages = self.store.messages(run_id)
-        if messages and messages[-1].role == "assistant" and _tool_uses(messages[-1].content):
+        last = self.store.last_message(run_id)
+        if last and last.role == "assistant" and _tool_uses(last.content):
             raise ValueError(
                 "the run is in the middle of a turn; its question must be answered first"
             )
@@ -190,33 +222,43 @@ class AgentLoop:
         return self.advance(run_id)
 
     def advance(self, run_id: str) -> TurnOutcome:
-        """Take the run forward from what the store holds, until done or a question is pending."""
+        """Take the run forward from what the store holds, until done or a question is pending.
+
+        The transcript is read from the store once, at the start of the turn; each message
+        this turn adds is written to the store first and then appended to that copy, so a
+        model step costs the same with ten messages as with a thousand.
+        """
         self.store.set_run_status(run_id, "running")
         schemas = [*self.tools.schemas(), TOOL_SCHEMA]
+        transcript = Transcript(self.store, run_id)
         steps = 0  # model calls in this turn
         paused_turn = False  # the API paused a long turn (pause_turn): call again to continue
         while True:
             stop_by = self.store.run(run_id).stop_requested_by
             if stop_by:
                 return self._stop(run_id, stop_by)
-            messages = self.store.messages(run_id)
-            if not messages:
+            last = transcript.last
+            if last is None:
                 return self._fail(run_id, "the run has no messages to work from")
-            last = messages[-1]
             if last.role == "user" or paused_turn:
                 if steps >= self.max_steps:
                     return self._fail(
                         run_id, f"stopped after {self.max_steps} steps without finishing"
                     )
                 steps += 1
+                model = self._model_for(run_id)
                 try:
-                    reply = self._model_for(run_id).respond(
+                    reply = model.respond(
                         system=self.system_prompt,
-                        messages=[m.api() for m in messages],
+                        messages=transcript.api(),
                         tools=schemas,
                     )
                 except ModelError as e:
                     return self._fail(run_id, str(e))
+                if reply.usage:  # tokens are spent whether or not the reply is usable
+                    self.store.record_model_call(
+                        run_id, model=model.name, stop_reason=reply.stop_reason, usage=reply.usage
+                    )
                 problem = reply_problem(reply)
                 if problem:  # nothing of an unusable reply enters the transcript
                     return self._fail(run_id, problem)
@@ -224,7 +266,7 @@ class AgentLoop:
                 content = reply.content
                 if not content:
                     continue  # a paused turn with nothing yet: ask again
-                self.store.append_message(run_id, role="assistant", content=content)
+                transcript.append("assistant", content)
                 if (_tool_uses(content) or paused_turn) and (text := narration_of(content)):
                     self.presenter.text(run_id, text)
                 continue
@@ -246,7 +288,7 @@ class AgentLoop:
                 if stored.is_error:
                     block["is_error"] = True
                 results.append(block)
-            self.store.append_message(run_id, role="user", content=results)
+            transcript.append("user", results)
 
     def _model_for(self, run_id: str) -> Model:
         """The model the run was started on (a paused run resumes on it), when the adapter can."""
@@ -357,6 +399,9 @@ class AgentLoop:
             return self._fail(run_id, f"the step '{failed[0]}' failed: {error}")
         self.presenter.progress(run_id, self.store.finish_steps(run_id))
         self.store.set_run_status(run_id, "done")
+        calls, usage = self.store.usage(run_id)
+        if calls:
+            text = f"{text}\n\n{usage_line(self.store.run(run_id).model, usage, calls)}".strip()
         self.presenter.finished(run_id, text)
         return Finished(text=text)
 

@@ -8,11 +8,11 @@ across workers. Socket Mode (development, no public URL) uses slack_sdk's own cl
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import re
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -22,8 +22,10 @@ from http import HTTPStatus
 from typing import Any
 
 from slack_bolt import App
-from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.context import BoltContext
 from slack_bolt.error import BoltError
+from slack_bolt.request import BoltRequest
+from slack_bolt.request.internals import build_context
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import (
@@ -45,6 +47,7 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
+SWITCH_INTERVAL_S = 0.0005
 HEALTH_PATH = "/healthz"
 
 
@@ -79,7 +82,7 @@ def build_service(
     store: Store,
     model: Model,
     socket_mode: bool = False,
-    workers: int = 4,
+    workers: int = 4,  # turns; quick Slack work has its own pool (runner.fast)
     still_working_after: float = 45.0,
 ) -> Service:
     """The Bolt app with its listeners, runner and presenter; checks the token with auth.test."""
@@ -222,10 +225,22 @@ def health(service: Service) -> tuple[int, dict[str, Any]]:
     return (200 if body["ok"] else 503), body
 
 
+class ParsedRequest(BoltRequest):
+    """A Bolt request over a body the edge has already parsed (exactly as Bolt's own
+    parse_body would): a large form's payload is URL-decoded and JSON-parsed once, not twice."""
+
+    def __init__(
+        self, *, raw_body: str, body: dict[str, Any], query: str, headers: dict[str, str]
+    ) -> None:
+        super().__init__(body="", query=query, headers=dict(headers))
+        self.raw_body = raw_body  # what Bolt's signature check reads
+        self.body = body
+        self.context = build_context(BoltContext({}), body)
+
+
 def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
     """/slack/events through the edge checks to Bolt (events, commands, interactivity on one
     path) and GET /healthz. One log line per request: what it was, the status, how long."""
-    bolt = SlackRequestHandler(service.app, path=EVENTS_PATH)
 
     def answer(
         start_response: Callable[..., Any], status: int, body: dict[str, Any] | None = None
@@ -300,9 +315,21 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
         if not first:
             outcome["kind"] += " (replay)"
             return answer(start_response, 200)
-        environ["wsgi.input"] = io.BytesIO(raw)
-        environ["CONTENT_LENGTH"] = str(len(raw))
-        return bolt(environ, start_response)
+        request = ParsedRequest(
+            raw_body=raw.decode("utf-8"),
+            body=checked.body,
+            query=str(environ.get("QUERY_STRING") or ""),
+            headers=headers,
+        )
+        response = service.app.dispatch(request)
+        payload = (response.body or "").encode("utf-8")
+        out_headers = [(k, v) for k, values in response.headers.items() for v in values]
+        out_headers = [(k, v) for k, v in out_headers if k.lower() != "content-length"]
+        start_response(
+            f"{response.status} {HTTPStatus(response.status).phrase}",
+            [*out_headers, ("Content-Length", str(len(payload)))],
+        )
+        return [payload]
 
     return application
 
@@ -340,11 +367,22 @@ class HttpServer:
             self._thread.join(timeout=10)
 
 
+def _wait_for(stop: threading.Event) -> None:
+    """Block until `stop` is set, waking every half second: a SIGTERM delivered to another
+    thread (Linux may pick any) only runs its Python handler when the main thread runs
+    bytecode, so a wait without a timeout can sleep through it forever."""
+    while not stop.wait(0.5):
+        pass
+
+
 def serve(
     settings: Settings, *, store: Store, model: Model, http: bool, host: str, port: int, out: Any
 ) -> int:
     """Run the bot until SIGINT/SIGTERM: HTTP, or Socket Mode when SLACK_APP_TOKEN is set and --http is not."""
     socket_mode = bool(settings.slack_app_token) and not http
+    # A turn's CPU work holds the GIL for up to the switch interval (5 ms by default) before
+    # a request thread gets it back: a shorter one keeps acks fast while turns run.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     service = build_service(settings, store=store, model=model, socket_mode=socket_mode)
     recovered = service.work.recover()
     stop = threading.Event()
@@ -366,7 +404,7 @@ def serve(
             file=out,
             flush=True,
         )
-        stop.wait()
+        _wait_for(stop)
         handler.close()
     else:
         server = HttpServer(service, host=host, port=port)
@@ -377,7 +415,7 @@ def serve(
             file=out,
             flush=True,
         )
-        stop.wait()
+        _wait_for(stop)
         server.stop()
     log.info("draining: waiting for turns in progress to reach a stopping point")
     drained = service.runner.shutdown()

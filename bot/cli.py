@@ -33,7 +33,8 @@ from bot.console import (
     drive,
 )
 from bot.errors import CloseBotError, ConfigError
-from bot.store import Store
+from bot.models import estimated_cost
+from bot.store import USAGE_FIELDS, Store
 
 
 class _Parser(argparse.ArgumentParser):
@@ -411,8 +412,17 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
     if not runs:
         print("No runs yet. Start one with: closebot run", file=out)
     for r in runs:
+        calls, usage = store.usage(r.id)
+        tokens = ""
+        if calls:
+            prompt = sum(usage[k] for k in USAGE_FIELDS if k != "output_tokens")
+            cached = usage["cache_read_input_tokens"] / prompt if prompt else 0.0
+            tokens = (
+                f"  {calls} calls, {prompt:,} in ({cached:.0%} cached) / "
+                f"{usage['output_tokens']:,} out, ~${estimated_cost(r.model, usage):.2f}"
+            )
         print(
-            f"{r.id}  {r.period}  {r.status:<9} {r.mode:<8} {r.started_by or '-':<12} {r.created_at}",
+            f"{r.id}  {r.period}  {r.status:<9} {r.mode:<8} {r.started_by or '-':<12} {r.created_at}{tokens}",
             file=out,
         )
     return EXIT_OK

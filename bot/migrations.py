@@ -203,3 +203,25 @@ def m005_reliability(db: Database) -> None:
         "update questions set settled_shown_at = coalesce(answered_at, created_at) "
         "where status != 'pending'"
     )
+
+
+@migrations()
+def m006_usage(db: Database) -> None:
+    """Token usage of every model call (input, output, cache read and write), per run."""
+    db.table("model_calls").create(
+        {
+            "id": int,
+            "run_id": str,
+            "at": str,
+            "model": str,
+            "stop_reason": str,
+            "input_tokens": int,
+            "output_tokens": int,
+            "cache_read_input_tokens": int,
+            "cache_creation_input_tokens": int,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+        not_null={"run_id", "at"},
+    )
+    db.table("model_calls").create_index(["run_id"])

@@ -99,6 +99,7 @@ class ClaudeModel:
     ) -> Reply:
         import anthropic
 
+        messages = with_conversation_breakpoint(messages)
         cached_tools = [dict(t) for t in tools]
         if cached_tools:
             # One breakpoint after the last tool caches tools and system together.
@@ -150,6 +151,57 @@ class ClaudeModel:
             stop_reason=response.stop_reason,
             usage={k: v for k, v in usage.items() if isinstance(v, int)},
         )
+
+
+CACHEABLE = ("text", "tool_result", "tool_use", "image", "document")
+
+
+def with_conversation_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with a cache breakpoint on the last block of the last message, so the
+    next call reads the whole conversation so far from the cache (tools and system have
+    theirs: three of the four breakpoints the API allows). Copies what it marks: the
+    caller's transcript is never changed."""
+    if not messages:
+        return messages
+    last = messages[-1]
+    content = last.get("content")
+    if not isinstance(content, list) or not content or not isinstance(content[-1], dict):
+        return messages
+    if content[-1].get("type") not in CACHEABLE:
+        return messages  # a thinking block cannot carry a breakpoint
+    marked = {**content[-1], "cache_control": {"type": "ephemeral"}}
+    return [*messages[:-1], {**last, "content": [*content[:-1], marked]}]
+
+
+# Estimated list prices, US$ per million tokens: (input, output). A cache write costs 1.25 ×
+# input, a cache read 0.1 × input. A model not listed is priced as Sonnet; the figure is an
+# estimate, labelled as one wherever it is shown.
+PRICES = {"opus": (5.0, 25.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
+
+
+def estimated_cost(model: str | None, usage: dict[str, int]) -> float:
+    """What these tokens cost at list price, in US$ (an estimate)."""
+    family = next((f for f in PRICES if f in (model or "")), "sonnet")
+    per_in, per_out = PRICES[family]
+    dollars = (
+        usage.get("input_tokens", 0) * per_in
+        + usage.get("output_tokens", 0) * per_out
+        + usage.get("cache_creation_input_tokens", 0) * per_in * 1.25
+        + usage.get("cache_read_input_tokens", 0) * per_in * 0.1
+    )
+    return dollars / 1_000_000
+
+
+def usage_line(model: str | None, usage: dict[str, int], calls: int) -> str:
+    """One line for a summary: model calls, tokens, cache hit rate and the estimated cost."""
+    read = usage.get("cache_read_input_tokens", 0)
+    prompt = read + usage.get("input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+    hit = f", {read / prompt:.0%} of input read from cache" if prompt else ""
+    return (
+        f"Model use: {calls} call{'s' if calls != 1 else ''}, {prompt:,} input tokens{hit}, "
+        f"{usage.get('output_tokens', 0):,} output tokens; "
+        f"estimated cost ${estimated_cost(model, usage):.2f}"
+    )
 
 
 def _detail(error: anthropic.APIStatusError) -> str:

@@ -1,16 +1,18 @@
-"""Where work runs: a bounded worker pool, one job at a time per key, later jobs queued.
+"""Where work runs: one job at a time per key, later jobs queued; quick jobs on their own pool.
 
 Bolt listeners never run the agent: they parse, authorize, claim and ack, then hand
 the work here (through bot/slack_work.py). Jobs with the same key (a run id) are kept
-in order and never run in parallel; jobs with different keys share the pool. Nothing
-here knows about Slack, the agent or the database.
+in order and never run in parallel; jobs with different keys share the turn pool, whose
+workers spend most of their time waiting on the model. Quick jobs that people are looking
+at (a form turning read-only, a thread opening, a private notice) run on a separate pool,
+so they never wait behind someone else's model call. Nothing here knows about Slack, the
+agent or the database.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,11 +25,16 @@ Job = Callable[[], None]
 class Runner:
     """Per-key serial job queues drained by a shared, bounded thread pool."""
 
-    def __init__(self, *, max_workers: int = 4) -> None:
+    def __init__(self, *, max_workers: int = 4, fast_workers: int = 4) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="closebot-turn")
+        self._fast = ThreadPoolExecutor(
+            max_workers=fast_workers, thread_name_prefix="closebot-fast"
+        )
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._queues: dict[str, deque[Job]] = {}
+        self._quick_jobs = 0  # fast jobs queued or running
+        self._fast_keys: dict[str, int] = {}  # keys of fast jobs queued or running
         self._closed = False
 
     def submit(self, key: str, job: Job) -> None:
@@ -44,13 +51,39 @@ class Runner:
         self._pool.submit(self._drain, key)
 
     def side(self, job: Job) -> None:
-        """A small job with no ordering needs (an ephemeral notice)."""
-        self.submit(f"side:{uuid.uuid4().hex}", job)
+        """A small job with no ordering needs (an ephemeral notice), on the fast pool."""
+        self.fast(job)
+
+    def fast(self, job: Job, *, key: str | None = None) -> None:
+        """A quick job on the fast pool: never behind a model call. With a key, busy(key)
+        holds while it runs (a job that hands on to submit(key, …) stays busy throughout)."""
+        with self._lock:
+            if self._closed:
+                log.warning("shutting down: a quick job not started")
+                return
+            self._quick_jobs += 1
+            if key is not None:
+                self._fast_keys[key] = self._fast_keys.get(key, 0) + 1
+        self._fast.submit(self._run_fast, job, key)
+
+    def _run_fast(self, job: Job, key: str | None) -> None:
+        try:
+            job()
+        except Exception:
+            log.exception("quick job failed")
+        finally:
+            with self._lock:
+                self._quick_jobs -= 1
+                if key is not None:
+                    self._fast_keys[key] -= 1
+                    if not self._fast_keys[key]:
+                        del self._fast_keys[key]
+                self._idle.notify_all()
 
     def busy(self, key: str) -> bool:
         """True while a job with this key is queued or running."""
         with self._lock:
-            return key in self._queues
+            return key in self._queues or key in self._fast_keys
 
     def _drain(self, key: str) -> None:
         while True:
@@ -71,7 +104,9 @@ class Runner:
     def wait_idle(self, timeout: float) -> bool:
         """Block until no job is queued or running (tests, shutdown); False on timeout."""
         with self._idle:
-            return self._idle.wait_for(lambda: not self._queues, timeout=timeout)
+            return self._idle.wait_for(
+                lambda: not self._queues and not self._quick_jobs, timeout=timeout
+            )
 
     def shutdown(self, timeout: float = 30.0) -> bool:
         """Drain: let queued jobs finish (up to `timeout`), take no new ones; True if all did."""
@@ -79,4 +114,5 @@ class Runner:
         with self._lock:
             self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._fast.shutdown(wait=False, cancel_futures=True)
         return drained

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import threading
 from collections.abc import Iterable, Sequence
 from datetime import timedelta
 from decimal import Decimal
@@ -86,6 +88,10 @@ class SlackPresenter:
         self.steps = list(steps)
         self.approvers = approvers
         self.reminder = reminder  # first reminder of a pending question; then daily
+        # What each status message was last updated to (ts → text and blocks), so an update
+        # that would change nothing is not sent. Memory only: after a restart, one repeat.
+        self._shown: dict[str, str] = {}
+        self._shown_lock = threading.Lock()
 
     def people(self, run: Run) -> set[str]:
         """Whom the bot may mention in this run's thread."""
@@ -143,12 +149,17 @@ class SlackPresenter:
         if not (run.channel and run.status_ts):
             return
         safe_note = outgoing(note, self.people(run)) if note else None
+        text = outgoing(status_title(run))
+        status_blocks = self._status(run, run.steps, safe_note)
+        shown = json.dumps([run.channel, text, status_blocks], sort_keys=True)
+        with self._shown_lock:
+            if self._shown.get(run.status_ts) == shown:
+                return  # the message already shows exactly this
         self.client.chat_update(
-            channel=run.channel,
-            ts=run.status_ts,
-            text=outgoing(status_title(run)),
-            blocks=self._status(run, run.steps, safe_note),
+            channel=run.channel, ts=run.status_ts, text=text, blocks=status_blocks
         )
+        with self._shown_lock:
+            self._shown[run.status_ts] = shown
 
     def post(
         self, run_id: str, text: str, block_list: list[dict[str, Any]] | None = None

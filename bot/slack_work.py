@@ -122,20 +122,31 @@ class SlackWork:
     # -- what listeners ask for ---------------------------------------------
 
     def start_close(self, run_id: str, *, response_url: str | None = None) -> None:
-        """Open the run's thread in Slack and begin the close (or carry on, if it had begun)."""
+        """Open the run's thread in Slack and begin the close (or carry on, if it had begun).
 
-        def work() -> None:
-            try:
-                self.presenter.open_thread(run_id)
-            except SlackApiError as e:
-                code = slack_error(e)
-                if code in CANNOT_POST:
-                    self._fail_unposted(run_id, code, response_url)
+        The thread opens on the runner's fast pool, so a new close shows at once however
+        many turns are waiting on the model; the turn itself then queues as usual.
+        """
+
+        def open_thread() -> None:
+            with self.store.leased(run_id, owner=self.owner, ttl=self.lease_ttl) as holder:
+                if holder:
+                    log.info("run %s: opening left to %s, which holds its lease", run_id, holder)
                     return
-                log.warning(
-                    "run %s: thread not opened (%s); the watchdog tries again", run_id, code
-                )
-                return
+                try:
+                    self.presenter.open_thread(run_id)
+                except SlackApiError as e:
+                    code = slack_error(e)
+                    if code in CANNOT_POST:
+                        self._fail_unposted(run_id, code, response_url)
+                        return
+                    log.warning(
+                        "run %s: thread not opened (%s); the watchdog tries again", run_id, code
+                    )
+                    return
+                self._job(run_id, "starting the close", begin)
+
+        def begin() -> None:
             run = self.store.run(run_id)  # its data is checked by the close's first step
             if self.store.messages(run_id):
                 if run.status not in ("running", "waiting") or self.store.pending_question(run_id):
@@ -145,7 +156,7 @@ class SlackWork:
                 outcome = self.loop.start(run_id, start_prompt(run.period))
             self.deliver_held_messages(run_id, outcome)
 
-        self._job(run_id, "starting the close", work)
+        self.runner.fast(open_thread, key=run_id)
 
     def _fail_unposted(self, run_id: str, code: str, response_url: str | None) -> None:
         run = self.store.run(run_id)
@@ -160,11 +171,14 @@ class SlackWork:
         looking live, and heal() updates it later.
         """
 
-        def work() -> None:
-            self.presenter.settle_form(question_id)
-            self.deliver_held_messages(run_id, self.loop.advance(run_id))
-
-        self._job(run_id, "continuing after the answer", work)
+        # The form turns read-only on the fast pool: at once, even while every turn worker
+        # waits on the model. The turn continues in the run's queue.
+        self.runner.fast(partial(self._settle_form_again, question_id))
+        self._job(
+            run_id,
+            "continuing after the answer",
+            lambda: self.deliver_held_messages(run_id, self.loop.advance(run_id)),
+        )
 
     def message(self, run_id: str, *, user: str | None, text: str) -> None:
         """A person wrote in the run's thread: kept in the store at once, read when the run is free."""

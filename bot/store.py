@@ -19,6 +19,12 @@ from sqlite_utils import Database
 from bot.errors import AlreadyAnsweredError, BusyError, NotFoundError, ReadOnlyError
 from bot.migrations import migrations
 
+USAGE_FIELDS = (  # as the Messages API names them
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
 QUICK_BUSY_MS = 400  # the ack path waits at most this long for a lock, then says "busy"
 
@@ -31,6 +37,14 @@ def event_hash(prev: str, event: dict[str, Any]) -> str:
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _insert(db: Database, table: str, row: dict[str, Any], *, ignore: bool = False) -> None:
+    """One row by plain SQL: sqlite-utils' insert() reads the table's schema on every call."""
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    verb = "insert or ignore" if ignore else "insert"
+    db.execute(f"{verb} into {table} ({columns}) values ({marks})", tuple(row.values()))
 
 
 def _dumps(value: Any) -> str:
@@ -240,9 +254,7 @@ class Store:
             "actor": actor,
             "detail": _dumps(detail),
         }
-        db.table("audit_events").insert(
-            {**event, "prev_hash": prev, "hash": event_hash(prev, event)}
-        )
+        _insert(db, "audit_events", {**event, "prev_hash": prev, "hash": event_hash(prev, event)})
 
     def verify_audit(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
         """(events checked, the first event whose link is broken or None, why)."""
@@ -280,7 +292,9 @@ class Store:
         run_id = uuid.uuid4().hex[:12]
         now = self.now()
         with self.write() as db:
-            db.table("runs").insert(
+            _insert(
+                db,
+                "runs",
                 {
                     "id": run_id,
                     "period": period,
@@ -294,7 +308,7 @@ class Store:
                     "error": None,
                     "created_at": now,
                     "updated_at": now,
-                }
+                },
             )
             self._audit(
                 db,
@@ -357,8 +371,10 @@ class Store:
     def hold_message(self, run_id: str, *, user: str | None, text: str) -> None:
         """Keep a message that arrived while the run was busy; take_messages() hands it over."""
         with self.write() as db:
-            db.table("inbox").insert(
-                {"run_id": run_id, "user": user, "text": text, "created_at": self.now()}
+            _insert(
+                db,
+                "inbox",
+                {"run_id": run_id, "user": user, "text": text, "created_at": self.now()},
             )
 
     def take_messages(self, run_id: str) -> list[dict[str, Any]]:
@@ -439,17 +455,30 @@ class Store:
                 "select coalesce(max(seq), 0) as seq from messages where run_id = ?", (run_id,)
             )
             seq = int(row[0]["seq"]) + 1
-            db.table("messages").insert(
+            _insert(
+                db,
+                "messages",
                 {
                     "run_id": run_id,
                     "seq": seq,
                     "role": role,
                     "content": _dumps(content),
                     "created_at": self.now(),
-                }
+                },
             )
             db.execute("update runs set updated_at = ? where id = ?", (self.now(), run_id))
         return seq
+
+    def last_message(self, run_id: str) -> Message | None:
+        """The transcript's latest message, without reading the rest."""
+        rows = self._rows(
+            "select seq, role, content from messages where run_id = ? order by seq desc limit 1",
+            (run_id,),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return Message(seq=r["seq"], role=r["role"], content=json.loads(r["content"]))
 
     def messages(self, run_id: str) -> list[Message]:
         rows = self._rows(
@@ -458,6 +487,34 @@ class Store:
         return [
             Message(seq=r["seq"], role=r["role"], content=json.loads(r["content"])) for r in rows
         ]
+
+    # -- model usage ------------------------------------------------------
+
+    def record_model_call(
+        self, run_id: str, *, model: str | None, stop_reason: str | None, usage: dict[str, int]
+    ) -> None:
+        """One model call's token usage."""
+        with self.write() as db:
+            _insert(
+                db,
+                "model_calls",
+                {
+                    "run_id": run_id,
+                    "at": self.now(),
+                    "model": model,
+                    "stop_reason": stop_reason,
+                    **{f: int(usage.get(f, 0)) for f in USAGE_FIELDS},
+                },
+            )
+
+    def usage(self, run_id: str) -> tuple[int, dict[str, int]]:
+        """(model calls, summed token usage) of a run."""
+        sums = ", ".join(f"coalesce(sum({f}), 0) as {f}" for f in USAGE_FIELDS)
+        row = self._rows(
+            f"select count(*) as calls, {sums} from model_calls where run_id = ?", (run_id,)
+        )[0]
+        calls = int(row.pop("calls"))
+        return calls, {k: int(v) for k, v in row.items()}
 
     # -- tool calls -------------------------------------------------------
 
@@ -472,7 +529,9 @@ class Store:
         is_error: bool,
     ) -> None:
         with self.write() as db:
-            db.table("tool_calls").insert(
+            _insert(
+                db,
+                "tool_calls",
                 {
                     "tool_use_id": tool_use_id,
                     "run_id": run_id,
@@ -523,7 +582,9 @@ class Store:
         with self.write() as db:
             existing = self._rows("select id from questions where id = ?", (question_id,))
             if not existing:
-                db.table("questions").insert(
+                _insert(
+                    db,
+                    "questions",
                     {
                         "id": question_id,
                         "run_id": run_id,
@@ -532,7 +593,7 @@ class Store:
                         "status": "pending",
                         "created_at": self.now(),
                         "expires_at": expires_at,
-                    }
+                    },
                 )
                 self._audit(
                     db,

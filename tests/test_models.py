@@ -62,7 +62,21 @@ def test_a_reply_comes_back_as_plain_blocks_and_cache_control_is_sent() -> None:
     ]
     assert reply.stop_reason == "tool_use" and reply.usage["cache_creation_input_tokens"] == 8
     (sent,) = fake.requests
-    assert sent["model"] == "claude-sonnet-5-5" and sent["messages"] == MESSAGES
+    assert sent["model"] == "claude-sonnet-5-5"
+    # The conversation is cached too: a breakpoint on the last block of the last message.
+    assert sent["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "Run the close for 2026-10.",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        }
+    ]
+    assert "cache_control" not in MESSAGES[0]["content"][0]  # the transcript is not mutated
     assert sent["system"] == [
         {"type": "text", "text": "You close books.", "cache_control": {"type": "ephemeral"}}
     ]

@@ -76,3 +76,22 @@ def test_shutdown_drains_the_job_in_flight_and_takes_no_new_ones(store: Store) -
     assert result == [True] and done == ["turn"]
     runner.submit("run-b", lambda: done.append("late"))  # after the drain: not started
     assert done == ["turn"] and not runner.busy("run-b")
+
+
+def test_quick_jobs_run_while_every_turn_worker_waits_on_a_model() -> None:
+    runner = Runner(max_workers=2, fast_workers=1)
+    release = threading.Event()
+    for run in ("run-a", "run-b", "run-c"):  # more turns than workers, each stuck
+        runner.submit(run, lambda: (release.wait(timeout=20), None)[1])
+    shown = threading.Event()
+    opened = threading.Event()
+    runner.fast(shown.set)  # a form turning read-only
+    runner.fast(lambda: (opened.wait(timeout=20), None)[1], key="run-d")  # a thread opening
+
+    assert shown.wait(timeout=20)  # not behind the stuck turns
+    assert runner.busy("run-d")  # a keyed quick job keeps its run busy (the watchdog waits)
+    opened.set()
+    release.set()
+    assert runner.wait_idle(timeout=20)  # idle waits for quick jobs too
+    assert not runner.busy("run-d")
+    runner.shutdown()

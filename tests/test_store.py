@@ -21,7 +21,19 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m003_slack",
         "m004_evidence",
         "m005_reliability",
+        "m006_usage",
     ]
+    assert db.table("model_calls").columns_dict == {
+        "id": int,
+        "run_id": str,
+        "at": str,
+        "model": str,
+        "stop_reason": str,
+        "input_tokens": int,
+        "output_tokens": int,
+        "cache_read_input_tokens": int,
+        "cache_creation_input_tokens": int,
+    }
     assert db.table("runs").columns_dict == {
         "id": str,
         "period": str,
@@ -104,7 +116,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
 def test_reopening_applies_nothing_twice_and_uses_wal(db_path: Path) -> None:
     Store(db_path).close()
     s = Store(db_path)
-    assert len(migrations.applied(s.db)) == 5
+    assert len(migrations.applied(s.db)) == 6
     assert s.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert s.db.execute("pragma busy_timeout").fetchone()[0] == 10_000
     s.close()
@@ -273,7 +285,7 @@ def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path:
     old.conn.close()
     store = Store(path)
     Ledger(store)
-    assert [m.name for m in migrations.applied(store.db)][-1] == "m005_reliability"
+    assert [m.name for m in migrations.applied(store.db)][-1] == "m006_usage"
     assert [m.name for m in close_migrations.applied(store.db)] == ["c001_v2", "c002_content_hash"]
     assert store.run("r1").period == "2026-09"
     assert {"rationale", "overridden"} <= set(store.db.table("questions").columns_dict)
@@ -329,7 +341,7 @@ def test_a_database_from_before_leases_migrates_and_keeps_its_rows(db_path: Path
     )
     db.close()
     s = Store(db_path)
-    assert [x.name for x in migrations.applied(s.db)][-1] == "m005_reliability"
+    assert [x.name for x in migrations.applied(s.db)][-1] == "m006_usage"
     assert s.db.table("leases").columns_dict == {"run_id": str, "owner": str, "expires_at": str}
     assert {"settled_shown_at", "remind_at"} <= set(s.db.table("questions").columns_dict)
     run = s.run("r1")
