@@ -13,6 +13,7 @@ from bot.agent_loop import AgentLoop
 from bot.models import Reply
 from bot.store import QuestionRecord, Store
 from bot.tools import ToolRegistry
+from tests.fake_slack import FakeSlack, fake_slack
 from tests.sandbox_browser import browser, page, sandbox  # noqa: F401  (fixtures)
 
 
@@ -167,3 +168,10 @@ WI_QUESTION: dict[str, Any] = {
     "recommended": 1,
     "reasoning": "Both operator documents agree.",
 }
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    """A loopback fake of Slack's Web API, recording every call."""
+    with fake_slack() as f:
+        yield f

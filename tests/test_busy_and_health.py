@@ -23,7 +23,7 @@ import pytest
 from bot.app import HttpServer
 from bot.handlers import BUSY, DB_DOWN
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 LOCKER = (
@@ -64,12 +64,6 @@ def within_bound(call: Callable[[], Any]) -> Any:
     thread.join(BOUND)
     assert not thread.is_alive(), "the request waited on the database lock"
     return box["result"]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 @pytest.fixture

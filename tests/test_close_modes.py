@@ -6,24 +6,15 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from bot.close.data import SAMPLE_DIR
 from bot.close.ledger import Ledger
 from bot.store import Store
 from tests.cli_run import closebot, run_id_of
 from tests.close_helpers import close_run
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 def test_console_october_then_auto_november_reverses_october_and_asks_only_to_post(

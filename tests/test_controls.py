@@ -8,7 +8,6 @@ import csv
 import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -26,14 +25,8 @@ from bot.store import Store
 from tests.cli_run import closebot, run_id_of
 from tests.close_helpers import Recorder, choose_label, close_run, recommended
 from tests.conftest import ScriptedModel, tool_use
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 def blocks_text(message: dict[str, Any]) -> str:

@@ -31,12 +31,6 @@ JSON = "application/json"
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
-
-
-@pytest.fixture
 def served(fake: FakeSlack, db_path: Path) -> Iterator[tuple[Harness, str]]:
     harness = Harness(fake, db_path)
     server = HttpServer(harness.service, host="127.0.0.1", port=0)

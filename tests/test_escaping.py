@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from hypothesis import strategies as st
 
 from bot.blocks import outgoing
 from tests.conftest import ScriptedModel, ask_input, text, tool_use
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 NASTY = [
@@ -56,12 +55,6 @@ def unsafe(token: str) -> bool:
     if mention:
         return mention.group(1) not in ALLOWED_PEOPLE
     return not token.startswith("<!date^")  # the bot's own date formatting
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 @pytest.mark.parametrize("nasty", NASTY)

@@ -16,7 +16,7 @@ import pytest
 from bot.blocks import RETRY_ACTION, STOP_ACTION
 from bot.errors import ModelUnavailableError
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 Q = "toolu_q1"
@@ -35,12 +35,6 @@ def ask_then_finish(model: ScriptedModel, summary: str = "All done.") -> None:
         text("Checking the WI."), tool_use(Q, "ask_user_question", **ask_input(WI_QUESTION))
     )
     model.enqueue(text(summary))
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 @pytest.fixture

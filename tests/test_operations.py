@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,14 +19,8 @@ from bot.cli import main
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.conftest import WI_QUESTION, ScriptedModel, ask_input, text, tool_use
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import FORM, Harness
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 def run_serve(fake: FakeSlack, db_path: Path, *flags: str) -> str:

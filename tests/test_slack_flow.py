@@ -18,14 +18,8 @@ from bot.close.ledger import Ledger
 from bot.close.playbook import PlaybookModel
 from bot.errors import ModelUnavailableError
 from tests import slack_payloads as sp
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import FORM, Harness
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 @pytest.fixture

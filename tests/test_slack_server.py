@@ -20,14 +20,8 @@ import pytest
 
 from bot.app import HttpServer
 from tests import slack_payloads as sp
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import FORM, Harness
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from bot.models import DEFAULT_MAX_TOKENS, ClaudeModel
 from bot.store import Store
 from tests.conftest import ScriptedModel, scripted_loop, text, tool_use
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 THINKING = {
@@ -167,12 +167,6 @@ def test_a_run_resumes_on_the_model_that_began_it(store: Store, anthropic: FakeA
 
 
 # -- in Slack: no ✅ for a refusal ---------------------------------------------------------
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 def test_a_refusal_in_slack_gets_no_checkmark_but_a_reason_and_retry(

@@ -9,24 +9,15 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.conftest import ScriptedModel, text
-from tests.fake_slack import FakeSlack, fake_slack
+from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeSlack]:
-    with fake_slack() as f:
-        yield f
 
 
 def interrupted_run(fake: FakeSlack, db_path: Path) -> str:
