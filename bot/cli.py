@@ -244,7 +244,16 @@ def _drive_to_end(
     """Answer questions until the run ends; say what to do next."""
     # Auto answers are nobody's decision: they are logged as 'auto', not as the operator.
     user = "auto" if auto else settings.console_user
-    code = drive(loop, store, run_id, outcome, answerer=_answerer(auto, out), user=user, out=out)
+    code = drive(
+        loop,
+        store,
+        run_id,
+        outcome,
+        answerer=_answerer(auto, out),
+        user=user,
+        out=out,
+        approvers=settings.approvers,
+    )
     if code == EXIT_OK:
         print(
             f"\nDecision log: closebot audit {run_id}   Entries: closebot entries {run_id}",

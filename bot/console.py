@@ -8,7 +8,13 @@ from typing import Protocol, TextIO
 
 from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, ask_of
 from bot.answers import Answers
-from bot.close.controls import APPROVAL_HEADERS, SECOND_APPROVAL_HEADER, first_approver, header_of
+from bot.close.controls import (
+    APPROVAL_HEADERS,
+    SECOND_APPROVAL_HEADER,
+    approves,
+    first_approver,
+    header_of,
+)
 from bot.errors import AlreadyAnsweredError, AnswerError
 from bot.questions import (
     Ask,
@@ -16,6 +22,7 @@ from bot.questions import (
     Question,
     QuestionType,
     Response,
+    answer_payload,
     check_response,
     default_responses,
     overrides,
@@ -238,6 +245,7 @@ def drive(
     answerer: Answerer,
     user: str,
     out: TextIO,
+    approvers: frozenset[str] = frozenset(),
 ) -> int:
     """Answer each pending question and advance, until the run finishes; the exit code."""
     answers = Answers(store, frozenset())
@@ -262,6 +270,20 @@ def drive(
             store.set_run_status(run_id, "failed", error=f"auto mode: {e}")
             print(f"closebot: auto mode cannot answer: {e}", file=out, flush=True)
             return EXIT_FAILED
+        if (
+            approvers
+            and answerer.source == "console"
+            and responses is not None
+            and header_of(record) in APPROVAL_HEADERS
+            and approves(answer_payload(ask, responses))
+        ):
+            print(
+                "  ✗ with CLOSEBOT_APPROVERS set, posting is approved in Slack by an approver who did "
+                "not start the close; choose 'Keep as draft' here.",
+                file=out,
+                flush=True,
+            )
+            continue
         try:
             answers.settle(
                 record.id,

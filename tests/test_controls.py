@@ -489,3 +489,17 @@ def test_november_carries_octobers_open_items_and_blocks_the_lock_when_nothing_p
         lock["details"]["recommended"] == "block_lock"
         and "is a draft, not posted" in lock["details"]["reasoning"]
     )
+
+
+def test_the_console_will_not_take_an_approval_when_approvers_are_set(db_path: Path) -> None:
+    env = {"CLOSEBOT_APPROVERS": "UAPPROVER,UAPPROVER2"}
+    done = closebot(
+        "run", "2026-10", env=env, stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n2\n" + "1\nok\n" * 10
+    )
+    assert "with CLOSEBOT_APPROVERS set, posting is approved in Slack" in done.stdout
+    run_id = run_id_of(done.stdout)
+    store = Store(db_path)
+    assert Ledger(store).current_batch(run_id)["status"] == "draft"
+    approval = next(q for q in store.questions(run_id) if q.questions[0].get("header") == "Posting")
+    assert approval.answer is not None and approval.answer["1"]["labels"] == ["Keep as draft"]
+    assert not store.audit_events(run_id, kind="posting_refused")
