@@ -113,3 +113,15 @@ def test_data_sample_writes_the_shipped_periods_which_check_clean(tmp_path: Path
     assert checked.returncode == 0, checked.stdout
     again = closebot("data", "sample", str(target))
     assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_an_accrual_of_an_unknown_product_or_category_is_refused(tmp_path: Path) -> None:
+    folder = write_period(tmp_path)
+    edit(folder, "accruals.csv", "revenue,W-A,oil,2026-08", "revenue,W-A,water,2026-08")
+    edit(folder, "accruals.csv", "loe,W-A,LOE,2026-09", "loe,W-A,Capital,2026-09")
+    with pytest.raises(DataProblems) as caught:
+        close_data.load("2026-10", tmp_path)
+    assert {(p.file, p.line, p.value) for p in caught.value.problems} == {
+        ("accruals.csv", 2, "Capital"),
+        ("accruals.csv", 3, "water"),
+    }

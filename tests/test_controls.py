@@ -199,10 +199,12 @@ def test_the_starter_cannot_approve_when_approvers_are_set(fake: FakeSlack, db_p
         assert any("different approver than the first" in n for n in bot.ephemerals_to("UAPPROVER"))
         bot.submit(second, {1: 1}, user="UAPPROVER2")
         bot.idle()
-        batch = Ledger(bot.store).current_batch(run.id)
-        assert (batch is not None and batch["status"] == "draft") or batch["status"] == "posted"
+        assert bot.store.question(second).answered_by == "UAPPROVER2"
         bot.finish(run.id)
-        assert Ledger(bot.store).current_batch(run.id)["status"] == "posted"
+        batch = Ledger(bot.store).current_batch(run.id)
+        assert (
+            batch is not None and batch["status"] == "posted" and batch["posted_by"] == "UAPPROVER"
+        )
     finally:
         bot.close()
 

@@ -616,6 +616,28 @@ def _cross_checks(data: CloseData, problems: list[Problem]) -> None:
                 )
             )
         seen[key] = row.line
+    for a in data.accruals:
+        named = a.product_or_category.casefold()
+        if a.kind == "revenue" and named not in PRODUCTS:
+            problems.append(
+                Problem(
+                    "accruals.csv",
+                    a.line,
+                    "product_or_category",
+                    a.product_or_category,
+                    "a product: oil, gas, ngl (or condensate)",
+                )
+            )
+        elif a.kind == "loe" and CATEGORIES.get(named) not in ("LOE", "Overhead", "Workover"):
+            problems.append(
+                Problem(
+                    "accruals.csv",
+                    a.line,
+                    "product_or_category",
+                    a.product_or_category,
+                    "an LOE category: LOE, Overhead or Workover",
+                )
+            )
     for tb in data.tb_activity:
         if tb.debit and tb.credit:
             problems.append(

@@ -8,15 +8,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from bot.close.checks import REVENUE_ACCOUNTS, Close, cost_account, stub_parts
-from bot.close.data import ZERO, JibLine, RevenueLine, period_label
+from bot.close.checks import COST_ACCOUNTS, REVENUE_ACCOUNTS, Close, cost_account, stub_parts
+from bot.close.data import CATEGORIES, PRODUCTS, ZERO, JibLine, RevenueLine, period_label
 from bot.close.kinds import book, option_label
 from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.steps.jibs import loe_accrual
 from bot.close.steps.revenue import revenue_accrual
 
 ACCOUNTS = ACCOUNT_NAMES
-CATEGORY_ACCOUNTS = {"LOE": "6210", "Overhead": "6250", "Workover": "6220"}
 
 
 class JournalError(ValueError):
@@ -147,12 +146,7 @@ def _reversals(batch: Batch, close: Close, prior: list[dict[str, Any]] | None) -
     if loe:
         e = batch.entry(f"Reversal of {label} LOE accrual (accruals.csv)", "reversal")
         for a in loe:
-            account = CATEGORY_ACCOUNTS.get(
-                a.product_or_category.capitalize()
-                if a.product_or_category.lower() != "loe"
-                else "LOE",
-                "6210",
-            )
+            account = COST_ACCOUNTS[CATEGORIES[a.product_or_category.casefold()]]
             e.add(
                 "2115",
                 debit=a.amount,
@@ -170,7 +164,7 @@ def _reversals(batch: Batch, close: Close, prior: list[dict[str, Any]] | None) -
     if revenue:
         e = batch.entry(f"Reversal of {label} revenue accrual (accruals.csv)", "reversal")
         for a in revenue:
-            account = REVENUE_ACCOUNTS.get(a.product_or_category.lower(), "4010")
+            account = REVENUE_ACCOUNTS[PRODUCTS[a.product_or_category.casefold()]]
             e.add(
                 account,
                 debit=a.amount,

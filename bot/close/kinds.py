@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from bot.close.checks import REVENUE_ACCOUNTS
 from bot.close.data import ZERO
 from bot.close.master import money
 
@@ -429,7 +430,7 @@ def book(kind: str, option: str, facts: dict[str, Any], extra: dict[str, Any]) -
         )
     if kind == "stub_math":
         diff = Decimal(facts["difference"])
-        account = {"oil": "4010", "gas": "4020", "ngl": "4030"}[facts["product"]]
+        account = REVENUE_ACCOUNTS[facts["product"]]
         if option == "hold" and diff > 0:
             return _pair(
                 account,

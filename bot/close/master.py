@@ -72,10 +72,6 @@ def dec8(d: Decimal) -> str:
     return f"{d:.8f}"
 
 
-def percent(d: Decimal) -> str:
-    return f"{d * 100:+.2f} %"
-
-
 @dataclass(frozen=True)
 class Master:
     """The DOI in force for any well and month, wells by property number, JOA rates."""

@@ -21,8 +21,6 @@ from bot.close.master import (
     TOLERANCE,
     dec8,
     money,
-    percent,
-    signed_money,
 )
 
 # -- step 7: flux ------------------------------------------------------------------
@@ -115,11 +113,6 @@ def flux_explanation(close: Close, account: str) -> str:
             for j in lines
         )
     return ""
-
-
-def format_flux(item: dict[str, Any]) -> str:
-    pct = percent(item["percent"]) if item["percent"] is not None else "new"
-    return f"{item['account']} {item['name']}: {money(item['prior'])} → {money(item['current'])} ({signed_money(item['change'])}, {pct})"
 
 
 def _flux_label(i: dict[str, Any]) -> str:
