@@ -189,6 +189,7 @@ class DecisionTools(ToolBase):
                 {
                     "exception_id": e["id"],
                     "ref": e["details"]["ref"],
+                    "step": e["details"]["step"],
                     "summary": e["details"]["summary"],
                 }
                 for e in new

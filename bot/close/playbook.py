@@ -208,9 +208,7 @@ class PlaybookModel:
                 refs += [e["ref"] for e in c.result.get("exceptions", []) if e["status"] == "open"]
             if c.name == "resolve_exception":
                 refs += [
-                    e["ref"]
-                    for e in c.result.get("follow_up_exceptions", [])
-                    if e["ref"].split(":")[0] in _STEP_KINDS.get(step, ())
+                    e["ref"] for e in c.result.get("follow_up_exceptions", []) if e["step"] == step
                 ]
         seen: list[str] = []
         for r in refs:
@@ -322,24 +320,6 @@ class PlaybookModel:
             "I'm running offline (no ANTHROPIC_API_KEY), so I follow the close playbook and can't hold a "
             "free conversation. Say *status* for this run's summary, or start a new close with `/close YYYY-MM`."
         )
-
-
-_STEP_KINDS = {
-    STEPS[0]: (
-        "unknown_property",
-        "doi_sanity",
-        "decimal_range",
-        "stub_math",
-        "missing_document",
-        "tb_unbalanced",
-    ),
-    STEPS[1]: ("wi_nri", "doi_effective", "stub_underpaid"),
-    STEPS[2]: ("line_math", "duplicate", "stale_charge", "afe_overrun", "overhead_rate"),
-    STEPS[3]: ("revenue_accrual",),
-    STEPS[4]: ("severance",),
-    STEPS[6]: ("flux_select", "flux_item"),
-    STEPS[7]: ("signoff",),
-}
 
 
 def _approved_by_a_person(ask: _Call) -> bool:
