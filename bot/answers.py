@@ -96,4 +96,5 @@ class Answers:
             rationale=rationale,
             overridden=overridden,
             evidence=evidence,
+            known=record,
         )

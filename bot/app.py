@@ -26,6 +26,7 @@ from slack_bolt.context import BoltContext
 from slack_bolt.error import BoltError
 from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
+from slack_bolt.response import BoltResponse
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import (
@@ -37,7 +38,7 @@ from bot import edge, handlers
 from bot.assemble import close_loop
 from bot.close.checks import STEPS
 from bot.config import Settings
-from bot.errors import BusyError, ConfigError, StorageError
+from bot.errors import BusyError, ConfigError, ReplayedError, StorageError
 from bot.models import Model
 from bot.runner import Runner
 from bot.slack_presenter import SlackPresenter
@@ -62,6 +63,25 @@ def web_client(settings: Settings) -> WebClient:
             RateLimitErrorRetryHandler(max_retry_count=3),
         ],
     )
+
+
+def presenter_for(settings: Settings, store: Store, client: WebClient) -> SlackPresenter:
+    """How runs show in Slack."""
+    return SlackPresenter(
+        client=client,
+        store=store,
+        steps=STEPS,
+        approvers=settings.approvers,
+        reminder=timedelta(minutes=settings.reminder_minutes)
+        if settings.reminder_minutes
+        else None,
+    )
+
+
+def question_ttl(settings: Settings) -> timedelta | None:
+    """How long a question waits before its recommended answers apply (None: for ever)."""
+    minutes = settings.question_timeout_minutes
+    return timedelta(minutes=minutes) if minutes else None
 
 
 @dataclass
@@ -107,21 +127,10 @@ def build_service(
         raise ConfigError(
             f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({e})"
         ) from e
-    presenter = SlackPresenter(
-        client=client,
-        store=store,
-        steps=STEPS,
-        approvers=settings.approvers,
-        reminder=timedelta(minutes=settings.reminder_minutes)
-        if settings.reminder_minutes
-        else None,
+    presenter = presenter_for(settings, store, client)
+    loop = close_loop(
+        settings, store=store, presenter=presenter, model=model, question_ttl=question_ttl(settings)
     )
-    ttl = (
-        timedelta(minutes=settings.question_timeout_minutes)
-        if settings.question_timeout_minutes
-        else None
-    )
-    loop = close_loop(settings, store=store, presenter=presenter, model=model, question_ttl=ttl)
     runner = Runner(max_workers=workers)
     work = SlackWork(
         store=store,
@@ -151,7 +160,12 @@ def build_service(
 def _error_handler(work: SlackWork) -> Callable[..., None]:
     """Bolt's catch-all: log with context, and tell the person where that is possible."""
 
-    def on_error(error: Exception, body: dict[str, Any]) -> None:
+    def on_error(error: Exception, body: dict[str, Any], response: BoltResponse | None) -> None:
+        if isinstance(error, ReplayedError):  # a concurrent duplicate delivery: answered once
+            log.info("a duplicate delivery was ignored (%s)", error)
+            if response is not None:
+                response.status, response.body = 200, ""
+            return
         body = body if isinstance(body, dict) else {}
         user = (body.get("user") or {}).get("id") if isinstance(body.get("user"), dict) else None
         user = user or body.get("user_id") or (body.get("event") or {}).get("user")
@@ -238,6 +252,20 @@ class ParsedRequest(BoltRequest):
         self.context = build_context(BoltContext({}), body)
 
 
+class ThenStart(list[bytes]):
+    """A WSGI answer that starts the jobs its request queued when the server closes it:
+    after the last byte is written (PEP 3333: the server always calls close())."""
+
+    def __init__(self, chunks: list[bytes], jobs: list[Callable[[], None]]) -> None:
+        super().__init__(chunks)
+        self.jobs = jobs
+
+    def close(self) -> None:
+        jobs, self.jobs = self.jobs, []
+        for start in jobs:
+            start()
+
+
 def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
     """/slack/events through the edge checks to Bolt (events, commands, interactivity on one
     path) and GET /healthz. One log line per request: what it was, the status, how long."""
@@ -262,7 +290,7 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             return start_response(status, headers, *rest)
 
         try:
-            return list(_route(environ, recording_start, method, path, outcome))
+            return _route(environ, recording_start, method, path, outcome)
         finally:
             log.info(
                 "%s %s %s → %s in %.1f ms",
@@ -307,21 +335,30 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             outcome["kind"] = f"refused({e.reason})"
             return answer(start_response, e.status, {"error": e.reason})
         outcome["kind"] = checked.kind
-        try:
-            with service.store.quick():
-                first = service.store.first_sighting(f"sig:{checked.signature}")
-        except StorageError:
-            first = True  # the listeners tell the person the database is busy or read-only
-        if not first:
-            outcome["kind"] += " (replay)"
-            return answer(start_response, 200)
         request = ParsedRequest(
             raw_body=raw.decode("utf-8"),
             body=checked.body,
             query=str(environ.get("QUERY_STRING") or ""),
             headers=headers,
         )
-        response = service.app.dispatch(request)
+        # The request's signature is recorded in the listener's own transaction (a replay is
+        # answered once), and the work it queues starts once the answer has been written.
+        held: list[Callable[[], None]] = []
+        try:
+            with (
+                service.runner.holding() as held,
+                service.store.request(f"sig:{checked.signature}") as sighting,
+            ):
+                if not sighting.first:
+                    outcome["kind"] += " (replay)"
+                    return answer(start_response, 200)
+                response = service.app.dispatch(request)
+        except BaseException:
+            ThenStart([], held).close()  # what was queued before the failure still runs
+            raise
+        if sighting.duplicate:  # its twin, delivered at the same moment, did the work
+            outcome["kind"] += " (duplicate)"
+            held.clear()
         payload = (response.body or "").encode("utf-8")
         out_headers = [(k, v) for k, values in response.headers.items() for v in values]
         out_headers = [(k, v) for k, v in out_headers if k.lower() != "content-length"]
@@ -329,7 +366,7 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             f"{response.status} {HTTPStatus(response.status).phrase}",
             [*out_headers, ("Content-Length", str(len(payload)))],
         )
-        return [payload]
+        return ThenStart([payload], held)
 
     return application
 

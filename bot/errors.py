@@ -30,6 +30,10 @@ class AlreadyAnsweredError(CloseBotError):
         self.by = by
 
 
+class ReplayedError(CloseBotError):
+    """A Slack request already handled: its signature was recorded by an earlier delivery."""
+
+
 class ModelError(CloseBotError):
     """The model could not produce a reply (after the SDK's own retries)."""
 

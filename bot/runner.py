@@ -14,8 +14,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from functools import partial
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +38,31 @@ class Runner:
         self._quick_jobs = 0  # fast jobs queued or running
         self._fast_keys: dict[str, int] = {}  # keys of fast jobs queued or running
         self._closed = False
+        self._holding = threading.local()
+
+    @contextmanager
+    def holding(self) -> Iterator[list[Job]]:
+        """Jobs this thread queues inside the block are kept, not started: the caller starts
+        them (`for start in held: start()`) once its HTTP answer is on the wire, so an ack
+        never shares the CPU (and the GIL) with the work it has just queued."""
+        held: list[Job] = []
+        self._holding.jobs = held
+        try:
+            yield held
+        finally:
+            self._holding.jobs = None
+
+    def _held(self, start: Job) -> bool:
+        held: list[Job] | None = getattr(self._holding, "jobs", None)
+        if held is None:
+            return False
+        held.append(start)
+        return True
 
     def submit(self, key: str, job: Job) -> None:
         """Queue `job` behind earlier jobs with the same key; never drop it."""
+        if self._held(partial(self.submit, key, job)):
+            return
         with self._lock:
             if self._closed:
                 log.warning("shutting down: job for %s not started (the store keeps the work)", key)
@@ -57,6 +81,8 @@ class Runner:
     def fast(self, job: Job, *, key: str | None = None) -> None:
         """A quick job on the fast pool: never behind a model call. With a key, busy(key)
         holds while it runs (a job that hands on to submit(key, …) stays busy throughout)."""
+        if self._held(partial(self.fast, job, key=key)):
+            return
         with self._lock:
             if self._closed:
                 log.warning("shutting down: a quick job not started")

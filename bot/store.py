@@ -9,14 +9,21 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlite_utils import Database
 
-from bot.errors import AlreadyAnsweredError, BusyError, NotFoundError, ReadOnlyError
+from bot.errors import (
+    AlreadyAnsweredError,
+    BusyError,
+    NotFoundError,
+    ReadOnlyError,
+    ReplayedError,
+    StorageError,
+)
 from bot.migrations import migrations
 
 USAGE_FIELDS = (  # as the Messages API names them
@@ -112,6 +119,14 @@ class QuestionRecord:
     remind_at: str | None = None
 
 
+@dataclass
+class Sighting:
+    """What Store.request found of a Slack request: seen before, or recorded by a twin."""
+
+    first: bool
+    duplicate: bool = False
+
+
 @dataclass(frozen=True)
 class AuditEvent:
     id: int
@@ -139,6 +154,7 @@ class Store:
         self._lock = threading.RLock()
         self._busy_ms = int(busy_timeout_ms)
         self._quick = threading.local()
+        self._request = threading.local()  # the Slack request this thread is handling
         conn = sqlite3.connect(
             str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
@@ -167,11 +183,12 @@ class Store:
         The ack path runs in here, so a database held by another process (a migration, a
         backup, a second closebot) costs the user a "busy, try again", not a missed ack.
         """
+        before = getattr(self._quick, "on", False)
         self._quick.on = True
         try:
             yield
         finally:
-            self._quick.on = False
+            self._quick.on = before
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -204,7 +221,10 @@ class Store:
             finally:
                 if quick:
                     conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            sighting = getattr(self._request, "sighting", None)
             try:
+                if sighting:  # the request's first write records it, in the same transaction
+                    self._record_sighting(sighting)
                 yield self.db
             except sqlite3.OperationalError as e:
                 conn.execute("ROLLBACK")
@@ -216,6 +236,8 @@ class Store:
                 raise
             else:
                 conn.execute("COMMIT")
+                if sighting:
+                    self._request.sighting = None
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         with self._locked():
@@ -240,11 +262,24 @@ class Store:
         return int(self.db.execute("pragma user_version").fetchone()[0])
 
     def _audit(
-        self, db: Database, *, run_id: str | None, kind: str, actor: str | None, detail: Any
+        self,
+        db: Database,
+        *,
+        run_id: str | None,
+        kind: str,
+        actor: str | None,
+        detail: Any,
+        first: bool = False,
     ) -> None:
-        """Append an audit event chained to the run's previous one (call inside write())."""
-        last = self._rows(
-            "select hash from audit_events where run_id is ? order by id desc limit 1", (run_id,)
+        """Append an audit event chained to the run's previous one (call inside write());
+        `first` for a run's first event, which has none before it."""
+        last = (
+            []
+            if first
+            else self._rows(
+                "select hash from audit_events where run_id is ? order by id desc limit 1",
+                (run_id,),
+            )
         )
         prev = (last[0]["hash"] if last else None) or ""
         event = {
@@ -291,33 +326,31 @@ class Store:
     ) -> Run:
         run_id = uuid.uuid4().hex[:12]
         now = self.now()
+        row: dict[str, Any] = {
+            "id": run_id,
+            "period": period,
+            "mode": mode,
+            "status": "running",
+            "started_by": started_by,
+            "channel": channel,
+            "thread_ts": thread_ts,
+            "model": model,
+            "steps": _dumps({}),
+            "error": None,
+            "created_at": now,
+            "updated_at": now,
+        }
         with self.write() as db:
-            _insert(
-                db,
-                "runs",
-                {
-                    "id": run_id,
-                    "period": period,
-                    "mode": mode,
-                    "status": "running",
-                    "started_by": started_by,
-                    "channel": channel,
-                    "thread_ts": thread_ts,
-                    "model": model,
-                    "steps": _dumps({}),
-                    "error": None,
-                    "created_at": now,
-                    "updated_at": now,
-                },
-            )
+            _insert(db, "runs", row)
             self._audit(
                 db,
                 run_id=run_id,
                 kind="run_started",
                 actor=started_by,
                 detail={"period": period, "mode": mode, "model": model},
+                first=True,
             )
-        return self.run(run_id)
+        return Run(**{**row, "steps": {}})
 
     def run(self, run_id: str) -> Run:
         rows = self._rows("select * from runs where id = ?", (run_id,))
@@ -349,6 +382,43 @@ class Store:
                 "update runs set channel = ?, thread_ts = ?, status_ts = ?, updated_at = ? where id = ?",
                 (channel, thread_ts, status_ts, self.now(), run_id),
             )
+
+    @contextmanager
+    def request(self, event_id: str) -> Iterator[Sighting]:
+        """Handle one Slack request (by its signature or event id) on this thread.
+
+        `first` is False when it was seen before (a replay: do nothing). Otherwise the request
+        is recorded in the first write transaction made inside the block, so an ack costs one
+        transaction; a transaction that finds it recorded already (a duplicate delivered at
+        the same moment) raises ReplayedError and changes nothing. A block that writes
+        nothing records it at its end, and `duplicate` then says whether another delivery
+        recorded it first (so whatever this one queued can be dropped).
+        """
+        try:
+            with self.quick():
+                seen = self._rows("select 1 from slack_events where event_id = ?", (event_id,))
+        except BusyError:
+            seen = []  # the listener will find the database busy too, and say so
+        sighting = Sighting(first=not seen)
+        if seen:
+            yield sighting
+            return
+        self._request.sighting = event_id
+        try:
+            yield sighting
+        finally:
+            pending, self._request.sighting = self._request.sighting, None
+            if pending:
+                with suppress(StorageError), self.quick():
+                    sighting.duplicate = not self.first_sighting(pending)
+
+    def _record_sighting(self, event_id: str) -> None:
+        cursor = self.db.conn.execute(
+            "insert or ignore into slack_events (event_id, received_at) values (?, ?)",
+            (event_id, self.now()),
+        )
+        if cursor.rowcount != 1:
+            raise ReplayedError(f"request {event_id[:16]}… was handled already")
 
     def first_sighting(self, event_id: str) -> bool:
         """True the first time an event id is seen; Slack's retries of it return False."""
@@ -660,8 +730,11 @@ class Store:
         rationale: str | None = None,
         overridden: bool = False,
         evidence: dict[str, Any] | None = None,
+        known: QuestionRecord | None = None,
     ) -> QuestionRecord:
-        """Move a pending question to a final status; exactly one concurrent caller wins."""
+        """Move a pending question to a final status; exactly one concurrent caller wins.
+        `known`: the question as the caller read it while pending (saves reading it again)."""
+        now = self.now()
         with self.write() as db:
             cursor = db.execute(
                 "update questions set status = ?, answer = ?, answered_by = ?, source = ?, "
@@ -671,7 +744,7 @@ class Store:
                     _dumps(answer) if answer is not None else None,
                     by,
                     source,
-                    self.now(),
+                    now,
                     rationale or None,
                     int(overridden),
                     question_id,
@@ -679,9 +752,13 @@ class Store:
             )
             won = cursor.rowcount == 1
             if won:
-                run_id = self._rows("select run_id from questions where id = ?", (question_id,))[0][
-                    "run_id"
-                ]
+                run_id = (
+                    known.run_id
+                    if known
+                    else self._rows("select run_id from questions where id = ?", (question_id,))[0][
+                        "run_id"
+                    ]
+                )
                 self._audit(
                     db,
                     run_id=run_id,
@@ -696,6 +773,17 @@ class Store:
                         **(evidence or {}),
                     },
                 )
+        if won and known:
+            return replace(
+                known,
+                status=status,
+                answer=answer,
+                answered_by=by,
+                source=source,
+                answered_at=now,
+                rationale=rationale or None,
+                overridden=int(overridden),
+            )
         record = self.question(question_id)
         if not won:
             who = f" by {record.answered_by}" if record.answered_by else ""
@@ -716,6 +804,7 @@ class Store:
         rationale: str | None = None,
         overridden: bool = False,
         evidence: dict[str, Any] | None = None,
+        known: QuestionRecord | None = None,
     ) -> QuestionRecord:
         """Answer a pending question; AlreadyAnsweredError if another claim got there first."""
         return self._settle_question(
@@ -728,6 +817,7 @@ class Store:
             rationale=rationale,
             overridden=overridden,
             evidence=evidence,
+            known=known,
         )
 
     def cancel_question(
