@@ -40,6 +40,7 @@ from bot.close.checks import STEPS
 from bot.config import Settings
 from bot.errors import BusyError, ConfigError, ReplayedError, StorageError
 from bot.models import Model
+from bot.priority import ACKS
 from bot.runner import Runner
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
@@ -290,7 +291,8 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             return start_response(status, headers, *rest)
 
         try:
-            return _route(environ, recording_start, method, path, outcome)
+            with ACKS.ack():
+                return _route(environ, recording_start, method, path, outcome)
         finally:
             log.info(
                 "%s %s %s → %s in %.1f ms",

@@ -25,6 +25,7 @@ from bot.errors import (
     StorageError,
 )
 from bot.migrations import migrations
+from bot.priority import ACKS
 
 USAGE_FIELDS = (  # as the Messages API names them
     "input_tokens",
@@ -155,6 +156,7 @@ class Store:
         self._busy_ms = int(busy_timeout_ms)
         self._quick = threading.local()
         self._request = threading.local()  # the Slack request this thread is handling
+        self._held = threading.local()  # how deep this thread is inside _locked()
         conn = sqlite3.connect(
             str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
@@ -192,14 +194,19 @@ class Store:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        held = getattr(self._held, "depth", 0)
+        if not held:  # never while holding the lock: a request may be waiting for it
+            ACKS.checkpoint()  # background work lets a request being answered go first
         if getattr(self._quick, "on", False):
             if not self._lock.acquire(timeout=QUICK_BUSY_MS / 1000):
                 raise BusyError("the database is busy (another closebot thread is writing)")
         else:
             self._lock.acquire()
+        self._held.depth = held + 1
         try:
             yield
         finally:
+            self._held.depth = held
             self._lock.release()
 
     @contextmanager
