@@ -42,6 +42,7 @@ from bot.errors import BusyError, ConfigError, ReplayedError, StorageError
 from bot.models import Model
 from bot.priority import ACKS
 from bot.runner import Runner
+from bot.slack_http import KeepAliveWebClient
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
 from bot.store import Store
@@ -54,8 +55,9 @@ HEALTH_PATH = "/healthz"
 
 
 def web_client(settings: Settings) -> WebClient:
-    """The Web API client: SLACK_API_URL, with 429 (Retry-After) and connection retries."""
-    return WebClient(
+    """The Web API client: SLACK_API_URL, with 429 (Retry-After) and connection retries,
+    over kept-alive connections."""
+    return KeepAliveWebClient(
         token=settings.slack_bot_token,
         base_url=settings.slack_api_url,
         timeout=15,

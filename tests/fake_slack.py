@@ -45,6 +45,8 @@ class FakeSlack:
         default_factory=dict
     )  # method → failures to answer before the real answer
     responses: list[dict[str, Any]] = field(default_factory=list)  # posts to response_url
+    connections: int = 0  # TCP connections accepted
+    hang_up: bool = False  # close each connection after answering, without saying so first
     _changed: threading.Condition = field(default_factory=threading.Condition)
     _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -175,6 +177,11 @@ def fake_slack() -> Iterator[FakeSlack]:
     fake = FakeSlack()
 
     class Handler(QuietHandler):
+        def setup(self) -> None:
+            super().setup()
+            with fake._changed:
+                fake.connections += 1
+
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))
             if self.path.startswith("/response/"):
@@ -202,6 +209,8 @@ def fake_slack() -> Iterator[FakeSlack]:
             self.send(
                 status, json.dumps(body).encode(), {"content-type": "application/json", **headers}
             )
+            if fake.hang_up:  # as a server does when an idle kept-alive connection times out
+                self.close_connection = True
 
         def do_GET(self) -> None:  # conversations.replies and other reads
             path, _, query = self.path.partition("?")

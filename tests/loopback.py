@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class QuietHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as Slack's and Anthropic's APIs
     disable_nagle_algorithm = True  # TCP_NODELAY: no 40 ms delayed-ACK stalls on kept-alive calls
 
     def log_message(self, format: str, *args: object) -> None:

@@ -1,0 +1,102 @@
+"""slack_sdk's WebClient over kept-alive connections.
+
+The stock client opens a new TCP (and, against Slack, TLS) connection for every Web API
+call: a resume makes about a dozen calls, so a burst of 500 resumes opened 6,000 connections.
+This client keeps one HTTP/1.1 connection per thread and host and reuses it, with TCP_NODELAY
+set (without it, each call on a kept-alive connection can wait ~40 ms on a delayed ACK).
+Everything above the socket is slack_sdk's own: its retry handlers (429 Retry-After,
+connection errors), its SlackApiError, its request building.
+
+A kept-alive connection the server has closed while it sat idle fails on its next use
+before any answer arrives; that call is sent once more on a new connection. A call on a new
+connection is never sent twice here, so a message is never posted twice by this layer.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import socket
+import ssl
+import threading
+from typing import Any
+from urllib.error import HTTPError
+from urllib.parse import SplitResult, urlsplit
+from urllib.request import Request
+
+from slack_sdk import WebClient
+
+# What a kept-alive connection closed by the server looks like when it is used again.
+STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+class KeepAliveWebClient(WebClient):
+    """A WebClient whose calls reuse one connection per thread and host."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._local = threading.local()
+        self.connections_opened = 0  # for the benchmark and the tests
+        self._count = threading.Lock()
+
+    def _perform_urllib_http_request_internal(self, url: str, req: Request) -> dict[str, Any]:
+        parts = urlsplit(url)
+        if self.proxy is not None or parts.scheme not in ("http", "https"):
+            return super()._perform_urllib_http_request_internal(url, req)
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        headers = dict(req.header_items())
+        for attempt in (1, 2):
+            conn, reused = self._connection(parts)
+            try:
+                conn.request(req.get_method(), target, body=req.data, headers=headers)
+                response = conn.getresponse()
+                raw = response.read()
+            except STALE:
+                self._drop(parts)
+                if reused and attempt == 1:
+                    continue  # the server had closed it while idle: the call never reached it
+                raise
+            except BaseException:
+                self._drop(parts)  # a timeout or a half-read answer: never reuse this one
+                raise
+            if response.will_close:
+                self._drop(parts)
+            return _answer(url, response, raw)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _connection(self, parts: SplitResult) -> tuple[http.client.HTTPConnection, bool]:
+        """This thread's connection to the host (and whether it was used before)."""
+        pool: dict[str, http.client.HTTPConnection] = self._local.__dict__.setdefault("pool", {})
+        key = f"{parts.scheme}://{parts.netloc}"
+        conn = pool.get(key)
+        if conn is not None:
+            return conn, True
+        host, port = parts.hostname or "", parts.port
+        if parts.scheme == "https":
+            context = self.ssl or ssl.create_default_context()
+            conn = http.client.HTTPSConnection(host, port, timeout=self.timeout, context=context)
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=self.timeout)
+        conn.connect()
+        if conn.sock is not None:
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        with self._count:
+            self.connections_opened += 1
+        pool[key] = conn
+        return conn, False
+
+    def _drop(self, parts: SplitResult) -> None:
+        pool: dict[str, http.client.HTTPConnection] = self._local.__dict__.get("pool", {})
+        conn = pool.pop(f"{parts.scheme}://{parts.netloc}", None)
+        if conn is not None:
+            conn.close()
+
+
+def _answer(url: str, response: http.client.HTTPResponse, raw: bytes) -> dict[str, Any]:
+    """What slack_sdk's urllib path returns, or the HTTPError it raises, for one response."""
+    if response.status >= 400:  # urllib raises these; slack_sdk's retry handlers expect that
+        raise HTTPError(url, response.status, response.reason, response.headers, io.BytesIO(raw))
+    if response.headers.get_content_type() == "application/gzip":
+        return {"status": response.status, "headers": response.headers, "body": raw}
+    charset = response.headers.get_content_charset() or "utf-8"
+    return {"status": response.status, "headers": response.headers, "body": raw.decode(charset)}
