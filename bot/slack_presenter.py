@@ -22,6 +22,7 @@ from bot.close.controls import APPROVAL_HEADERS, header_of
 from bot.close.data import period_label
 from bot.close.ledger import Ledger
 from bot.close.master import money
+from bot.debounce import Debounce
 from bot.questions import answer_text
 from bot.store import QuestionRecord, Run, Store
 
@@ -92,6 +93,8 @@ class SlackPresenter:
         # that would change nothing is not sent. Memory only: after a restart, one repeat.
         self._shown: dict[str, str] = {}
         self._shown_lock = threading.Lock()
+        # A turn's many step changes become one status update at a time (bot/debounce.py).
+        self._status_updates = Debounce(self._progress_now)
 
     def people(self, run: Run) -> set[str]:
         """Whom the bot may mention in this run's thread."""
@@ -225,6 +228,9 @@ class SlackPresenter:
             log.warning("run %s: narration not posted: %s", run_id, slack_error(e))
 
     def progress(self, run_id: str, steps: dict[str, str]) -> None:
+        self._status_updates.touch(run_id)
+
+    def _progress_now(self, run_id: str) -> None:
         try:
             self.update_status(run_id)
         except SlackApiError as e:  # the next step's update will carry the state
@@ -240,10 +246,12 @@ class SlackPresenter:
                 question.id,
                 slack_error(e),
             )
+        self._status_updates.flush(run_id)  # "waiting on you" shows with the form
 
     def finished(self, run_id: str, text: str) -> None:
         self.post(run_id, text or "Done.")
-        self.progress(run_id, {})
+        self._status_updates.drop(run_id)
+        self._progress_now(run_id)
         if not self.store.audit_events(run_id, kind="reports_uploaded"):
             self.upload_reports(run_id)
             self.store.audit(run_id=run_id, kind="reports_uploaded", actor=None)
@@ -268,6 +276,7 @@ class SlackPresenter:
             self.post(run_id, f"❌ {text}", blocks.retry_blocks(safe, run_id))
         except SlackApiError as e:
             log.warning("run %s: failure notice not posted: %s", run_id, slack_error(e))
+        self._status_updates.drop(run_id)  # the failure's own update is the last word
         try:
             self.update_status(
                 run_id,
@@ -280,6 +289,7 @@ class SlackPresenter:
         for record in self.store.questions(run_id):
             if record.status == "cancelled" and record.source == "stop":
                 self.settle_form(record.id)
+        self._status_updates.drop(run_id)
         try:
             self.update_status(run_id, note=f"Stopped by <@{by}>.")
             self.post(run_id, f"⏹ <@{by}> stopped this close. Start a new one with `/close`.")
