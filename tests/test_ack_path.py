@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.app import ThenStart, wsgi_app
 from bot.blocks import SUBMIT_ACTION
 from bot.store import Store
@@ -135,4 +137,24 @@ def test_a_request_whose_listener_writes_nothing_is_still_recorded_once(
     signature = env["HTTP_X_SLACK_SIGNATURE"]
     assert call(app, body, env)[0] == 200
     assert bot.store.first_sighting(f"sig:{signature}") is False  # recorded by the request
+    bot.close()
+
+
+def test_work_queued_before_a_failure_in_dispatch_still_starts(
+    fake: FakeSlack, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bot = Harness(fake, db_path)
+    app = wsgi_app(bot.service)
+    ran = threading.Event()
+    real = bot.service.app.dispatch
+
+    def dispatch_then_fail(request: Any) -> Any:
+        real(request)
+        bot.service.runner.side(ran.set)  # queued (held) by the request, then a crash
+        raise RuntimeError("a bug after the listener")
+
+    monkeypatch.setattr(bot.service.app, "dispatch", dispatch_then_fail)
+    with pytest.raises(RuntimeError):
+        call(app, sp.slash_command("2026-10"))
+    assert ran.wait(10), "the held job was lost with the failed request"
     bot.close()
