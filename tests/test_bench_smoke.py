@@ -1,0 +1,45 @@
+"""`make bench` in small: every figure is measured and printed beside its target, and the
+burst answers each Submit exactly once with nothing lost. Correctness only: no time is
+asserted here (the machines are shared and noisy; timings belong to `make bench`)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FIGURES = (
+    "/close ack p50, sequential",
+    "Submit ack p50, sequential",
+    "concurrent clients, resumes running",
+    "burst:",
+    "bot time per model step",
+    "cache hit rate",
+    "runs waiting",
+    "RSS with",
+)
+
+
+def test_the_quick_benchmark_prints_every_figure_and_the_burst_is_exactly_once() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "perf.py"), "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ")][1:]  # no header
+    for figure in FIGURES:
+        found = [r for r in rows if figure in r]
+        assert found, f"no row for {figure!r} in:\n{done.stdout}"
+        cells = [c.strip() for c in found[0].strip("|").split("|")]
+        assert len(cells) == 6 and cells[1] and cells[2] and cells[5] in ("met", "missed"), cells
+    burst = next(r for r in rows if "burst:" in r)
+    count = int(re.search(r"burst: (\d+) paused runs", burst).group(1))  # type: ignore[union-attr]
+    assert f"{count}/{count} once, 0 lost, 0 twice, {count} read-only" in burst, burst
+    ack = next(r for r in rows if "Submit ack p50, sequential" in r)
+    assert "Bolt dev server" in ack and "defaults" in ack  # all three references measured
