@@ -233,8 +233,9 @@ class AgentLoop:
         transcript = Transcript(self.store, run_id)
         steps = 0  # model calls in this turn
         paused_turn = False  # the API paused a long turn (pause_turn): call again to continue
+        model: Model | None = None
         while True:
-            stop_by = self.store.run(run_id).stop_requested_by
+            stop_by = self.store.stop_requested(run_id)
             if stop_by:
                 return self._stop(run_id, stop_by)
             last = transcript.last
@@ -246,7 +247,7 @@ class AgentLoop:
                         run_id, f"stopped after {self.max_steps} steps without finishing"
                     )
                 steps += 1
-                model = self._model_for(run_id)
+                model = model or self._model_for(run_id)  # once a turn: a run keeps its model
                 try:
                     reply = model.respond(
                         system=self.system_prompt,

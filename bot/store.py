@@ -34,7 +34,10 @@ USAGE_FIELDS = (  # as the Messages API names them
     "cache_creation_input_tokens",
 )
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
-QUICK_BUSY_MS = 400  # the ack path waits at most this long for a lock, then says "busy"
+QUICK_BUSY_MS = 400  # the ack path waits at most this long for SQLite's lock, then says "busy"
+# ... and at most this long for this process's own lock, whose holders are its other threads'
+# short transactions: under a burst of Submits they queue for it, and must not be told "busy".
+QUICK_LOCK_MS = 1500
 
 
 def event_hash(prev: str, event: dict[str, Any]) -> str:
@@ -198,7 +201,7 @@ class Store:
         if not held:  # never while holding the lock: a request may be waiting for it
             ACKS.checkpoint()  # background work lets a request being answered go first
         if getattr(self._quick, "on", False):
-            if not self._lock.acquire(timeout=QUICK_BUSY_MS / 1000):
+            if not self._lock.acquire(timeout=QUICK_LOCK_MS / 1000):
                 raise BusyError("the database is busy (another closebot thread is writing)")
         else:
             self._lock.acquire()
@@ -366,6 +369,11 @@ class Store:
         row = rows[0]
         row["steps"] = json.loads(row["steps"] or "{}")
         return Run(**row)
+
+    def stop_requested(self, run_id: str) -> str | None:
+        """Who pressed Stop on the run, if anyone (a turn asks before each step)."""
+        rows = self._rows("select stop_requested_by from runs where id = ?", (run_id,))
+        return rows[0]["stop_requested_by"] if rows else None
 
     def runs(self, *, limit: int = 20) -> list[Run]:
         rows = self._rows(

@@ -94,6 +94,7 @@ class LoopbackServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # the bot's kept-alive calls: no delayed-ACK stalls
 
             def log_message(self, format: str, *args: object) -> None:
                 pass
