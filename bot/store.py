@@ -160,6 +160,8 @@ class Store:
         self._quick = threading.local()
         self._request = threading.local()  # the Slack request this thread is handling
         self._held = threading.local()  # how deep this thread is inside _locked()
+        self._readers = threading.local()  # each thread's read connection (see _reader)
+        self._in_memory = str(path) == ":memory:"
         conn = sqlite3.connect(
             str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
@@ -250,10 +252,29 @@ class Store:
                     self._request.sighting = None
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        with self._locked():
-            cursor = self.db.execute(sql, params)
-            names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        reader = None if getattr(self._held, "depth", 0) else self._reader()
+        if reader is None:  # inside a transaction: read what it has written, on its connection
+            with self._locked():
+                cursor = self.db.execute(sql, params)
+                names = [d[0] for d in cursor.description]
+                return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        ACKS.checkpoint()
+        cursor = reader.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def _reader(self) -> sqlite3.Connection | None:
+        """This thread's read-only connection: in WAL mode reads need no lock, so they never
+        queue behind another thread's transaction. None for an in-memory database, which
+        only its one connection can see."""
+        if self._in_memory:
+            return None
+        conn: sqlite3.Connection | None = getattr(self._readers, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(str(self.path), timeout=self._busy_ms / 1000)
+            conn.execute("PRAGMA query_only = ON")
+            self._readers.conn = conn
+        return conn
 
     def health(self) -> str:
         """'ok', 'locked' or 'read-only: …': whether this database can take a write right now."""

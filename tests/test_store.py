@@ -369,3 +369,31 @@ def test_request_signatures_are_forgotten_after_the_replay_window(db_path: Path)
     assert s.forget_sightings(older_than=timedelta(days=1)) == 1
     assert not s.first_sighting("Ev1")  # event ids are kept: Slack's retries stay deduplicated
     s.close()
+
+
+def test_a_read_does_not_wait_for_another_threads_transaction_and_then_sees_its_commit(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "reads.db")
+    run = store.create_run(period="2026-10", mode="slack", started_by="U1", model="m")
+    inside, release, read_done = threading.Event(), threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with store.write() as db:
+            db.execute("update runs set channel = 'CNEW' where id = ?", (run.id,))
+            inside.set()
+            release.wait(10)
+
+    def reader() -> None:
+        assert store.run(run.id).channel is None  # the transaction is not committed yet
+        read_done.set()
+
+    t = threading.Thread(target=writer)
+    t.start()
+    assert inside.wait(10)
+    threading.Thread(target=reader).start()
+    assert read_done.wait(10), "a read queued behind another thread's open transaction"
+    release.set()
+    t.join(10)
+    assert store.run(run.id).channel == "CNEW"
+    store.close()
