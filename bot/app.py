@@ -41,7 +41,7 @@ from bot.config import Settings
 from bot.errors import BusyError, ConfigError, ReplayedError, StorageError
 from bot.models import Model
 from bot.priority import ACKS
-from bot.runner import Runner
+from bot.runner import Held, Runner
 from bot.slack_http import KeepAliveWebClient
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
@@ -259,14 +259,12 @@ class ThenStart(list[bytes]):
     """A WSGI answer that starts the jobs its request queued when the server closes it:
     after the last byte is written (PEP 3333: the server always calls close())."""
 
-    def __init__(self, chunks: list[bytes], jobs: list[Callable[[], None]]) -> None:
+    def __init__(self, chunks: list[bytes], held: Held) -> None:
         super().__init__(chunks)
-        self.jobs = jobs
+        self.held = held
 
     def close(self) -> None:
-        jobs, self.jobs = self.jobs, []
-        for start in jobs:
-            start()
+        self.held.release()
 
 
 def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
@@ -347,22 +345,20 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
         )
         # The request's signature is recorded in the listener's own transaction (a replay is
         # answered once), and the work it queues starts once the answer has been written.
-        held: list[Callable[[], None]] = []
+        held = service.runner.hold()
         try:
-            with (
-                service.runner.holding() as held,
-                service.store.request(f"sig:{checked.signature}") as sighting,
-            ):
+            with held, service.store.request(f"sig:{checked.signature}") as sighting:
                 if not sighting.first:
                     outcome["kind"] += " (replay)"
+                    held.drop()
                     return answer(start_response, 200)
                 response = service.app.dispatch(request)
         except BaseException:
-            ThenStart([], held).close()  # what was queued before the failure still runs
+            held.release()  # what was queued before the failure still runs
             raise
         if sighting.duplicate:  # its twin, delivered at the same moment, did the work
             outcome["kind"] += " (duplicate)"
-            held.clear()
+            held.drop()
         payload = (response.body or "").encode("utf-8")
         out_headers = [(k, v) for k, values in response.headers.items() for v in values]
         out_headers = [(k, v) for k, v in out_headers if k.lower() != "content-length"]

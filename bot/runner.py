@@ -14,9 +14,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from functools import partial
 
 log = logging.getLogger(__name__)
@@ -39,24 +38,30 @@ class Runner:
         self._fast_keys: dict[str, int] = {}  # keys of fast jobs queued or running
         self._closed = False
         self._holding = threading.local()
+        self._outstanding = 0  # holds not yet released (their jobs still to start)
 
-    @contextmanager
-    def holding(self) -> Iterator[list[Job]]:
-        """Jobs this thread queues inside the block are kept, not started: the caller starts
-        them (`for start in held: start()`) once its HTTP answer is on the wire, so an ack
-        never shares the CPU (and the GIL) with the work it has just queued."""
-        held: list[Job] = []
-        self._holding.jobs = held
+    def hold(self) -> Held:
+        """Keep the jobs this thread queues inside `with held:` from starting until
+        held.release() (once its HTTP answer is on the wire), so an ack never shares the CPU
+        and the GIL with the work it has just queued. Until then the runner is not idle."""
+        with self._lock:
+            self._outstanding += 1
+        return Held(self)
+
+    def _released(self, jobs: list[Job]) -> None:
         try:
-            yield held
+            for start in jobs:
+                start()
         finally:
-            self._holding.jobs = None
+            with self._lock:
+                self._outstanding -= 1
+                self._idle.notify_all()
 
     def _held(self, start: Job) -> bool:
-        held: list[Job] | None = getattr(self._holding, "jobs", None)
+        held: Held | None = getattr(self._holding, "held", None)
         if held is None:
             return False
-        held.append(start)
+        held.jobs.append(start)
         return True
 
     def submit(self, key: str, job: Job) -> None:
@@ -131,7 +136,8 @@ class Runner:
         """Block until no job is queued or running (tests, shutdown); False on timeout."""
         with self._idle:
             return self._idle.wait_for(
-                lambda: not self._queues and not self._quick_jobs, timeout=timeout
+                lambda: not self._queues and not self._quick_jobs and not self._outstanding,
+                timeout=timeout,
             )
 
     def shutdown(self, timeout: float = 30.0) -> bool:
@@ -142,3 +148,35 @@ class Runner:
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._fast.shutdown(wait=False, cancel_futures=True)
         return drained
+
+
+class Held:
+    """Jobs kept back by Runner.hold(): `with held:` collects them; release() starts them,
+    drop() discards them (a duplicate request's). Either happens once; later calls do nothing."""
+
+    def __init__(self, runner: Runner) -> None:
+        self._runner = runner
+        self.jobs: list[Job] = []
+        self._done = False
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Held:
+        self._runner._holding.held = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._runner._holding.held = None
+
+    def release(self) -> None:
+        self._finish(keep=True)
+
+    def drop(self) -> None:
+        self._finish(keep=False)
+
+    def _finish(self, *, keep: bool) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+            jobs, self.jobs = (self.jobs if keep else []), []
+        self._runner._released(jobs)

@@ -123,6 +123,13 @@ class QuestionRecord:
     remind_at: str | None = None
 
 
+def _question(r: dict[str, Any]) -> QuestionRecord:
+    """A questions row with its JSON columns read."""
+    r["questions"] = json.loads(r["questions"])
+    r["answer"] = json.loads(r["answer"]) if r["answer"] else None
+    return QuestionRecord(**r)
+
+
 @dataclass
 class Sighting:
     """What Store.request found of a Slack request: seen before, or recorded by a twin."""
@@ -714,23 +721,20 @@ class Store:
         rows = self._rows("select * from questions where id = ?", (question_id,))
         if not rows:
             raise NotFoundError(f"no question with id {question_id!r}")
-        r = rows[0]
-        r["questions"] = json.loads(r["questions"])
-        r["answer"] = json.loads(r["answer"]) if r["answer"] else None
-        return QuestionRecord(**r)
+        return _question(rows[0])
 
     def questions(self, run_id: str) -> list[QuestionRecord]:
         rows = self._rows(
-            "select id from questions where run_id = ? order by created_at, rowid", (run_id,)
+            "select * from questions where run_id = ? order by created_at, rowid", (run_id,)
         )
-        return [self.question(r["id"]) for r in rows]
+        return [_question(r) for r in rows]
 
     def pending_question(self, run_id: str) -> QuestionRecord | None:
         rows = self._rows(
-            "select id from questions where run_id = ? and status = 'pending' order by rowid limit 1",
+            "select * from questions where run_id = ? and status = 'pending' order by rowid limit 1",
             (run_id,),
         )
-        return self.question(rows[0]["id"]) if rows else None
+        return _question(rows[0]) if rows else None
 
     def due_questions(self) -> list[QuestionRecord]:
         """Pending questions whose expiry time has passed."""

@@ -65,6 +65,7 @@ def test_close_acks_in_one_transaction_and_starts_its_work_only_once_answered(
     assert len(begun) == 1  # the signature and the run, together
     run = bot.store.runs()[0]
     assert not bot.service.runner.busy(run.id), "work started before the answer was written"
+    assert not bot.service.runner.wait_idle(0.05)  # held work still counts: not idle yet
     assert not [c for c in fake.calls if c.method == "chat.postMessage"]
     assert isinstance(answer, ThenStart)
     answer.close()  # what the server does once the last byte is out

@@ -145,17 +145,11 @@ class Ledger:
         rows = self._rows("select * from exceptions where id = ?", (exception_id,))
         if not rows:
             raise NotFoundError(f"no exception with id {exception_id!r}")
-        row = rows[0]
-        note = row.get("note")
-        return {
-            **row,
-            "details": json.loads(row["details"]),
-            "extra": json.loads(note) if note else {},
-        }
+        return _exception(rows[0])
 
     def exceptions(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._rows("select id from exceptions where run_id = ? order by rowid", (run_id,))
-        return [self.exception(r["id"]) for r in rows]
+        rows = self._rows("select * from exceptions where run_id = ? order by rowid", (run_id,))
+        return [_exception(row) for row in rows]
 
     def decide(
         self,
@@ -435,3 +429,9 @@ class Ledger:
 
     def open_items(self, run_id: str) -> list[dict[str, Any]]:
         return self._rows("select * from open_items where run_id = ? order by id", (run_id,))
+
+
+def _exception(row: dict[str, Any]) -> dict[str, Any]:
+    """An exceptions row with its JSON columns read."""
+    note = row.get("note")
+    return {**row, "details": json.loads(row["details"]), "extra": json.loads(note) if note else {}}
