@@ -123,6 +123,11 @@ class QuestionRecord:
     remind_at: str | None = None
 
 
+def _dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
 def _question(r: dict[str, Any]) -> QuestionRecord:
     """A questions row with its JSON columns read."""
     r["questions"] = json.loads(r["questions"])
@@ -259,23 +264,17 @@ class Store:
                     self._request.sighting = None
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        reader = None if getattr(self._held, "depth", 0) else self._reader()
-        if reader is None:  # inside a transaction: read what it has written, on its connection
+        if getattr(self._held, "depth", 0) or self._in_memory:
+            # Inside a transaction (read what it has written), or a database only this
+            # connection can see: the writer's connection, under the lock.
             with self._locked():
-                cursor = self.db.execute(sql, params)
-                names = [d[0] for d in cursor.description]
-                return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+                return _dicts(self.db.conn.execute(sql, params))
         ACKS.checkpoint()
-        cursor = reader.execute(sql, params)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return _dicts(self._reader().execute(sql, params))
 
-    def _reader(self) -> sqlite3.Connection | None:
+    def _reader(self) -> sqlite3.Connection:
         """This thread's read-only connection: in WAL mode reads need no lock, so they never
-        queue behind another thread's transaction. None for an in-memory database, which
-        only its one connection can see."""
-        if self._in_memory:
-            return None
+        queue behind another thread's transaction."""
         conn: sqlite3.Connection | None = getattr(self._readers, "conn", None)
         if conn is None:
             conn = sqlite3.connect(str(self.path), timeout=self._busy_ms / 1000)
