@@ -7,15 +7,18 @@ set (without it, each call on a kept-alive connection can wait ~40 ms on a delay
 Everything above the socket is slack_sdk's own: its retry handlers (429 Retry-After,
 connection errors), its SlackApiError, its request building.
 
-A kept-alive connection the server has closed while it sat idle fails on its next use
-before any answer arrives; that call is sent once more on a new connection. A call on a new
-connection is never sent twice here, so a message is never posted twice by this layer.
+A kept-alive connection the server has closed while it sat idle is noticed before it is used
+(its socket reads as closed) and replaced. If the server closes it in the instant between
+that check and the call, the call fails before any answer arrives (the server hung up
+without answering, or the request could not be written); that call is sent once more on a
+new connection. A call on a new connection is never sent twice here.
 """
 
 from __future__ import annotations
 
 import http.client
 import io
+import select
 import socket
 import ssl
 import threading
@@ -26,8 +29,16 @@ from urllib.request import Request
 
 from slack_sdk import WebClient
 
-# What a kept-alive connection closed by the server looks like when it is used again.
-STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+# Writing a request on a connection the server has closed: nothing of it was read.
+UNSENT = (BrokenPipeError, ConnectionResetError)
+
+
+class _NotSent(Exception):
+    """The call failed before the server could have read it."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class KeepAliveWebClient(WebClient):
@@ -48,14 +59,22 @@ class KeepAliveWebClient(WebClient):
         for attempt in (1, 2):
             conn, reused = self._connection(parts)
             try:
-                conn.request(req.get_method(), target, body=req.data, headers=headers)
-                response = conn.getresponse()
+                try:
+                    conn.request(req.get_method(), target, body=req.data, headers=headers)
+                except UNSENT as e:
+                    raise _NotSent(e) from e  # the request did not get through
+                try:
+                    response = conn.getresponse()
+                except http.client.RemoteDisconnected as e:
+                    # Closed without a word of answer: how a server drops an idle kept-alive
+                    # connection (it never read the request). Anything else is not retried.
+                    raise _NotSent(e) from e
                 raw = response.read()
-            except STALE:
+            except _NotSent as e:
                 self._drop(parts)
                 if reused and attempt == 1:
-                    continue  # the server had closed it while idle: the call never reached it
-                raise
+                    continue  # once more, on a new connection
+                raise e.error from None
             except BaseException:
                 self._drop(parts)  # a timeout or a half-read answer: never reuse this one
                 raise
@@ -69,8 +88,11 @@ class KeepAliveWebClient(WebClient):
         pool: dict[str, http.client.HTTPConnection] = self._local.__dict__.setdefault("pool", {})
         key = f"{parts.scheme}://{parts.netloc}"
         conn = pool.get(key)
-        if conn is not None:
+        if conn is not None and not _closed_by_peer(conn):
             return conn, True
+        if conn is not None:  # the server closed it while it sat idle
+            del pool[key]
+            conn.close()
         host, port = parts.hostname or "", parts.port
         if parts.scheme == "https":
             context = self.ssl or ssl.create_default_context()
@@ -90,6 +112,18 @@ class KeepAliveWebClient(WebClient):
         conn = pool.pop(f"{parts.scheme}://{parts.netloc}", None)
         if conn is not None:
             conn.close()
+
+
+def _closed_by_peer(conn: http.client.HTTPConnection) -> bool:
+    """Whether an idle kept-alive connection can no longer take a request: its socket is
+    readable (the server's FIN, or bytes nobody asked for) or gone."""
+    if conn.sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([conn.sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 def _answer(url: str, response: http.client.HTTPResponse, raw: bytes) -> dict[str, Any]:

@@ -47,6 +47,7 @@ class FakeSlack:
     responses: list[dict[str, Any]] = field(default_factory=list)  # posts to response_url
     connections: int = 0  # TCP connections accepted
     hang_up: bool = False  # close each connection after answering, without saying so first
+    drop: int = 0  # the next `drop` requests: connection closed, unanswered and not recorded
     _changed: threading.Condition = field(default_factory=threading.Condition)
     _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -184,6 +185,11 @@ def fake_slack() -> Iterator[FakeSlack]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+            with fake._changed:
+                dropped, fake.drop = fake.drop > 0, max(0, fake.drop - 1)
+            if dropped:  # as a server closing an idle connection just as a request came in
+                self.close_connection = True
+                return
             if self.path.startswith("/response/"):
                 with fake._changed:
                     fake.responses.append(json.loads(raw or b"{}"))

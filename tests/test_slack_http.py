@@ -3,8 +3,11 @@ server has closed one — through slack_sdk's own request and retry code, agains
 
 from __future__ import annotations
 
+import http.client
 import threading
 from pathlib import Path
+
+import pytest
 
 from bot.app import web_client
 from bot.slack_http import KeepAliveWebClient
@@ -51,6 +54,31 @@ def test_a_connection_the_server_closed_is_replaced_and_nothing_is_posted_twice(
         assert client.chat_postMessage(channel="CFIN", text=f"note {n}")["ok"]
     assert [p["text"] for p in fake.to("chat.postMessage")] == ["note 0", "note 1", "note 2"]
     assert fake.connections == 3  # each call found its kept connection closed and made a new one
+
+
+def bare_client(fake: FakeSlack) -> KeepAliveWebClient:
+    """No retry handlers of slack_sdk's: only this layer's own second try is left."""
+    return KeepAliveWebClient(token="xoxb-test-token", base_url=fake.api_url, retry_handlers=[])
+
+
+def test_a_call_the_server_hung_up_on_is_sent_once_more_on_a_new_connection(
+    fake: FakeSlack,
+) -> None:
+    client = bare_client(fake)
+    assert client.chat_postMessage(channel="CFIN", text="first")["ok"]
+    fake.drop = 1  # the kept connection is closed as the next call arrives, unanswered
+    assert client.chat_postMessage(channel="CFIN", text="second")["ok"]
+    assert [p["text"] for p in fake.to("chat.postMessage")] == ["first", "second"]
+    assert fake.connections == 2 and client.connections_opened == 2
+
+
+def test_a_call_on_a_new_connection_is_never_sent_twice(fake: FakeSlack) -> None:
+    client = bare_client(fake)
+    fake.drop = 2
+    with pytest.raises(http.client.RemoteDisconnected):
+        client.chat_postMessage(channel="CFIN", text="once")
+    assert fake.drop == 1  # one attempt on the new connection, not a second
+    assert fake.to("chat.postMessage") == [] and fake.connections == 1
 
 
 def test_a_rate_limit_is_still_waited_out_on_a_kept_connection(
