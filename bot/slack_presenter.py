@@ -93,6 +93,14 @@ class SlackPresenter:
         # that would change nothing is not sent. Memory only: after a restart, one repeat.
         self._shown: dict[str, str] = {}
         self._shown_lock = threading.Lock()
+        # One status update of a run at a time, each reading the run when it holds the lock:
+        # a folded update still in flight never lands after the final state (striped locks,
+        # so their number stays bounded however many runs there are).
+        self._status_locks = [threading.Lock() for _ in range(64)]
+        # Runs whose status message shows a final state (finished, failed, stopped): a folded
+        # update that was already on its way does not replace it (the failure's note stays).
+        # A new turn's first step change clears the mark.
+        self._final: set[str] = set()
         # A turn's many step changes become one status update at a time (bot/debounce.py).
         self._status_updates = Debounce(self._progress_now)
 
@@ -146,23 +154,31 @@ class SlackPresenter:
             status_title(run), ordered, note, stop_run_id=run.id if live else None
         )
 
-    def update_status(self, run_id: str, note: str | None = None) -> None:
-        """Move the status message; `note` is plain text (mentions of the run's people kept)."""
-        run = self.store.run(run_id)
-        if not (run.channel and run.status_ts):
-            return
-        safe_note = outgoing(note, self.people(run)) if note else None
-        text = outgoing(status_title(run))
-        status_blocks = self._status(run, run.steps, safe_note)
-        shown = json.dumps([run.channel, text, status_blocks], sort_keys=True)
-        with self._shown_lock:
-            if self._shown.get(run.status_ts) == shown:
-                return  # the message already shows exactly this
-        self.client.chat_update(
-            channel=run.channel, ts=run.status_ts, text=text, blocks=status_blocks
-        )
-        with self._shown_lock:
-            self._shown[run.status_ts] = shown
+    def update_status(
+        self, run_id: str, note: str | None = None, *, final: bool = False, folded: bool = False
+    ) -> None:
+        """Move the status message; `note` is plain text (mentions of the run's people kept).
+        A `final` state (the turn ended) is not replaced by a `folded` update sent late."""
+        with self._status_locks[hash(run_id) % len(self._status_locks)]:
+            if folded and run_id in self._final:
+                return
+            if final:
+                self._final.add(run_id)
+            run = self.store.run(run_id)
+            if not (run.channel and run.status_ts):
+                return
+            safe_note = outgoing(note, self.people(run)) if note else None
+            text = outgoing(status_title(run))
+            status_blocks = self._status(run, run.steps, safe_note)
+            shown = json.dumps([run.channel, text, status_blocks], sort_keys=True)
+            with self._shown_lock:
+                if self._shown.get(run.status_ts) == shown:
+                    return  # the message already shows exactly this
+            self.client.chat_update(
+                channel=run.channel, ts=run.status_ts, text=text, blocks=status_blocks
+            )
+            with self._shown_lock:
+                self._shown[run.status_ts] = shown
 
     def post(
         self, run_id: str, text: str, block_list: list[dict[str, Any]] | None = None
@@ -228,11 +244,13 @@ class SlackPresenter:
             log.warning("run %s: narration not posted: %s", run_id, slack_error(e))
 
     def progress(self, run_id: str, steps: dict[str, str]) -> None:
+        with self._status_locks[hash(run_id) % len(self._status_locks)]:
+            self._final.discard(run_id)  # the run moves again
         self._status_updates.touch(run_id)
 
-    def _progress_now(self, run_id: str) -> None:
+    def _progress_now(self, run_id: str, *, final: bool = False) -> None:
         try:
-            self.update_status(run_id)
+            self.update_status(run_id, final=final, folded=not final)
         except SlackApiError as e:  # the next step's update will carry the state
             log.warning("run %s: status not updated: %s", run_id, slack_error(e))
 
@@ -251,7 +269,7 @@ class SlackPresenter:
     def finished(self, run_id: str, text: str) -> None:
         self.post(run_id, text or "Done.")
         self._status_updates.drop(run_id)
-        self._progress_now(run_id)
+        self._progress_now(run_id, final=True)
         if not self.store.audit_events(run_id, kind="reports_uploaded"):
             self.upload_reports(run_id)
             self.store.audit(run_id=run_id, kind="reports_uploaded", actor=None)
@@ -280,6 +298,7 @@ class SlackPresenter:
         try:
             self.update_status(
                 run_id,
+                final=True,
                 note="Press Retry (or write 'retry' in this thread) to continue from where it stopped.",
             )
         except SlackApiError as e:
@@ -291,7 +310,7 @@ class SlackPresenter:
                 self.settle_form(record.id)
         self._status_updates.drop(run_id)
         try:
-            self.update_status(run_id, note=f"Stopped by <@{by}>.")
+            self.update_status(run_id, note=f"Stopped by <@{by}>.", final=True)
             self.post(run_id, f"⏹ <@{by}> stopped this close. Start a new one with `/close`.")
         except SlackApiError as e:
             log.warning("run %s: stop not shown: %s", run_id, slack_error(e))

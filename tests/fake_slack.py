@@ -31,6 +31,16 @@ class Fault:
 
 
 @dataclass
+class Hold:
+    """One call held before it is answered (or applied) until `release` is set."""
+
+    method: str
+    when: Callable[[dict[str, Any]], bool] | None
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
 class FakeSlack:
     url: str = ""
     calls: list[Call] = field(default_factory=list)
@@ -48,6 +58,7 @@ class FakeSlack:
     connections: int = 0  # TCP connections accepted
     hang_up: bool = False  # close each connection after answering, without saying so first
     drop: int = 0  # the next `drop` requests: connection closed, unanswered and not recorded
+    holds: list[Hold] = field(default_factory=list)
     _changed: threading.Condition = field(default_factory=threading.Condition)
     _ts: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -91,6 +102,29 @@ class FakeSlack:
             self.faults.setdefault(method, []).extend(
                 [Fault(status, error, headers, when) for _ in range(times)]
             )
+
+    def hold(self, method: str, when: Callable[[dict[str, Any]], bool] | None = None) -> Hold:
+        """Hold the next call of `method` (matching `when`) until hold.release is set."""
+        hold = Hold(method, when)
+        with self._changed:
+            self.holds.append(hold)
+        return hold
+
+    def _held(self, method: str, params: dict[str, Any]) -> None:
+        with self._changed:
+            hold = next(
+                (
+                    h
+                    for h in self.holds
+                    if h.method == method and (h.when is None or h.when(params))
+                ),
+                None,
+            )
+            if hold is None:
+                return
+            self.holds.remove(hold)
+        hold.arrived.set()
+        hold.release.wait(timeout=15)
 
     def failures_left(self, method: str) -> int:
         with self._changed:
@@ -209,9 +243,9 @@ def fake_slack() -> Iterator[FakeSlack]:
                     {"content-type": "application/json"},
                 )
                 return
-            status, body, headers = fake.answer(
-                method, _params(self.headers.get("content-type", ""), raw)
-            )
+            params = _params(self.headers.get("content-type", ""), raw)
+            fake._held(method, params)
+            status, body, headers = fake.answer(method, params)
             self.send(
                 status, json.dumps(body).encode(), {"content-type": "application/json", **headers}
             )

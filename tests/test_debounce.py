@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections import Counter
 from pathlib import Path
 
 from bot.debounce import Debounce
@@ -85,4 +87,78 @@ def test_a_turn_moves_the_status_message_once_and_ends_on_its_true_state(
     bot.finish(run.id)
     final = str(bot.message(status_ts)["blocks"]).lower()
     assert "waiting on you" not in final and "running" not in final
+    bot.close()
+
+
+def test_a_folded_update_still_in_flight_never_lands_after_the_final_state(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    run = bot.start()
+    presenter = bot.service.presenter
+    status_ts = bot.store.run(run.id).status_ts
+    assert status_ts
+    step = next(s for s, state in bot.store.run(run.id).steps.items() if state == "waiting")
+    bot.store.set_step(run.id, step, "running")
+    hold = fake.hold("chat.update", when=lambda p: p.get("ts") == status_ts)
+    # The folded update leaves with the step running, and Slack is slow to take it.
+    folded = threading.Thread(target=presenter.update_status, args=(run.id,))
+    folded.start()
+    assert hold.arrived.wait(timeout=10)
+    # Meanwhile the run ends, and its final state is sent.
+    bot.store.finish_steps(run.id)
+    bot.store.set_run_status(run.id, "done")
+    final = threading.Thread(target=presenter.update_status, args=(run.id,))
+    final.start()
+    # The final update waits for the one in flight (bounded: without the wait, it lands now).
+    fake.wait_for(lambda: len(status_updates(fake, status_ts)) >= 2, timeout=0.5)
+    hold.release.set()
+    folded.join(timeout=10)
+    final.join(timeout=10)
+    shown = str(bot.message(status_ts)["blocks"]).lower()
+    assert "running" not in shown and "waiting on you" not in shown, shown
+    assert len(status_updates(fake, status_ts)) == 3  # the first turn's, the folded, the final
+    bot.close()
+
+
+def test_a_folded_update_sent_after_a_failure_leaves_the_failure_showing(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    run = bot.start()
+    presenter = bot.service.presenter
+    status_ts = bot.store.run(run.id).status_ts
+    assert status_ts
+    presenter.progress(run.id, {})  # a step change, its update folded for later
+    bot.service.work.loop.fail(run.id, "the ledger could not be read")
+    with_note = str(bot.message(status_ts)["blocks"])
+    assert "Press Retry" in with_note
+    # The folded update was already on its way when the failure was shown: it arrives late.
+    presenter._progress_now(run.id)
+    assert str(bot.message(status_ts)["blocks"]) == with_note
+    bot.close()
+
+
+def test_a_whole_close_moves_each_message_once_a_turn_and_ends_on_its_final_state(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    began = time.monotonic()
+    run = bot.start()
+    bot.finish(run.id)
+    took = time.monotonic() - began
+    final = bot.store.run(run.id)
+    assert final.status == "done" and final.status_ts
+    forms = [q.message_ts for q in bot.store.questions(run.id)]
+    turns = 1 + len(forms)  # the first, and one after each answer
+    updates = Counter(p["ts"] for p in fake.to("chat.update"))
+    # The debounce's bound: one per turn, plus one per window a turn outlasted.
+    window = bot.service.presenter._status_updates.window
+    assert updates[final.status_ts] <= turns + int(took / window), (updates, turns, took)
+    assert all(updates[ts] <= 1 for ts in forms), updates  # a form turns read-only once
+    # The last update shows the final state, as it would be drawn now.
+    shown = bot.message(final.status_ts)
+    drawn = bot.service.presenter._status(final, final.steps)
+    assert shown["blocks"] == drawn
+    assert set(final.steps.values()) == {"done"}
     bot.close()
