@@ -155,6 +155,10 @@ class Transcript:
     def last(self) -> Message | None:
         return self._messages[-1] if self._messages else None
 
+    @property
+    def messages(self) -> list[Message]:
+        return self._messages
+
     def api(self) -> list[dict[str, Any]]:
         """The messages as the Messages API takes them (a new list; the dicts are shared)."""
         return list(self._api)
@@ -274,7 +278,7 @@ class AgentLoop:
             uses = _tool_uses(last.content)
             if not uses:
                 return self._finish(run_id, _text_of(last.content))
-            pending = self._settle(run_id, uses)
+            pending = self._settle(run_id, uses, transcript)
             if pending is not None:
                 return pending
             results = []
@@ -299,7 +303,9 @@ class AgentLoop:
             return switch(pinned)
         return self.model
 
-    def _settle(self, run_id: str, uses: list[dict[str, Any]]) -> Paused | None:
+    def _settle(
+        self, run_id: str, uses: list[dict[str, Any]], transcript: Transcript
+    ) -> Paused | None:
         """Give every tool_use of one assistant message a stored result, or pause on a question."""
         ctx = ToolContext(run_id=run_id, store=self.store)
         # Ordinary tools first, each result stored before anything else happens.
@@ -310,27 +316,33 @@ class AgentLoop:
             if tool is not None and tool.step:
                 self.presenter.progress(run_id, self.store.set_step(run_id, tool.step, "running"))
             content, is_error = self.tools.call(use["name"], ctx, use.get("input"))
-            self.store.record_tool_result(
-                run_id,
-                tool_use_id=use["id"],
-                name=use["name"],
-                input=use.get("input") or {},
-                content=content,
-                is_error=is_error,
-            )
-            if tool is not None and tool.step:
-                self.presenter.progress(
-                    run_id, self.store.set_step(run_id, tool.step, "failed" if is_error else "done")
+            with self.store.write():  # the result and the step's state: one commit
+                self.store.record_tool_result(
+                    run_id,
+                    tool_use_id=use["id"],
+                    name=use["name"],
+                    input=use.get("input") or {},
+                    content=content,
+                    is_error=is_error,
                 )
+                steps = (
+                    self.store.set_step(run_id, tool.step, "failed" if is_error else "done")
+                    if tool is not None and tool.step
+                    else None
+                )
+            if steps is not None:
+                self.presenter.progress(run_id, steps)
         for use in uses:
             if use["name"] != TOOL_NAME or self.store.tool_result(use["id"]) is not None:
                 continue
-            waiting = self._settle_question(run_id, use)
+            waiting = self._settle_question(run_id, use, transcript)
             if waiting is not None:
                 return waiting  # one pending question per run: the next is shown once this one is settled
         return None
 
-    def _settle_question(self, run_id: str, use: dict[str, Any]) -> Paused | None:
+    def _settle_question(
+        self, run_id: str, use: dict[str, Any], transcript: Transcript
+    ) -> Paused | None:
         raw = use.get("input")
         try:
             ask = parse_ask(raw)
@@ -349,42 +361,49 @@ class AgentLoop:
             )
             return None
         expires_at = self.store.now(after=self.question_ttl) if self.question_ttl else None
-        record, new = self.store.create_question(
-            run_id,
-            question_id=use["id"],
-            context=ask.context,
-            questions=ask.questions_json(),
-            expires_at=expires_at,
-        )
+        steps: dict[str, str] | None = None
+        with self.store.write():  # the question, the run waiting and its step: one commit
+            record, new = self.store.create_question(
+                run_id,
+                question_id=use["id"],
+                context=ask.context,
+                questions=ask.questions_json(),
+                expires_at=expires_at,
+            )
+            if record.status == "pending":
+                self.store.set_run_status(run_id, "waiting")
+                if new:
+                    steps = self._mark_waiting(run_id, transcript)
         if record.status == "pending":
-            self.store.set_run_status(run_id, "waiting")
             if new:
-                steps = self._mark_waiting(run_id)
                 if steps is not None:
                     self.presenter.progress(run_id, steps)
                 self.presenter.question(run_id, record)
             return Paused(question_id=record.id)
         outcome = outcome_of(record)
-        self.store.record_tool_result(
-            run_id,
-            tool_use_id=use["id"],
-            name=TOOL_NAME,
-            input=raw if isinstance(raw, dict) else {},
-            content=tool_result_content(ask, outcome),
-            is_error=False,
-        )
-        if (
-            record.status == "answered"
-        ):  # the step that waited goes on; a cancelled one stays stopped
-            steps = self.store.run(run_id).steps
-            waiting = [s for s, state in steps.items() if state == "waiting"]
-            for step in waiting:
-                self.presenter.progress(run_id, self.store.set_step(run_id, step, "running"))
+        moved: list[dict[str, str]] = []
+        with self.store.write():  # the answer as the tool's result, and the step going on
+            self.store.record_tool_result(
+                run_id,
+                tool_use_id=use["id"],
+                name=TOOL_NAME,
+                input=raw if isinstance(raw, dict) else {},
+                content=tool_result_content(ask, outcome),
+                is_error=False,
+            )
+            if (
+                record.status == "answered"
+            ):  # the step that waited goes on; a cancelled one stays stopped
+                steps_now = self.store.run(run_id).steps
+                waiting = [s for s, state in steps_now.items() if state == "waiting"]
+                moved = [self.store.set_step(run_id, step, "running") for step in waiting]
+        for steps_then in moved:
+            self.presenter.progress(run_id, steps_then)
         return None
 
-    def _mark_waiting(self, run_id: str) -> dict[str, str] | None:
+    def _mark_waiting(self, run_id: str, transcript: Transcript) -> dict[str, str] | None:
         """The step of the latest step tool called now waits on a person."""
-        for message in reversed(self.store.messages(run_id)):
+        for message in reversed(transcript.messages):
             for use in reversed(_tool_uses(message.content) if message.role == "assistant" else []):
                 tool = self.tools.get(use["name"])
                 if tool is not None and tool.step:

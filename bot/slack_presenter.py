@@ -368,11 +368,12 @@ class SlackPresenter:
             text=outgoing(blocks.question_text(ask)),
             blocks=form,
         )
-        self.store.set_question_message(
-            record.id, channel=str(response["channel"]), message_ts=str(response["ts"])
-        )
-        if self.reminder and record.remind_at is None:
-            self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
+        with self.store.write():  # where the form went and its first reminder: one commit
+            self.store.set_question_message(
+                record.id, channel=str(response["channel"]), message_ts=str(response["ts"])
+            )
+            if self.reminder and record.remind_at is None:
+                self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
 
     def _attach_draft(self, record: QuestionRecord) -> str | None:
         """Before an approval form: the draft journal CSV in the thread; the confirm dialog's text."""

@@ -173,6 +173,7 @@ class Store:
         self._request = threading.local()  # the Slack request this thread is handling
         self._held = threading.local()  # how deep this thread is inside _locked()
         self._readers = threading.local()  # each thread's read connection (see _reader)
+        self._tx = threading.local()  # whether this thread has a write transaction open
         self._in_memory = str(path) == ":memory:"
         conn = sqlite3.connect(
             str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
@@ -228,7 +229,19 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[Database]:
-        """One write transaction, taken with BEGIN IMMEDIATE so claims never deadlock."""
+        """One write transaction, taken with BEGIN IMMEDIATE so claims never deadlock. Inside
+        this thread's open transaction, a write joins it: several writes, one commit."""
+        if getattr(self._tx, "open", False):
+            with self._locked():  # a savepoint: a failed inner write undoes only itself
+                self.db.conn.execute("SAVEPOINT joined")
+                try:
+                    yield self.db
+                except BaseException:
+                    self.db.conn.execute("ROLLBACK TO joined")
+                    self.db.conn.execute("RELEASE joined")
+                    raise
+                self.db.conn.execute("RELEASE joined")
+            return
         with self._locked():
             conn = self.db.conn
             quick = getattr(self._quick, "on", False)
@@ -246,6 +259,7 @@ class Store:
                 if quick:
                     conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             sighting = getattr(self._request, "sighting", None)
+            self._tx.open = True
             try:
                 if sighting:  # the request's first write records it, in the same transaction
                     self._record_sighting(sighting)
@@ -262,6 +276,8 @@ class Store:
                 conn.execute("COMMIT")
                 if sighting:
                     self._request.sighting = None
+            finally:
+                self._tx.open = False
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         if getattr(self._held, "depth", 0) or self._in_memory:
