@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from bot.close.checks import (
-    STEPS,
     Close,
     Finding,
     cost_account,
@@ -26,10 +25,12 @@ from bot.close.master import (
     money,
     signed_money,
 )
+from bot.close.registry import INTAKE
 
 # -- step 1: intake ------------------------------------------------------------
 
 
+@INTAKE.check
 def intake(close: Close) -> Iterator[Finding]:
     master, data = close.master, close.data
     for kind, lines in (("jib", close.jib()), ("revenue", close.revenue())):
@@ -48,7 +49,7 @@ def intake(close: Close) -> Iterator[Finding]:
             yield Finding(
                 kind="unknown_property",
                 key=f"{kind}:{line.line}",
-                step=STEPS[0],
+                step=INTAKE.name,
                 subject=f"{what} on {doc}",
                 summary=f"{what} is not in the DOI master ({money(amount)})",
                 question=(
@@ -78,7 +79,7 @@ def intake(close: Close) -> Iterator[Finding]:
             yield Finding(
                 kind="doi_sanity",
                 key=f"{row.well_id}:{row.effective_from}",
-                step=STEPS[0],
+                step=INTAKE.name,
                 subject=row.well_name,
                 summary=problem,
                 question=f"doi.csv line {row.line}: {row.well_name} ({row.well_id}): {problem}. How should this well be booked?",
@@ -95,7 +96,7 @@ def intake(close: Close) -> Iterator[Finding]:
             yield Finding(
                 kind="decimal_range",
                 key=f"{kind}:{line.line}",
-                step=STEPS[0],
+                step=INTAKE.name,
                 subject=f"{kind}.csv line {line.line}",
                 summary=f"owner decimal {line.owner_decimal} is outside (0, 1]",
                 question=(
@@ -128,7 +129,7 @@ def intake(close: Close) -> Iterator[Finding]:
         yield Finding(
             kind="stub_math",
             key=str(r.line),
-            step=STEPS[0],
+            step=INTAKE.name,
             subject=f"check {r.check_no} line {r.line}",
             summary="; ".join(parts),
             question=f"revenue.csv line {r.line}: check {r.check_no} ({r.payor}, sale {r.sale_month}, {r.product}): "
@@ -190,7 +191,7 @@ def intake(close: Close) -> Iterator[Finding]:
             yield Finding(
                 kind="tb_unbalanced",
                 key=month,
-                step=STEPS[0],
+                step=INTAKE.name,
                 subject=f"trial balance activity {month}",
                 summary=f"debits {money(dr)} ≠ credits {money(cr)} ({signed_money(dr - cr)})",
                 question=f"tb_activity.csv: {month} activity does not balance: debits {money(dr)} vs credits {money(cr)} ({signed_money(dr - cr)}). The flux review compares against it.",
@@ -205,7 +206,7 @@ def _missing(document: str, who: str, text: str) -> Finding:
     return Finding(
         kind="missing_document",
         key=f"{document}:{who}",
-        step=STEPS[0],
+        step=INTAKE.name,
         subject=who,
         summary=text,
         question=text + ". What should happen?",
