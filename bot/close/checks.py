@@ -21,8 +21,10 @@ from bot.close.data import (
     JibLine,
     RevenueLine,
     cents,
+    months_between,
 )
 from bot.close.master import (
+    ACCRUAL_WINDOW,
     Master,
 )
 
@@ -37,6 +39,13 @@ COST_ACCOUNTS = {
     "TCC": "1620",
     "LWE": "1620",
 }
+
+
+def revenue_account(product: str, sale_month: str, period: str) -> str:
+    """A sale month older than the accrual window goes to 4090 Prior-Period Revenue Adjustment."""
+    if months_between(sale_month, period) > ACCRUAL_WINDOW:
+        return "4090"
+    return REVENUE_ACCOUNTS[product]
 
 
 def cost_account(line: JibLine) -> str:

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from bot.close.checks import COST_ACCOUNTS, REVENUE_ACCOUNTS, Close, cost_account, stub_parts
+from bot.close.checks import (
+    COST_ACCOUNTS,
+    REVENUE_ACCOUNTS,
+    Close,
+    cost_account,
+    revenue_account,
+    stub_parts,
+)
 from bot.close.data import CATEGORIES, PRODUCTS, ZERO, JibLine, RevenueLine, period_label
 from bot.close.kinds import KINDS, held_by_others
 from bot.close.master import ACCOUNT_NAMES, money
@@ -240,9 +247,8 @@ def _checks(batch: Batch, close: Close) -> None:
         by_check[r.check_no].append((r, well))
     for check, lines in by_check.items():
         first = lines[0][0]
-        e = batch.entry(
-            f"Revenue check {check} · {first.payor} · sales {first.sale_month}", "document"
-        )
+        months = ", ".join(sorted({r.sale_month for r, _ in lines}))
+        e = batch.entry(f"Revenue check {check} · {first.payor} · sales {months}", "document")
         cash = ZERO
         for r, well in lines:
             name = close.master.name(well) if well else r.property_no
@@ -250,14 +256,17 @@ def _checks(batch: Batch, close: Close) -> None:
                 e.add(
                     "2310",
                     credit=r.owner_net_value,
-                    memo=f"{name}: {r.product} (unknown property, held)",
+                    memo=f"{name}: {r.product} sales {r.sale_month} (unknown property, held)",
                     ref=r.ref,
                 )
             else:
                 parts = stub_parts(r, r.owner_decimal, net=r.owner_net_value)
-                memo = f"{name}: {r.product} {r.gross_volume} @ {r.price} × {r.owner_decimal:.8f}"
+                memo = f"{name}: {r.product} sales {r.sale_month} {r.gross_volume} @ {r.price} × {r.owner_decimal:.8f}"
+                account = revenue_account(r.product, r.sale_month, close.period)
+                if account == "4090":
+                    memo += " (older than the accrual window: prior-period adjustment)"
                 e.add(
-                    REVENUE_ACCOUNTS[r.product],
+                    account,
                     credit=parts["revenue"],
                     well_id=well,
                     memo=memo,
@@ -320,7 +329,11 @@ def _revenue_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
             ref = f"production.csv:{i['well_id']}:{i['product']}:{i['month']}"
             e.add("1210", debit=i["receivable"], well_id=i["well_id"], memo=memo, ref=ref)
             e.add(
-                "6110", debit=i["severance"], well_id=i["well_id"], memo=f"{memo} severance", ref=ref
+                "6110",
+                debit=i["severance"],
+                well_id=i["well_id"],
+                memo=f"{memo} severance",
+                ref=ref,
             )
             e.add(i["account"], credit=i["revenue"], well_id=i["well_id"], memo=memo, ref=ref)
     return items

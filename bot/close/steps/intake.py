@@ -5,17 +5,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from decimal import Decimal
+from typing import Any
 
 from bot.close.checks import (
     Close,
     Finding,
     cost_account,
+    revenue_account,
     stub_net,
+    stub_parts,
 )
 from bot.close.data import (
     ZERO,
     DoiRow,
     JibLine,
+    RevenueLine,
     add_months,
     cents,
 )
@@ -69,6 +73,7 @@ def intake(close: Close) -> Iterator[Finding]:
                     "amount": str(amount),
                     "account": cost_account(line) if isinstance(line, JibLine) else "",
                     "candidates": [[w, master.name(w)] for w in candidates],
+                    **_stub_facts(close, line),
                 },
                 options=[*[f"map:{w}" for w in candidates][:8], "create", "suspense"],
                 amount=amount,
@@ -88,10 +93,12 @@ def intake(close: Close) -> Iterator[Finding]:
                 facts={"ref": f"doi.csv:{row.line}", "well_id": row.well_id},
                 well_id=row.well_id,
             )
+    wells = {line.ref: well for lines in (close.jib(), close.revenue()) for line, well in lines}
     for kind, docs in (("jib", data.jib), ("revenue", data.revenue)):
         for line in docs:
             if ZERO < line.owner_decimal <= 1:
                 continue
+            well = wells.get(line.ref)
             amount = line.owner_net_amount if isinstance(line, JibLine) else line.owner_net_value
             yield Finding(
                 kind="decimal_range",
@@ -110,7 +117,11 @@ def intake(close: Close) -> Iterator[Finding]:
                     "document": kind,
                     "amount": str(amount),
                     "account": cost_account(line) if isinstance(line, JibLine) else "",
+                    "well_id": well or "",
+                    "unknown_well": well is None,
+                    **_stub_facts(close, line),
                 },
+                well_id=well,
                 amount=amount,
             )
     for r in data.revenue:
@@ -147,6 +158,7 @@ def intake(close: Close) -> Iterator[Finding]:
                 "computed": str(net),
                 "difference": str(diff),
                 "product": r.product,
+                "account": revenue_account(r.product, r.sale_month, close.period),
             },
             options=["as_paid", "hold"]
             if diff > 0
@@ -200,6 +212,19 @@ def intake(close: Close) -> Iterator[Finding]:
                 facts={"month": month},
                 amount=abs(dr - cr),
             )
+
+
+def _stub_facts(close: Close, line: JibLine | RevenueLine) -> dict[str, Any]:
+    """A stub line's owner revenue, severance, deductions and net as paid, and its revenue account."""
+    if not isinstance(line, RevenueLine):
+        return {}
+    parts = stub_parts(line, line.owner_decimal, net=line.owner_net_value)
+    return {
+        "product": line.product,
+        "sale_month": line.sale_month,
+        "revenue_account": revenue_account(line.product, line.sale_month, close.period),
+        "parts": {k: str(v) for k, v in parts.items()},
+    }
 
 
 def _missing(document: str, who: str, text: str) -> Finding:

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from bot.close.checks import (
-    REVENUE_ACCOUNTS,
     Close,
     Finding,
     cost_account,
+    revenue_account,
     stub_net,
     stub_parts,
 )
@@ -160,7 +160,7 @@ def _wi_finding(
                     "check": r.check_no,
                     "sale_month": r.sale_month,
                     "product": r.product,
-                    "account": REVENUE_ACCOUNTS[r.product],
+                    "account": revenue_account(r.product, r.sale_month, close.period),
                     "paid": {
                         k: str(v)
                         for k, v in stub_parts(r, r.owner_decimal, net=r.owner_net_value).items()
