@@ -16,9 +16,9 @@ import pytest
 
 from bot.agent_loop import AgentLoop, Failed
 from bot.audit import DECISION_COLUMNS
-from bot.close.checks import STEPS
 from bot.close.ledger import Ledger
 from bot.close.prompts import SYSTEM_PROMPT
+from bot.close.registry import STEPS
 from bot.close.tools import CloseTools
 from bot.questions import Question, Response, answer_payload
 from bot.sandbox.slack_api import FakeSlack

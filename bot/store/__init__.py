@@ -4,7 +4,7 @@ audit chain — composed into `Store`, the API everything else uses."""
 
 from __future__ import annotations
 
-from bot.store.audit import AuditChain, AuditEvent, event_hash
+from bot.store.audit import AuditChain, AuditEvent
 from bot.store.core import StoreCore, utc_now
 from bot.store.inbox import Inbox
 from bot.store.leases import Leases
@@ -26,7 +26,6 @@ __all__ = [
     "Sighting",
     "Store",
     "ToolResult",
-    "event_hash",
     "utc_now",
 ]
 
