@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import HttpServer
+from bot.server import HttpServer
 from bot.blocks import SUBMIT_ACTION
 from bot.sandbox.slack_api import FakeSlack, fake_slack
 from tests import slack_payloads as sp

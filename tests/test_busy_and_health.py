@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from bot.app import HttpServer
+from bot.server import HttpServer
 from bot.handlers import BUSY, DB_DOWN
 from bot.sandbox.slack_api import FakeSlack
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import HttpServer
+from bot.server import HttpServer
 from bot.sandbox.slack_api import FakeSlack
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.app import EVENTS_PATH, HttpServer, Service, build_service
+from bot.app import Service, build_service
+from bot.server import EVENTS_PATH, HttpServer
 from bot.config import Settings
 from bot.models import Model
 from bot.sandbox.client import SlackClient
