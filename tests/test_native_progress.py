@@ -10,7 +10,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from bot.close.checks import STEPS
+from bot.close.registry import STEPS
 from bot.sandbox.slack_api import FakeSlack
 from tests.slack_harness import Harness, refuse_streams, status_text
 

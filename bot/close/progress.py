@@ -11,9 +11,9 @@ import json
 from decimal import Decimal
 from typing import Any
 
-from bot.close.checks import STEPS
 from bot.close.ledger import Ledger
 from bot.close.master import money
+from bot.close.registry import STEPS
 from bot.store import Store
 
 THINKING = "Working out the next step…"
