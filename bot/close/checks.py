@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from bot.close.data import (
@@ -105,31 +106,50 @@ class Close:
             return self.master.by_property(operator, line.property_no)
         return None
 
-    def jib(self) -> list[tuple[JibLine, str | None]]:
+    # Each is computed once per Close (one tool call's view): the steps share the lists
+    # instead of re-resolving every line, and a line is copied only when its well was mapped.
+
+    @cached_property
+    def _jib(self) -> list[tuple[JibLine, str | None]]:
         return [(j, self._well_of("jib", j, j.operator)) for j in self.data.jib]
 
-    def revenue(self) -> list[tuple[RevenueLine, str | None]]:
-        out = []
-        for r in self.data.revenue:
-            operator = ""
-            out.append((r, self._well_of("revenue", r, operator)))
-        return out
+    @cached_property
+    def _revenue(self) -> list[tuple[RevenueLine, str | None]]:
+        return [(r, self._well_of("revenue", r, "")) for r in self.data.revenue]
 
-    def known_jib(self) -> list[tuple[JibLine, DoiRow]]:
+    @cached_property
+    def _known_jib(self) -> list[tuple[JibLine, DoiRow]]:
         out = []
-        for j, well in self.jib():
+        for j, well in self._jib:
             row = self.master.in_force(well, j.service_month) if well else None
             if row is not None:
-                out.append((replace(j, well_id=row.well_id), row))
+                out.append(
+                    (j if j.well_id == row.well_id else replace(j, well_id=row.well_id), row)
+                )
         return out
 
-    def known_revenue(self) -> list[tuple[RevenueLine, DoiRow]]:
+    @cached_property
+    def _known_revenue(self) -> list[tuple[RevenueLine, DoiRow]]:
         out = []
-        for r, well in self.revenue():
+        for r, well in self._revenue:
             row = self.master.in_force(well, r.sale_month) if well else None
             if row is not None:
-                out.append((replace(r, well_id=row.well_id), row))
+                out.append(
+                    (r if r.well_id == row.well_id else replace(r, well_id=row.well_id), row)
+                )
         return out
+
+    def jib(self) -> list[tuple[JibLine, str | None]]:
+        return self._jib
+
+    def revenue(self) -> list[tuple[RevenueLine, str | None]]:
+        return self._revenue
+
+    def known_jib(self) -> list[tuple[JibLine, DoiRow]]:
+        return self._known_jib
+
+    def known_revenue(self) -> list[tuple[RevenueLine, DoiRow]]:
+        return self._known_revenue
 
 
 def stub_net(r: RevenueLine, decimal: Decimal) -> Decimal:
