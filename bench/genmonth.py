@@ -83,7 +83,11 @@ RATE = {  # severance, the state table of CLOSE.md
     ("ND", "ngl"): Decimal("0.10"),
 }
 ND_GAS_PER_UNIT = Decimal("0.0905")
-REVENUE_ACCOUNT = {"oil": ("4010", "Oil Revenue"), "gas": ("4020", "Gas Revenue"), "ngl": ("4030", "NGL Revenue")}
+REVENUE_ACCOUNT = {
+    "oil": ("4010", "Oil Revenue"),
+    "gas": ("4020", "Gas Revenue"),
+    "ngl": ("4030", "NGL Revenue"),
+}
 
 
 def cents(d: Decimal) -> Decimal:
@@ -102,7 +106,9 @@ def months_between(start: str, end: str) -> int:
     return (y2 * 12 + m2) - (y1 * 12 + m1)
 
 
-def severance(state: str, product: str, first_prod: str, month: str, value: Decimal, volume: Decimal) -> Decimal:
+def severance(
+    state: str, product: str, first_prod: str, month: str, value: Decimal, volume: Decimal
+) -> Decimal:
     """The 8/8ths tax at the state rate (OK: 5 % for the first 36 months; ND gas per unit)."""
     if (state, product) == ("ND", "gas"):
         return cents(volume * ND_GAS_PER_UNIT)
@@ -176,7 +182,11 @@ class Month:
             for k in range(HISTORY_MONTHS + 3, 0, -1):
                 month = add_months(self.period, -k)
                 drift = Decimal(self.rng.randint(-12, 12)) / 1000  # ±1.2 % a month
-                price = cents(price * (1 + drift)) if product != "gas" else (price * (1 + drift)).quantize(Decimal("0.001"))
+                price = (
+                    cents(price * (1 + drift))
+                    if product != "gas"
+                    else (price * (1 + drift)).quantize(Decimal("0.001"))
+                )
                 out[(month, product)] = price
         return out
 
@@ -188,7 +198,9 @@ class Month:
         name, code, state = OPERATORS[i % len(OPERATORS)]
         n = i // len(OPERATORS) + 1
         wi = Decimal(rng.randint(1500, 60000)) / 100000
-        royalty = rng.choice((Decimal("0.125"), Decimal("0.1875"), Decimal("0.20"), Decimal("0.25")))
+        royalty = rng.choice(
+            (Decimal("0.125"), Decimal("0.1875"), Decimal("0.20"), Decimal("0.25"))
+        )
         orri = rng.choice((Decimal("0"), Decimal("0"), Decimal("0.01"), Decimal("0.02")))
         nri = (wi * (1 - royalty - orri)).quantize(D8, rounding=ROUND_HALF_UP)
         gas_well = rng.random() < 0.25
@@ -216,7 +228,11 @@ class Month:
             products=products,
             splits={p: rng.choice((2, 3, 3, 4, 4, 5)) for p in products},
             deduction={
-                p: (Decimal(rng.randint(0, 12)) / 100 if p != "oil" else Decimal(rng.choice((0, 0, 2))) / 100)
+                p: (
+                    Decimal(rng.randint(0, 12)) / 100
+                    if p != "oil"
+                    else Decimal(rng.choice((0, 0, 2))) / 100
+                )
                 for p in products
             },
             loe=Decimal(rng.randint(6000, 70000)),
@@ -227,7 +243,9 @@ class Month:
         for product, base in products.items():
             for k in range(HISTORY_MONTHS + 2, 0, -1):
                 month = add_months(self.period, -k)
-                well.volumes[(product, month)] = max(1, int(base * (1 + rng.uniform(-0.025, 0.025))))
+                well.volumes[(product, month)] = max(
+                    1, int(base * (1 + rng.uniform(-0.025, 0.025)))
+                )
         for k in range(HISTORY_MONTHS + 2, 0, -1):
             month = add_months(self.period, -k)
             well.loe_by_month[month] = cents(well.loe * Decimal(1 + rng.uniform(-0.03, 0.03)))
@@ -238,11 +256,18 @@ class Month:
     def build(self) -> None:
         self.files["doi.csv"] = self._doi()
         self.files["joa.csv"] = [
-            [w.operator, w.well_id, str(OVERHEAD[w.state]), str(OVERHEAD[w.state] * 8), "2015-01-01"]
+            [
+                w.operator,
+                w.well_id,
+                str(OVERHEAD[w.state]),
+                str(OVERHEAD[w.state] * 8),
+                "2015-01-01",
+            ]
             for w in self.wells
         ]
         self.files["prices.csv"] = [
-            [m, p, str(price), str(DIFFERENTIAL[p])] for (m, p), price in sorted(self.prices.items())
+            [m, p, str(price), str(DIFFERENTIAL[p])]
+            for (m, p), price in sorted(self.prices.items())
         ]
         self.files["production.csv"] = [
             [w.well_id, m, p, str(w.volumes[(p, m)])]
@@ -263,8 +288,26 @@ class Month:
             common = [w.well_id, w.name, w.state, w.operator, w.property_no]
             tail = [f"{w.royalty:.8f}", f"{w.orri:.8f}"]
             if w.earlier_wi is not None:
-                rows.append([*common, f"{w.earlier_wi:.8f}", f"{nri_of(w.earlier_wi, w):.8f}", *tail, "2014-01-01", w.first_prod])
-            rows.append([*common, f"{w.wi:.8f}", f"{w.nri:.8f}", *tail, w.changed or "2014-01-01", w.first_prod])
+                rows.append(
+                    [
+                        *common,
+                        f"{w.earlier_wi:.8f}",
+                        f"{nri_of(w.earlier_wi, w):.8f}",
+                        *tail,
+                        "2014-01-01",
+                        w.first_prod,
+                    ]
+                )
+            rows.append(
+                [
+                    *common,
+                    f"{w.wi:.8f}",
+                    f"{w.nri:.8f}",
+                    *tail,
+                    w.changed or "2014-01-01",
+                    w.first_prod,
+                ]
+            )
         return rows
 
     def _jib_history(self) -> list[list[str]]:
@@ -275,13 +318,35 @@ class Month:
             for w in self.wells:
                 dec = w.wi_in(month)
                 invoice = f"{w.code}-JIB-{yymm}-{int(w.property_no[-5:]) // 200 + 1:03d}"
-                for category, gross in (("LOE", w.loe_by_month[month]), ("Overhead", OVERHEAD[w.state])):
-                    rows.append([w.operator, invoice, month, w.well_id, category, str(gross), f"{dec:.8f}", str(cents(gross * dec))])
+                for category, gross in (
+                    ("LOE", w.loe_by_month[month]),
+                    ("Overhead", OVERHEAD[w.state]),
+                ):
+                    rows.append(
+                        [
+                            w.operator,
+                            invoice,
+                            month,
+                            w.well_id,
+                            category,
+                            str(gross),
+                            f"{dec:.8f}",
+                            str(cents(gross * dec)),
+                        ]
+                    )
                     if category == "LOE":
                         self.history_loe[(w.well_id, month)] = (len(rows) + 1, invoice, gross)
         return rows
 
-    def _stub(self, w: Well, month: str, product: str, volume: int, decimal: Decimal, extra_tax: Decimal = Decimal(0)) -> list[str]:
+    def _stub(
+        self,
+        w: Well,
+        month: str,
+        product: str,
+        volume: int,
+        decimal: Decimal,
+        extra_tax: Decimal = Decimal(0),
+    ) -> list[str]:
         price = self.net_price(month, product)
         value = cents(volume * price)
         taxes = severance(w.state, product, w.first_prod, month, value, Decimal(volume))
@@ -290,7 +355,21 @@ class Month:
         net = cents((value - taxes - deductions) * decimal)
         payor = f"{w.operator.split(' ')[0]} {'Crude Purchasing' if product == 'oil' else 'Gas Marketing'}"
         check = f"CHK-{w.code}-{month[2:4]}{month[5:7]}-{'O' if product == 'oil' else 'G'}"
-        return [check, payor, w.property_no, w.well_id, month, product, str(volume), str(price), str(value), str(taxes), str(deductions), f"{decimal:.8f}", str(net)]
+        return [
+            check,
+            payor,
+            w.property_no,
+            w.well_id,
+            month,
+            product,
+            str(volume),
+            str(price),
+            str(value),
+            str(taxes),
+            str(deductions),
+            f"{decimal:.8f}",
+            str(net),
+        ]
 
     def _revenue_history(self) -> list[list[str]]:
         return [
@@ -310,7 +389,17 @@ class Month:
         counts = [1] * len(wells)
         for _ in range(loe_lines - len(wells)):
             counts[rng.randrange(len(wells))] += 1
-        planted = {} if self.clean else dict(zip(("wi", "overhead", "duplicate", "unknown"), rng.sample(range(len(wells)), 4), strict=True))
+        planted = (
+            {}
+            if self.clean
+            else dict(
+                zip(
+                    ("wi", "overhead", "duplicate", "unknown"),
+                    rng.sample(range(len(wells)), 4),
+                    strict=True,
+                )
+            )
+        )
         rows: list[list[str]] = []
         afes: list[list[str]] = []
         yymm = self.service[2:4] + self.service[5:7]
@@ -319,12 +408,34 @@ class Month:
             dec = w.wi_in(self.service)
             if planted.get("wi") == i:
                 dec = dec + Decimal("0.025")
-                self.planted.append({"ref": f"wi_nri:{w.well_id}", "what": f"JIB bills WI {dec} on {w.well_id}, DOI {w.wi}"})
+                self.planted.append(
+                    {
+                        "ref": f"wi_nri:{w.well_id}",
+                        "what": f"JIB bills WI {dec} on {w.well_id}, DOI {w.wi}",
+                    }
+                )
             well_id = "" if rng.random() < 0.1 else w.well_id  # mapped through the property number
             line = [w.operator, invoice, self.service, w.property_no, well_id]
 
-            def add(category: str, description: str, gross: Decimal, afe: str = "") -> None:
-                rows.append([*line[:5], afe, category, description, str(gross), f"{dec:.8f}", str(cents(gross * dec))])
+            def add(
+                category: str,
+                description: str,
+                gross: Decimal,
+                afe: str = "",
+                line: list[str] = line,
+                dec: Decimal = dec,
+            ) -> None:
+                rows.append(
+                    [
+                        *line,
+                        afe,
+                        category,
+                        description,
+                        str(gross),
+                        f"{dec:.8f}",
+                        str(cents(gross * dec)),
+                    ]
+                )
 
             amounts = _split_amount(w.loe_by_month[self.service], counts[i], rng)
             for k, gross in enumerate(amounts):
@@ -332,11 +443,20 @@ class Month:
             overhead = OVERHEAD[w.state]
             if planted.get("overhead") == i:
                 overhead += Decimal("150.00")
-                self.planted.append({"ref": f"overhead_rate:{invoice}", "what": f"overhead {overhead} vs JOA {OVERHEAD[w.state]} on {w.well_id}"})
+                self.planted.append(
+                    {
+                        "ref": f"overhead_rate:{invoice}",
+                        "what": f"overhead {overhead} vs JOA {OVERHEAD[w.state]} on {w.well_id}",
+                    }
+                )
             add("Overhead", "COPAS producing well overhead", overhead)
             if i in workover:
                 for item in ("Rig time", "Rod pump replacement"):
-                    add("Workover", item, Decimal(rng.randint(2000, 9000)) + Decimal(rng.randint(0, 99)) / 100)
+                    add(
+                        "Workover",
+                        item,
+                        Decimal(rng.randint(2000, 9000)) + Decimal(rng.randint(0, 99)) / 100,
+                    )
             if i in afe_wells:
                 afe_no = f"AFE-{w.code}-{self.period[:4]}-{i:05d}"
                 approved = Decimal(rng.randint(400, 900)) * 1000
@@ -344,16 +464,56 @@ class Month:
                 this = [cents(approved * Decimal("0.2")), cents(approved * Decimal("0.15"))]
                 for (category, description), gross in zip(CAPEX, this, strict=True):
                     add(category, description, gross, afe_no)
-                afes.append([afe_no, w.well_id, f"{w.name} recompletion", str(approved), str(billed)])
+                afes.append(
+                    [afe_no, w.well_id, f"{w.name} recompletion", str(approved), str(billed)]
+                )
             if planted.get("duplicate") == i:
                 month = add_months(self.period, -2)
                 hist_line, hist_invoice, gross = self.history_loe[(w.well_id, month)]
-                rows.append([w.operator, hist_invoice, month, w.property_no, w.well_id, "", "LOE", f"Lease operating expense - {month}", str(gross), f"{w.wi_in(month):.8f}", str(cents(gross * w.wi_in(month)))])
-                self.planted.append({"ref": f"duplicate:{len(rows) + 1}", "what": f"{hist_invoice} LOE {gross} for {month} again (jib_history.csv line {hist_line})"})
+                rows.append(
+                    [
+                        w.operator,
+                        hist_invoice,
+                        month,
+                        w.property_no,
+                        w.well_id,
+                        "",
+                        "LOE",
+                        f"Lease operating expense - {month}",
+                        str(gross),
+                        f"{w.wi_in(month):.8f}",
+                        str(cents(gross * w.wi_in(month))),
+                    ]
+                )
+                self.planted.append(
+                    {
+                        "ref": f"duplicate:{len(rows) + 1}",
+                        "what": f"{hist_invoice} LOE {gross} for {month} again (jib_history.csv line {hist_line})",
+                    }
+                )
             if planted.get("unknown") == i:
                 gross = Decimal("3150.00")
-                rows.append([w.operator, invoice, self.service, f"{w.code}-99999", "", "", "LOE", "Lease operating expense - new pad", str(gross), f"{dec:.8f}", str(cents(gross * dec))])
-                self.planted.append({"ref": f"unknown_property:jib:{len(rows) + 1}", "what": f"property {w.code}-99999 is in no DOI row"})
+                rows.append(
+                    [
+                        w.operator,
+                        invoice,
+                        self.service,
+                        f"{w.code}-99999",
+                        "",
+                        "",
+                        "LOE",
+                        "Lease operating expense - new pad",
+                        str(gross),
+                        f"{dec:.8f}",
+                        str(cents(gross * dec)),
+                    ]
+                )
+                self.planted.append(
+                    {
+                        "ref": f"unknown_property:jib:{len(rows) + 1}",
+                        "what": f"property {w.code}-99999 is in no DOI row",
+                    }
+                )
         return rows, afes
 
     def _revenue(self) -> list[list[str]]:
@@ -365,13 +525,22 @@ class Month:
                 total = w.volumes[(p, self.sale)]
                 parts = _split_volume(total, w.splits[p])
                 for k, volume in enumerate(parts):
-                    extra = Decimal("0.015") if i == planted and k == 0 and p == next(iter(w.products)) else Decimal(0)
+                    extra = (
+                        Decimal("0.015")
+                        if i == planted and k == 0 and p == next(iter(w.products))
+                        else Decimal(0)
+                    )
                     row = self._stub(w, self.sale, p, volume, w.nri_in(self.sale), extra)
                     if rng.random() < 0.1:
                         row[3] = ""  # mapped through the property number
                     rows.append(row)
                     if extra:
-                        self.planted.append({"ref": f"severance:{w.well_id}", "what": f"{p} severance 1.5 points over the state rate on {w.well_id}"})
+                        self.planted.append(
+                            {
+                                "ref": f"severance:{w.well_id}",
+                                "what": f"{p} severance 1.5 points over the state rate on {w.well_id}",
+                            }
+                        )
         return rows
 
     def _accruals(self) -> list[list[str]]:
@@ -382,9 +551,13 @@ class Month:
             wi = w.wi_in(self.service)
             avg = sum((w.loe_by_month[m] for m in trailing), Decimal(0)) / 3
             rows.append(["loe", w.well_id, "LOE", self.service, str(cents(avg * wi))])
-            rows.append(["loe", w.well_id, "Overhead", self.service, str(cents(OVERHEAD[w.state] * wi))])
+            rows.append(
+                ["loe", w.well_id, "Overhead", self.service, str(cents(OVERHEAD[w.state] * wi))]
+            )
             for p in w.products:
-                value = cents(w.volumes[(p, self.sale)] * self.net_price(self.sale, p) * w.nri_in(self.sale))
+                value = cents(
+                    w.volumes[(p, self.sale)] * self.net_price(self.sale, p) * w.nri_in(self.sale)
+                )
                 rows.append(["revenue", w.well_id, p, self.sale, str(value)])
         return rows
 
@@ -398,7 +571,7 @@ class Month:
 
         for row in self.files["revenue.csv"]:
             dec = Decimal(row[11])
-            value, taxes, deductions = Decimal(row[8]), Decimal(row[9]), Decimal(row[10])
+            taxes, deductions = Decimal(row[9]), Decimal(row[10])
             owner_taxes, owner_ded = cents(taxes * dec), cents(deductions * dec)
             book(REVENUE_ACCOUNT[row[5]][0], -(Decimal(row[12]) + owner_taxes + owner_ded))
             book("6110", owner_taxes)
@@ -408,7 +581,9 @@ class Month:
                 volume = w.volumes[(p, self.service)]
                 net_price = self.net_price(self.service, p)
                 book(REVENUE_ACCOUNT[p][0], -cents(volume * net_price * w.nri))
-                tax = severance(w.state, p, w.first_prod, self.service, volume * net_price, Decimal(volume))
+                tax = severance(
+                    w.state, p, w.first_prod, self.service, volume * net_price, Decimal(volume)
+                )
                 book("6110", cents(tax * w.nri))
             trailing = [add_months(self.period, -k) for k in (3, 2, 1)]
             book("6210", cents(sum((w.loe_by_month[m] for m in trailing), Decimal(0)) / 3 * w.wi))
@@ -422,7 +597,13 @@ class Month:
             account = {"LOE": "6210", "Overhead": "6250", "Workover": "6220"}.get(row[6])
             if account:
                 book(account, Decimal(row[10]))
-        names = {"6110": "Severance Tax Expense", "6130": "Gathering & Transportation", "6210": "Lease Operating Expense", "6220": "Workover Expense", "6250": "Operator Overhead"}
+        names = {
+            "6110": "Severance Tax Expense",
+            "6130": "Gathering & Transportation",
+            "6210": "Lease Operating Expense",
+            "6220": "Workover Expense",
+            "6250": "Operator Overhead",
+        }
         names |= {a: n for a, n in REVENUE_ACCOUNT.values()}
         rows = []
         total = Decimal(0)
@@ -432,7 +613,9 @@ class Month:
             debit, credit = (amount, Decimal(0)) if amount > 0 else (Decimal(0), -amount)
             rows.append([self.service, account, names[account], f"{debit:.2f}", f"{credit:.2f}"])
         debit, credit = (Decimal(0), total) if total > 0 else (-total, Decimal(0))
-        rows.insert(0, [self.service, "1050", "Cash / Purchaser Clearing", f"{debit:.2f}", f"{credit:.2f}"])
+        rows.insert(
+            0, [self.service, "1050", "Cash / Purchaser Clearing", f"{debit:.2f}", f"{credit:.2f}"]
+        )
         return rows
 
     def write(self, out: Path) -> Path:
@@ -444,7 +627,17 @@ class Month:
                 writer.writerow(HEADERS[name])
                 writer.writerows(rows)
         (out / "planted.json").write_text(
-            json.dumps({"period": self.period, "jib_lines": len(self.files["jib.csv"]), "wells": len(self.wells), "clean": self.clean, "planted": self.planted}, indent=1) + "\n"
+            json.dumps(
+                {
+                    "period": self.period,
+                    "jib_lines": len(self.files["jib.csv"]),
+                    "wells": len(self.wells),
+                    "clean": self.clean,
+                    "planted": self.planted,
+                },
+                indent=1,
+            )
+            + "\n"
         )
         return folder
 
@@ -493,7 +686,9 @@ HEADERS = {
 HEADERS["revenue_history.csv"] = HEADERS["revenue.csv"]
 
 
-def generate(out: Path, jib_lines: int, *, seed: int = 7, clean: bool = False, period: str = "2026-10") -> Path:
+def generate(
+    out: Path, jib_lines: int, *, seed: int = 7, clean: bool = False, period: str = "2026-10"
+) -> Path:
     """Write one month under `out`; the period's folder."""
     month = Month(period, jib_lines, seed, clean)
     month.build()
@@ -502,13 +697,17 @@ def generate(out: Path, jib_lines: int, *, seed: int = 7, clean: bool = False, p
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("out", type=Path, help="folder to write OUT/<period>/ and OUT/planted.json into")
+    parser.add_argument(
+        "out", type=Path, help="folder to write OUT/<period>/ and OUT/planted.json into"
+    )
     parser.add_argument("--jib-lines", type=int, required=True, help="JIB lines in the month")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--clean", action="store_true", help="plant no exceptions")
     parser.add_argument("--period", default="2026-10")
     args = parser.parse_args(argv)
-    folder = generate(args.out, args.jib_lines, seed=args.seed, clean=args.clean, period=args.period)
+    folder = generate(
+        args.out, args.jib_lines, seed=args.seed, clean=args.clean, period=args.period
+    )
     print(folder)
     return 0
 
