@@ -55,6 +55,21 @@ def catch_up_lines(
     return out
 
 
+FACT_ITEMS = 5  # items of a list shown in exception_details; document_lines pages the rest
+
+
+def _bounded(facts: dict[str, Any]) -> dict[str, Any]:
+    """Facts with each long list cut to its first items and the count of the rest."""
+    out: dict[str, Any] = {}
+    for key, value in facts.items():
+        if isinstance(value, list) and len(value) > FACT_ITEMS:
+            out[key] = value[:FACT_ITEMS]
+            out[f"{key}_more"] = len(value) - FACT_ITEMS
+        else:
+            out[key] = value
+    return out
+
+
 class DecisionTools(ToolBase):
     """resolve_exception and exception_details, and what a decision sets off."""
 
@@ -73,7 +88,7 @@ class DecisionTools(ToolBase):
             "decision": exc["resolution"],
             "summary": d["summary"],
             "question": question_for(exc),
-            "facts": {k: v for k, v in d["facts"].items() if k not in ("stub_lines",)},
+            "facts": _bounded({k: v for k, v in d["facts"].items() if k not in ("stub_lines",)}),
         }
 
     def resolve_exception(
