@@ -468,6 +468,10 @@ class QuestionKind:
         if not isinstance(options, list):
             raise ValueError("options")
         selected = tuple(_option_number(o) for o in options)
+        if other and not self.multiple:
+            # A radio button cannot be cleared once one is on (and the recommended one starts
+            # on), so typed Other text is the answer to a single-choice question.
+            return Response(other=other)
         if not selected and not other:
             return Response(skipped=True)
         return Response(selected=selected, other=other)
