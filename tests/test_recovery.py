@@ -292,10 +292,12 @@ def test_an_answered_form_turns_read_only_while_another_process_holds_the_runs_l
         answered_at = time.monotonic()
         h.submit(question_id, h.recommended_picks(question_id))
         assert fake.wait_for(
-            lambda: not any(
-                e.get("action_id") == SUBMIT_ACTION
-                for b in fake.messages[form_ts].get("blocks") or []
-                for e in b.get("elements") or []
+            lambda: (
+                not any(
+                    e.get("action_id") == SUBMIT_ACTION
+                    for b in fake.messages[form_ts].get("blocks") or []
+                    for e in b.get("elements") or []
+                )
             ),
             timeout=WAIT,
         )
