@@ -110,6 +110,12 @@ def c003_carry_earlier_releases(db: Database) -> None:
             "step": step,
             "subject": subject,
             "summary": f"{subject}: found by an earlier release ({kind})",
+            "question": "",
+            "recommended": "",
+            "reasoning": old.get("reasoning") or "",
+            "facts": {},
+            "amount": "0.00",
+            "options": [],
             "legacy": {
                 "kind": kind,
                 "details": old,
