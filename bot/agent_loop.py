@@ -7,6 +7,7 @@ its transcript alone, so a new process (or a new Store) resumes exactly there.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
@@ -90,12 +91,9 @@ def reply_problem(reply: Reply) -> str | None:
         return "the model returned a malformed reply (content is not a list of blocks)"
     for block in _tool_uses(content):
         if not (
-            isinstance(block.get("id"), str)
-            and block["id"]
-            and isinstance(block.get("name"), str)
-            and isinstance(block.get("input", {}), dict)
+            isinstance(block.get("id"), str) and block["id"] and isinstance(block.get("name"), str)
         ):
-            return "the model returned a malformed tool call (no id, no name or an input that is not an object)"
+            return "the model returned a malformed tool call (no id or no name)"
     useful = [
         b
         for b in content
@@ -106,6 +104,33 @@ def reply_problem(reply: Reply) -> str | None:
         return "the model returned an empty reply"
     if reply.stop_reason == "end_turn" and not _tool_uses(content) and not _text_of(content):
         return "the model ended its turn without a word (only thinking)"
+    return None
+
+
+NOT_AN_OBJECT = "not_an_object"  # a tool_use's input that was not a JSON object, kept here
+
+
+def objectified(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The reply with each tool_use's input an object, as the Messages API takes it back: an
+    input that was not one (a list, say) is kept as {NOT_AN_OBJECT: input}, and the tool's
+    result tells the model to call it again with an object (tool_input_problem)."""
+    return [
+        {**b, "input": {NOT_AN_OBJECT: b.get("input")}}
+        if b.get("type") == "tool_use" and not isinstance(b.get("input", {}), dict)
+        else b
+        for b in content
+    ]
+
+
+def tool_input_problem(name: str, raw: Any) -> str | None:
+    """Why a tool_use's input cannot be used at all (it was not a JSON object), or None."""
+    if isinstance(raw, dict) and set(raw) == {NOT_AN_OBJECT}:
+        sent = json.dumps(raw[NOT_AN_OBJECT], ensure_ascii=False)
+        kind = type(raw[NOT_AN_OBJECT]).__name__
+        return (
+            f"{name}: the input must be a JSON object with the tool's arguments, not a {kind} "
+            f"({sent[:200]}); nothing was done — call {name} again with an object"
+        )
     return None
 
 
@@ -268,7 +293,7 @@ class AgentLoop:
                 if problem:  # nothing of an unusable reply enters the transcript
                     return self._fail(run_id, problem)
                 paused_turn = reply.stop_reason == "pause_turn"
-                content = reply.content
+                content = objectified(reply.content)
                 if not content:
                     continue  # a paused turn with nothing yet: ask again
                 transcript.append("assistant", content)
@@ -315,7 +340,10 @@ class AgentLoop:
             tool = self.tools.get(use["name"])
             if tool is not None and tool.step:
                 self.presenter.progress(run_id, self.store.set_step(run_id, tool.step, "running"))
-            content, is_error = self.tools.call(use["name"], ctx, use.get("input"))
+            problem = tool_input_problem(use["name"], use.get("input"))
+            content, is_error = (
+                (problem, True) if problem else self.tools.call(use["name"], ctx, use.get("input"))
+            )
             with self.store.write():  # the result and the step's state: one commit
                 self.store.record_tool_result(
                     run_id,
@@ -345,6 +373,8 @@ class AgentLoop:
     ) -> Paused | None:
         raw = use.get("input")
         try:
+            if problem := tool_input_problem(TOOL_NAME, raw):
+                raise AskInvalid([problem])
             ask = parse_ask(raw)
         except AskInvalid as e:
             content = (

@@ -9,6 +9,7 @@ business.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -17,6 +18,9 @@ from slack_sdk.signature import SignatureVerifier
 
 MAX_BODY = 512 * 1024  # Slack's largest payloads (a big form's state) are far below this
 MAX_COMMAND_TEXT = 4000
+MAX_DEPTH = 64  # JSON nesting; Slack's deepest payloads (a form's state) are about 8 deep
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 # Fields Slack sends as objects (or lists of objects); anything else is not Slack's.
 OBJECT_FIELDS = (  # Bolt reads these with .get(): present means an object, never null
@@ -130,11 +134,32 @@ def _shape(payload: Any, where: str, depth: int = 0) -> dict[str, Any]:
     return payload
 
 
-def _interaction(raw: str) -> tuple[str, dict[str, Any]]:
+def nesting_ok(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether JSON text nests no deeper than `limit`, told before parsing it (a parser
+    recurses once per level: 200 KB of `[` is a RecursionError). Cheap for what Slack sends:
+    only a text with more brackets than `limit` is scanned, its strings left out."""
+    if text.count("[") + text.count("{") <= limit:
+        return True
+    depth = 0
+    for c in _NOT_BRACKETS.sub("", _STRINGS.sub("", text)):
+        depth += 1 if c in "[{" else -1
+        if depth > limit:
+            return False
+    return True
+
+
+def _json(text: str, what: str) -> Any:
+    """Parse JSON from a request, bounded: too deep or not JSON is Refused(400)."""
+    if not nesting_ok(text):
+        raise Refused(400, f"{what} nests deeper than {MAX_DEPTH} levels")
     try:
-        payload = json.loads(raw)
-    except ValueError as e:
-        raise Refused(400, "payload is not JSON") from e
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise Refused(400, f"{what} is not JSON") from e
+
+
+def _interaction(raw: str) -> tuple[str, dict[str, Any]]:
+    payload = _json(raw, "payload")
     payload = _shape(payload, "payload")
     return _classify(payload), payload
 
@@ -216,10 +241,7 @@ def _form(body: str) -> tuple[str, dict[str, Any]]:
 
 
 def _event(body: str) -> tuple[str, dict[str, Any]]:
-    try:
-        payload = json.loads(body)
-    except ValueError as e:
-        raise Refused(400, "the body is not JSON") from e
+    payload = _json(body, "the body")
     payload = _shape(payload, "body")
     kind = payload.get("type")
     if not isinstance(kind, str) or not kind:

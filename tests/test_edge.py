@@ -363,3 +363,26 @@ def bolt_harness(fake: FakeSlack, db_path: Path) -> Iterator[Harness]:
     h = Harness(fake, db_path)
     yield h
     h.close()
+
+
+@pytest.mark.parametrize("as_form", [False, True])
+def test_a_signed_200_kb_deeply_nested_body_is_refused_with_400_not_a_500(
+    served: tuple[Harness, str], as_form: bool
+) -> None:
+    harness, url = served
+    depth = 60_000 if as_form else 100_000  # URL-encoded, a bracket takes 3 bytes
+    nested = "[" * depth + "]" * depth  # json.loads alone: RecursionError
+    body = urlencode({"payload": nested}).encode() if as_form else nested.encode()
+    assert 200_000 <= len(body) <= edge.MAX_BODY
+    status, raw = post(url, body, signed(body, FORM if as_form else JSON))
+    assert status == 400, raw
+    assert b"nests deeper than" in raw
+    assert harness.store.runs() == []
+
+
+def test_nesting_is_told_without_counting_brackets_inside_strings() -> None:
+    shallow = json.dumps({"text": "[" * 5_000, "state": {"values": {"b": {"a": {"v": "]{"}}}}})
+    assert edge.nesting_ok(shallow)
+    deep = json.dumps(json.loads("[" * 65 + "]" * 65))
+    assert not edge.nesting_ok(deep)
+    assert edge.nesting_ok("[" * 64 + "]" * 64)

@@ -51,11 +51,6 @@ def new_run(store: Store, model: str = "scripted") -> str:
             "malformed tool call",
         ),
         ([{"type": "tool_use", "id": "toolu_1", "input": {}}], "tool_use", "malformed tool call"),
-        (
-            [{"type": "tool_use", "id": "toolu_1", "name": "x", "input": "str"}],
-            "tool_use",
-            "malformed tool call",
-        ),
     ],
 )
 def test_an_unusable_reply_fails_the_run_with_its_reason_and_is_not_kept(
@@ -188,3 +183,25 @@ def test_a_refusal_in_slack_gets_no_checkmark_but_a_reason_and_retry(
         )
     finally:
         h.close()
+
+
+@pytest.mark.parametrize("tool", ["load_period", "ask_user_question", "no_such_tool"])
+def test_a_tool_use_whose_input_is_a_list_gets_an_error_result_the_model_can_fix(
+    store: Store, anthropic: FakeAnthropic, tool: str
+) -> None:
+    anthropic.reply(
+        {"type": "tool_use", "id": "toolu_1", "name": tool, "input": ["2026-10"]},
+        stop_reason="tool_use",
+    )
+    anthropic.reply({"type": "text", "text": "Fixed and done."})
+    loop, _ = scripted_loop(store, ScriptedModel())
+    loop.model = claude(anthropic)
+    run_id = new_run(store, model="claude-sonnet-5-5")
+    outcome = loop.advance(run_id)
+    assert isinstance(outcome, Finished) and outcome.text.startswith("Fixed and done.")
+    (result,) = anthropic.requests[1]["messages"][-1]["content"]
+    assert result["type"] == "tool_result" and result["is_error"] is True
+    assert "must be a JSON object" in result["content"] or "unknown tool" in result["content"]
+    sent_back = anthropic.requests[1]["messages"][-2]["content"][0]
+    assert isinstance(sent_back["input"], dict)  # the API takes only an object back
+    assert store.pending_question(run_id) is None  # nothing was asked of anyone
