@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -39,9 +41,11 @@ def error_of(call: Any) -> SlackApiError:
     return caught.value
 
 
-def post_json(url: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def post_json(url: str, body: dict[str, Any], **headers: str) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", **headers},
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -388,17 +392,79 @@ def test_a_workspace_file_that_is_not_one_is_refused_clearly(tmp_path: Path) -> 
 
 def test_the_page_endpoints_take_only_json_and_name_what_is_missing(sandbox: Sandbox) -> None:
     url = f"{sandbox.url}sandbox/say"
+    token = {"X-Sandbox-Token": sandbox.page.token}
     form = urllib.request.Request(
-        url, data=b'{"user": "UALICE"}', headers={"Content-Type": "text/plain"}
+        url, data=b'{"user": "UALICE"}', headers={"Content-Type": "text/plain", **token}
     )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(form, timeout=10)
     assert refused.value.code == 415
-    assert post_json(url, {"user": STARTER.id, "channel": "CFINANCE"}) == (
+    assert post_json(url, {"user": STARTER.id, "channel": "CFINANCE"}, **token) == (
         400,
         {"ok": False, "error": "missing 'text'"},
     )
-    assert post_json(url, {"user": "UNOBODY", "channel": "CFINANCE", "text": "hi"})[1]["error"] == (
+    unknown = {"user": "UNOBODY", "channel": "CFINANCE", "text": "hi"}
+    assert post_json(url, unknown, **token)[1]["error"] == (
         "no such person in the sandbox: 'UNOBODY'"
     )
     assert sandbox.store.runs() == [] and not sandbox.fake.messages
+
+
+def raw_post(sandbox: Sandbox, path: str, body: bytes, headers: dict[str, str]) -> int:
+    """A POST over a plain socket, so Host is exactly what the test says."""
+    port = int(sandbox.url.rstrip("/").rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+        conn.sendall(
+            f"POST {path} HTTP/1.1\r\n{head}Content-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n".encode()
+            + body
+        )
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return int(answer.split(b" ", 2)[1])
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        # a page on another origin, with the content type a simple (no-preflight) POST may send
+        {"Content-Type": "text/plain; x=application/json", "Origin": "http://evil.example"},
+        {"Content-Type": "application/json", "Origin": "http://evil.example"},
+        # the token itself, but from another origin or under a foreign Host (DNS rebinding)
+        {"Content-Type": "application/json", "Origin": "http://evil.example", "token": "1"},
+        {"Content-Type": "application/json", "Host": "evil.example", "token": "1"},
+        {"Content-Type": "application/json", "Host": "evil.example:80", "token": "1"},
+        # the right Host and no Origin (curl, another program), but not the page's token
+        {"Content-Type": "application/json"},
+        {"Content-Type": "application/json", "X-Sandbox-Token": "guessed"},
+    ],
+)
+def test_cross_origin_foreign_host_and_tokenless_sandbox_writes_are_refused(
+    sandbox: Sandbox, headers: dict[str, str]
+) -> None:
+    port = sandbox.url.rstrip("/").rsplit(":", 1)[1]
+    sent = {"Host": f"127.0.0.1:{port}", **headers}
+    if sent.pop("token", None):
+        sent["X-Sandbox-Token"] = sandbox.page.token
+    say = json.dumps({"user": STARTER.id, "channel": "CFINANCE", "text": "/close 2026-10"})
+    for path in ("/sandbox/say", "/sandbox/react", "/sandbox/action"):
+        assert raw_post(sandbox, path, say.encode(), sent) == 403, (path, sent)
+    assert sandbox.store.runs() == [] and not sandbox.fake.messages
+
+
+def test_the_page_carries_its_token_and_a_write_with_it_from_the_page_origin_acts(
+    sandbox: Sandbox,
+) -> None:
+    with urllib.request.urlopen(sandbox.url, timeout=10) as response:
+        html = response.read().decode()
+    found = re.search(r'<meta name="sandbox-token" content="([^"]+)">', html)
+    assert found and found.group(1) == sandbox.page.token
+    origin = sandbox.url.rstrip("/")
+    say = {"user": STARTER.id, "channel": "CFINANCE", "text": "hello"}
+    status, body = post_json(
+        f"{sandbox.url}sandbox/say", say, Origin=origin, **{"X-Sandbox-Token": found.group(1)}
+    )
+    assert (status, body["ok"]) == (200, True)
+    assert [m["text"] for m in sandbox.fake.messages.values()] == ["hello"]

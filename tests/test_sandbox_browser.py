@@ -337,3 +337,38 @@ def test_an_external_select_searches_the_bot_as_you_type(page: Any, sandbox: San
     expect(found.nth(1)).to_contain_text("Well 041")  # option 42, the recommended one
     found.nth(1).click()
     expect(menu).to_have_value(re.compile(r"^Well 041 x+ ⭐$"))
+
+
+def test_a_page_on_another_origin_cannot_drive_the_sandbox(
+    browser: Any, sandbox: Sandbox, page: Any
+) -> None:
+    """A site the person happens to have open posts to the sandbox as a form or a script
+    would (no preflight: text/plain that merely mentions application/json): refused."""
+    from tests.loopback import QuietHandler, loopback
+
+    class Elsewhere(QuietHandler):
+        def do_GET(self) -> None:
+            self.send(200, b"<html><body>another site</body></html>", {"content-type": "text/html"})
+
+    say(page, "hello from the page")  # the sandbox's own page writes (with its token)
+    page.locator("#messages .msg", has_text="hello from the page").wait_for()
+    with loopback(Elsewhere) as other_url:
+        context = browser.new_context()
+        other = context.new_page()
+        other.goto(other_url)
+        target = sandbox.url.replace("127.0.0.1", "localhost")  # another name, same server
+        for url in (sandbox.url, target):
+            status = other.evaluate(
+                """async (url) => {
+                    const body = JSON.stringify({user: "UALICE", channel: "CFINANCE",
+                                                 text: "/close 2026-10"});
+                    const r = await fetch(url + "sandbox/say", {method: "POST", mode: "no-cors",
+                        headers: {"Content-Type": "text/plain; x=application/json"}, body});
+                    return r.type;
+                }""",
+                url,
+            )
+            assert status == "opaque"  # sent; the answer is not the other site's to read
+        context.close()
+    assert [m["text"] for m in sandbox.fake.messages.values()] == ["hello from the page"]
+    assert sandbox.store.runs() == []

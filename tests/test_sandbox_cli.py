@@ -43,11 +43,14 @@ def test_sandbox_prints_the_url_serves_the_page_and_stops_on_ctrl_c(tmp_path: Pa
         assert found, first
         url = found.group(1)
         with urllib.request.urlopen(url, timeout=10) as response:
-            assert "closebot sandbox" in response.read().decode()
+            html = response.read().decode()
+        assert "closebot sandbox" in html
+        token = re.search(r'<meta name="sandbox-token" content="([^"]+)">', html)
+        assert token, "the page carries no write token"
         request = urllib.request.Request(
             f"{url}sandbox/say",
             data=json.dumps({"user": "UALICE", "channel": "CFINANCE", "text": "/close"}).encode(),
-            headers={"Content-Type": "application/json"},
+            headers={"Content-Type": "application/json", "X-Sandbox-Token": token.group(1)},
         )
         with urllib.request.urlopen(request, timeout=30) as response:
             assert json.loads(response.read())["ok"]  # no period: the latest one with data

@@ -7,11 +7,18 @@ Routes (all on loopback):
   POST /sandbox/action     a click (buttons, menus in actions blocks) with the form's picks
   POST /sandbox/options    an external select's options
   POST /sandbox/react      a reaction clicked
+
+Loopback-only in fact, not just by the address it binds: every request (the fake Web API's
+too) must name this server in `Host` (a page on another site reached through DNS
+rebinding names its own), a request with an `Origin` must come from this server's page,
+and a POST must carry this start's token (`X-Sandbox-Token`), which only the page this
+server serves knows. So no other page, and no other site's form, can act as anyone here.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import threading
 from collections.abc import Iterator
 from importlib import resources
@@ -28,21 +35,55 @@ STATIC_TYPES = {
     ".svg": "image/svg+xml",
 }
 KEEPALIVE_SECONDS = 15.0
+TOKEN_HEADER = "X-Sandbox-Token"
+TOKEN_PLACEHOLDER = b"__SANDBOX_TOKEN__"
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def refused(reason: str) -> Response:
+    return json_response({"ok": False, "error": reason}, 403)
+
+
+class Guard:
+    """The route in front of every other: Host and Origin must be this server's own."""
+
+    def __init__(self, port: int) -> None:
+        self.hosts = {f"{name}:{port}" for name in LOOPBACK_NAMES}
+        self.origins = {f"http://{host}" for host in self.hosts}
+
+    def route(self, request: Request) -> Response | None:
+        host = (request.headers.get("host") or "").strip().lower()
+        if host not in self.hosts:
+            return refused(f"the sandbox answers only to {sorted(self.hosts)[0]}, not {host!r}")
+        origin = request.headers.get("origin")
+        if origin is not None and origin.strip().lower() not in self.origins:
+            return refused("the sandbox takes requests only from its own page")
+        return None
 
 
 class Page:
     """Serves the page and turns what a person does into Slack's requests (through SlackClient)."""
 
-    def __init__(self, fake: FakeSlack, client: SlackClient, stopping: threading.Event) -> None:
+    def __init__(
+        self,
+        fake: FakeSlack,
+        client: SlackClient,
+        stopping: threading.Event,
+        *,
+        token: str | None = None,
+    ) -> None:
         self.fake = fake
         self.client = client
         self.stopping = stopping
+        self.token = token or secrets.token_urlsafe(24)  # per start: only our page has it
 
     def route(self, request: Request) -> Response | None:
         path, method = request.path, request.method
         if method in ("GET", "HEAD"):
             if path in ("/", "/index.html"):
-                return _static("index.html")
+                page = _static("index.html")
+                page.body = page.body.replace(TOKEN_PLACEHOLDER, self.token.encode())
+                return page
             if path.startswith("/static/"):
                 return _static(path.removeprefix("/static/"))
             if path == "/sandbox/state":
@@ -60,7 +101,12 @@ class Page:
         }
         if method != "POST" or path not in posts:
             return None
-        if "application/json" not in request.headers.get("content-type", ""):
+        if not secrets.compare_digest(
+            (request.headers.get(TOKEN_HEADER) or "").encode(), self.token.encode()
+        ):
+            return refused(f"a write needs this sandbox's {TOKEN_HEADER} (its page sends it)")
+        media = (request.headers.get("content-type") or "").split(";")[0].strip().lower()
+        if media != "application/json":
             # Only the page's own fetch() sends JSON; a form on another site cannot act here.
             return json_response({"ok": False, "error": "send application/json"}, 415)
         try:

@@ -19,7 +19,7 @@ from bot.config import Settings
 from bot.models import Model
 from bot.sandbox.client import SlackClient
 from bot.sandbox.http import LoopbackServer
-from bot.sandbox.page import Page
+from bot.sandbox.page import Guard, Page
 from bot.sandbox.slack_api import BOT_USER, Channel, FakeSlack, Person
 from bot.server import EVENTS_PATH, HttpServer
 from bot.store import Store
@@ -88,7 +88,8 @@ class Sandbox:
         self.server = LoopbackServer([], port=port)
         self.client = SlackClient(self.fake, signing_secret=self.secret)
         self.page = Page(self.fake, self.client, self.server.stopping)
-        self.server.routes.extend([self.fake.route, self.page.route])
+        self.guard = Guard(self.server.port)  # Host and Origin, on every request
+        self.server.routes.extend([self.guard.route, self.fake.route, self.page.route])
         self.fake.url = self.server.url
         self.workspace_file = workspace_file  # the channels' history, kept across restarts
         if workspace_file and workspace_file.exists():

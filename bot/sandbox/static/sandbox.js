@@ -460,9 +460,13 @@ async function sendAction(message, block, element, selected) {
   if (!reply.ok) toast(reply.error || "That did not work");
 }
 
+// This start's token, in the page the sandbox served: no other page can write here.
+const SANDBOX_TOKEN = document.querySelector('meta[name="sandbox-token"]').content;
+
 async function post(path, body) {
   try {
-    const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const headers = { "Content-Type": "application/json", "X-Sandbox-Token": SANDBOX_TOKEN };
+    const response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
     return await response.json();
   } catch (error) {
     return { ok: false, error: `the sandbox is not answering (${error.message})` };
