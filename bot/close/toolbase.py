@@ -37,9 +37,9 @@ def _short(text: str, limit: int) -> str:
 
 
 def header_for(step: str, subject: str) -> str:
-    """'Intake · Smith 14-2H' when it fits the header's 24 characters, else the subject or the
-    step alone: a header is never cut inside a name or a number."""
-    for header in (f"{step} · {subject}", subject, step):
+    """'Intake · Smith 14-2H' when it fits the header's 24 characters, else the step alone
+    (the question names the subject): a header is never cut inside a name or a number."""
+    for header in (f"{step} · {subject}", step):
         if len(header) <= MAX_HEADER:
             return header
     return step[:MAX_HEADER]
