@@ -125,6 +125,7 @@ def test_the_form_has_context_recommendation_other_optional_who_and_buttons() ->
     assert f[-2] == {
         "type": "context",
         "elements": [{"type": "mrkdwn", "text": "Who may answer: <@U1>"}],
+        "block_id": "closebot:v:0:n1",
     }
     submit, cancel = f[-1]["elements"]
     assert (submit["text"]["text"], submit["style"], submit["value"], submit["action_id"]) == (
