@@ -379,7 +379,7 @@ def evidence_mismatches(store: Store, run_id: str) -> list[str]:
             )
         elif event is not None and event.detail.get("content_hash") not in (
             None,
-            content_hash(ledger.lines(batch["id"])),
+            content_hash(ledger.iter_lines(batch["id"])),
         ):
             out.append(
                 f"batch {batch['id']}: its lines changed after it was posted (content hash differs)"
