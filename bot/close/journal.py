@@ -259,8 +259,8 @@ def build(
                 memo=line["memo"],
                 ref=line["ref"],
             )
-    info["loe_accrual"] = _loe_accrual(batch, close)
-    info["revenue_accrual"] = _revenue_accrual(batch, close)
+    info["loe_accrual"] = len(_loe_accrual(batch, close))  # counts: the items are not kept
+    info["revenue_accrual"] = len(_revenue_accrual(batch, close))
     for exc, lines in accruals:
         label = kind_label(exc)
         e = batch.entry(

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from bot.close.controls import check_approval, content_hash, short_hash
+from bot.close.controls import ContentHash, check_approval, content_hash, short_hash
 from bot.close.data import ZERO, add_months
 from bot.close.journal import JournalError, build
 from bot.close.ledger import AlreadyPostedError, Ledger
@@ -89,6 +89,39 @@ class PostingTools(ToolBase):
             "doi_changes": doi_changes[:MAX_LIST],
             "doi_change_count": len(doi_changes),
         }
+
+    def journal_detail(self, ctx: ToolContext) -> list[dict[str, Any]]:
+        """Every source line behind each line of the run's current batch (entry_no, line_no,
+        account, well, amounts, the file line), rebuilt from the files (their hashes checked
+        against the run's evidence) and the run's decisions. Refused when the rebuilt entries
+        are not the stored ones (content hash)."""
+        run = ctx.store.run(ctx.run_id)
+        ledger = Ledger(ctx.store)
+        batch = ledger.current_batch(ctx.run_id)
+        if batch is None:
+            raise ToolError(f"run {ctx.run_id} drafted no journal entries")
+        close, _ = self._close(ctx, run.period)
+        prior = ledger.posted_batch(add_months(run.period, -1))
+        prior_lines = (
+            (x for x in ledger.iter_lines(prior["id"]) if x["source"] == "accrual")
+            if prior
+            else None
+        )
+        digest = ContentHash()
+        rows: list[dict[str, Any]] = []
+        build(
+            close,
+            ledger.exceptions(ctx.run_id),
+            prior_lines,
+            sink=digest.add_all,
+            detail_sink=rows.extend,
+        )
+        if digest.hexdigest() != batch["content_hash"]:
+            raise ToolError(
+                f"batch {batch['id']} was drafted from other files or decisions than the run "
+                "has now; its detail cannot be rebuilt"
+            )
+        return rows
 
     def post_journal_entries(
         self,
