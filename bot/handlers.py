@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 USAGE = "Usage: `/close [YYYY-MM]` — for example `/close 2026-10`. Without a period I close the latest one with data."
 
 
+# Thread messages that reach the agent: plain replies, replies also sent to the channel, and
+# files shared in the thread (their text and names; the files themselves are read elsewhere).
+READ_SUBTYPES = (None, "thread_broadcast", "file_share")
 MAX_COMMAND_TEXT = 40  # "/close 2026-10" needs 7; longer text is refused, never echoed
 BUSY = "The database is busy right now, so nothing was changed — please try again in a moment."
 DB_DOWN = "I can't write to my database right now, so nothing was changed; please tell whoever runs closebot."
@@ -65,6 +68,8 @@ def register(app: App, deps: Deps) -> None:
     app.action(re.compile(".*"))(h.any_other_action)  # after the specific ones: first match wins
     app.event("app_mention")(h.mention)
     app.event("message")(h.message)
+    app.event("tokens_revoked")(h.tokens_revoked)
+    app.event("app_uninstalled")(h.app_uninstalled)
 
 
 def _who(body: dict[str, Any]) -> tuple[str, str, str | None]:
@@ -291,8 +296,10 @@ class Listeners:
         self, ack: Ack, event: dict[str, Any], body: dict[str, Any], context: BoltContext
     ) -> None:
         ack()
-        if event.get("bot_id") or event.get("subtype") or not event.get("thread_ts"):
-            return  # bots (ourselves included), edits, joins, and messages outside threads
+        if event.get("bot_id") or event.get("subtype") not in READ_SUBTYPES:
+            return  # bots (ourselves included), edits, joins
+        if not event.get("thread_ts"):
+            return  # messages outside threads
         if context.bot_user_id and f"<@{context.bot_user_id}>" in (event.get("text") or ""):
             return  # the app_mention event carries this one
         self._conversation(event, body, context, mentioned=False)
@@ -305,6 +312,10 @@ class Listeners:
         channel = str(event.get("channel", ""))
         user = str(event.get("user") or "")
         text = re.sub(rf"<@{context.bot_user_id}>\s*", "", str(event.get("text") or "")).strip()
+        files = [f for f in event.get("files") or [] if isinstance(f, dict)]
+        if files:  # a file shared in the thread reaches the agent like any reply
+            names = ", ".join(str(f.get("name") or f.get("title") or f.get("id")) for f in files)
+            text = f"{text}\n(shared {len(files)} file{'s' if len(files) > 1 else ''}: {names})".strip()
         try:
             with self.store.quick():
                 if not self.store.first_sighting(
@@ -321,7 +332,10 @@ class Listeners:
                         presenter = self.work.presenter
                         self.work.runner.side(
                             lambda: presenter.reply(
-                                channel=channel, thread_ts=event.get("ts"), text=f"Hi! {USAGE}"
+                                channel=channel,
+                                # a mention inside a thread is answered in that thread
+                                thread_ts=event.get("thread_ts") or event.get("ts"),
+                                text=f"Hi! {USAGE}",
                             )
                         )
                     return
@@ -338,6 +352,20 @@ class Listeners:
                 if isinstance(e, BusyError)
                 else DB_DOWN,
             )
+
+    def tokens_revoked(self, ack: Ack, event: dict[str, Any]) -> None:
+        """The workspace took back the bot's token: every run waits until a token works again."""
+        ack()
+        if "bot" in (event.get("tokens") or {}) or not event.get("tokens"):
+            self.work.runner.side(lambda: _pause(self.work, "tokens_revoked"))
+
+    def app_uninstalled(self, ack: Ack) -> None:
+        ack()
+        self.work.runner.side(lambda: _pause(self.work, "app_uninstalled"))
+
+
+def _pause(work: SlackWork, reason: str) -> None:
+    work.pause_workspace(reason)
 
 
 def _already(record: QuestionRecord) -> tuple[str, tuple[str, ...]]:

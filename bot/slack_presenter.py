@@ -403,9 +403,12 @@ class SlackPresenter:
     def reply(self, *, channel: str, thread_ts: str | None, text: str) -> None:
         """A message outside any run (help for a mention in the channel)."""
         safe = outgoing(text)
-        self.client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, text=safe, blocks=blocks.notice_blocks(safe)
-        )
+        try:
+            self.client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=safe, blocks=blocks.notice_blocks(safe)
+            )
+        except SlackApiError as e:  # a courtesy reply: nothing waits on it
+            log.warning("reply in %s not posted: %s", channel or "(no channel)", slack_error(e))
 
     def ephemeral(
         self,
@@ -520,9 +523,18 @@ class SlackPresenter:
             return None
         cursor = None
         for _ in range(20):  # 20 pages of 200 replies: far more than a close's thread
-            page = self.client.conversations_replies(
-                channel=run.channel, ts=run.thread_ts, limit=200, cursor=cursor
-            )
+            try:
+                page = self.client.conversations_replies(
+                    channel=run.channel, ts=run.thread_ts, limit=200, cursor=cursor
+                )
+            except SlackApiError as e:
+                if e.response.get("error") != "missing_scope":
+                    raise
+                # Least privilege: without channels:history the thread cannot be read, so
+                # the form is posted again (after a crash between posting and recording it,
+                # the thread may show it twice; the first one still answers).
+                log.info("question %s: thread not readable (missing_scope)", record.id)
+                return None
             for message in page.get("messages") or []:
                 for block in message.get("blocks") or []:
                     for element in block.get("elements") or []:
