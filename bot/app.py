@@ -30,10 +30,12 @@ from bot import handlers
 from bot.assemble import close_loop
 from bot.close.registry import STEPS
 from bot.config import Settings
+from bot.desk import Desk
 from bot.errors import ConfigError, ReplayedError, StorageError
 from bot.models import Model
 from bot.runner import Runner
 from bot.server import EVENTS_PATH, HEALTH_PATH, HttpServer
+from bot.slack_desk import SlackDesk
 from bot.slack_http import KeepAliveWebClient
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
@@ -135,10 +137,18 @@ def build_service(
         data_dir=settings.data_dir,
         still_working_after=still_working_after,
     )
+    desk = SlackDesk(
+        client=client, store=store, desk=Desk(store, settings.approvers, settings.data_dir)
+    )
+    presenter.on_state_change = desk.republish  # the Home tabs follow the runs' states
     handlers.register(
         app,
         handlers.Deps(
-            store=store, work=work, approvers=settings.approvers, data_dir=settings.data_dir
+            store=store,
+            work=work,
+            approvers=settings.approvers,
+            data_dir=settings.data_dir,
+            desk=desk,
         ),
     )
     app.error(_error_handler(work))

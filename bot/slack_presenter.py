@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -114,6 +114,9 @@ class SlackPresenter:
         self._tasks_shown: dict[str, dict[str, tuple[str, str]]] = {}  # ts → task id → shown
         self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
         self._status_step: dict[str, str | None] = {}  # run → the step its status line names
+        # Told when a run's state changes (the App Home tabs are published again).
+        self.on_state_change: Callable[[], None] | None = None
+        self._states: dict[str, str] = {}
         self.store = store
         self.steps = list(steps)
         self.approvers = approvers
@@ -378,6 +381,12 @@ class SlackPresenter:
             run = self.store.run(run_id)
             if not (run.channel and run.status_ts):
                 return
+            if self.on_state_change and self._states.get(run_id) != run.status:
+                self._states[run_id] = run.status
+                try:
+                    self.on_state_change()
+                except SlackApiError as e:
+                    log.warning("Home tabs not updated: %s", slack_error(e))
             try:
                 self.update_root(run)
             except SlackApiError as e:  # the plan still shows the state

@@ -70,6 +70,7 @@ SCOPE_OF = {
     "users.info": "users:read",
     "auth.test": None,
     "views.publish": None,
+    "chat.getPermalink": None,
 }
 
 
