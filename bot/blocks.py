@@ -31,6 +31,7 @@ MAX_CONFIRM_TITLE, MAX_CONFIRM_TEXT, MAX_CONFIRM_BUTTON = 100, 300, 30
 MAX_MESSAGE_CHARS = 12_000  # Slack answers msg_blocks_too_long around 13k
 
 SUBMIT_ACTION = "closebot_submit"
+CHOOSE_ACTION = "closebot_choose_"  # + the option number: a form whose options are buttons
 CANCEL_ACTION = "closebot_cancel"
 STOP_ACTION = "closebot_stop"
 RETRY_ACTION = "closebot_retry"
@@ -484,6 +485,103 @@ def _form_actions(question_id: str, nonce: str, confirm: str | None) -> dict[str
     }
 
 
+def table(header: list[str], rows: list[list[str]], *, right: Iterable[int] = ()) -> dict[str, Any]:
+    """A `table` block (first row the header); columns in `right` aligned right (amounts)."""
+    width = len(header)
+    aligned = set(right)
+
+    def cell(text: str) -> dict[str, Any]:
+        return {"type": "raw_text", "text": text or " "}
+
+    return {
+        "type": "table",
+        "rows": [[cell(t) for t in header], *([cell(t) for t in row] for row in rows)][:100],
+        "column_settings": [
+            {"align": "right"} if i in aligned else {"is_wrapped": True} for i in range(width)
+        ],
+    }
+
+
+def table_text(header: list[str], rows: list[list[str]]) -> str:
+    """The same rows as text, for the notification and wherever tables are not drawn."""
+    return "\n".join(" · ".join(c for c in row if c) for row in [header, *rows])
+
+
+def button_form(
+    ask: Ask,
+    *,
+    question_id: str,
+    who_may_answer: str,
+    nonce: str,
+    facts: dict[str, Any] | None = None,
+    confirm: dict[int, tuple[str, str]] | None = None,
+    styles: dict[int, str] | None = None,
+    deadline: str | None = None,
+) -> list[dict[str, Any]]:
+    """A one-question form whose options are buttons (the posting approval): the situation,
+    `facts` (a table block) once, the recommendation, a Why, and one button per option —
+    only the options in `confirm` ({number: (title, text)}) ask again before they act."""
+    q = ask.questions[0]
+    lines = [
+        line
+        for line in q.question.splitlines()
+        if not (facts and (line.startswith("• ") or line.rstrip(":") == "By account"))
+    ]
+    blocks: list[dict[str, Any]] = [
+        section(f"*🙋 Your decision is needed*\n{escape(ask.context)}"),
+        *(section(t) for t in split_text(escape("\n".join(lines)))),
+    ]
+    if facts:
+        blocks.append(facts)
+    if q.recommended is not None:
+        rec = f"⭐ *Recommended: {escape(q.label(q.recommended))}*"
+        if sure := percent(q.confidence(q.recommended)):
+            rec += f" ({sure} confident)"
+        if q.reasoning:
+            rec += f": {escape(q.reasoning)}"
+        blocks.append(section(rec))
+    blocks.append(
+        {
+            "type": "input",
+            "block_id": block_id("w", 1, nonce),
+            "label": plain(
+                "Why (needed to reject, or to go against the recommendation)", MAX_LABEL
+            ),
+            "optional": True,
+            "element": {
+                "type": "plain_text_input",
+                "action_id": WHY_ACTION,
+                "multiline": True,
+                "max_length": 3000,
+            },
+        }
+    )
+    footer = context(who_may_answer, *([deadline] if deadline else []))
+    footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)
+    blocks.append(footer)
+    buttons = []
+    for number, option in enumerate(q.options, start=1):
+        button: dict[str, Any] = {
+            "type": "button",
+            "action_id": f"{CHOOSE_ACTION}{number}",
+            "text": plain(option.label, MAX_BUTTON_TEXT),
+            "value": cut(question_id, 2000),
+        }
+        if style := (styles or {}).get(number):
+            button["style"] = style
+        if number in (confirm or {}):
+            title, text = (confirm or {})[number]
+            button["confirm"] = {
+                "title": plain(title, MAX_CONFIRM_TITLE),
+                "text": plain(text, MAX_CONFIRM_TEXT),
+                "confirm": plain(fit(option.label, MAX_CONFIRM_BUTTON), MAX_CONFIRM_BUTTON),
+                "deny": plain("Not yet", MAX_CONFIRM_BUTTON),
+            }
+        buttons.append(button)
+    blocks.append({"type": "actions", "block_id": block_id("a", 0, nonce), "elements": buttons})
+    return blocks
+
+
 def deadline_note(ask: Ask, expires_at: str | None) -> str | None:
     """What happens if nobody answers in time, for the form's context line."""
     if not expires_at:
@@ -505,8 +603,19 @@ class FormError(ValueError):
     """A submitted form could not be read as answers."""
 
 
-def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response]:
-    """state.values of a submitted form → a Response per question (validation is the caller's)."""
+def chosen_by_button(action_id: str) -> int | None:
+    """The option number a button form's button stands for (None: the form's Submit)."""
+    rest = action_id.removeprefix(CHOOSE_ACTION)
+    return int(rest) if rest != action_id and rest.isascii() and rest.isdigit() else None
+
+
+def read_form(
+    ask: Ask, values: dict[str, dict[str, Any]], *, chosen: int | None = None
+) -> dict[int, Response]:
+    """state.values of a submitted form → a Response per question (validation is the caller's);
+    `chosen`: the option of the button pressed on a one-question form of buttons."""
+    if chosen is not None:
+        return {1: Response(selected=(chosen,))}
     if not isinstance(values, dict):
         raise FormError("the form sent no values")
     raw: dict[int, dict[str, Any]] = {}
