@@ -31,7 +31,6 @@ MAX_CONFIRM_TITLE, MAX_CONFIRM_TEXT, MAX_CONFIRM_BUTTON = 100, 300, 30
 MAX_MESSAGE_CHARS = 12_000  # Slack answers msg_blocks_too_long around 13k
 
 SUBMIT_ACTION = "closebot_submit"
-CHOOSE_ACTION = "closebot_choose_"  # + the option number: a form whose options are buttons
 CANCEL_ACTION = "closebot_cancel"
 STOP_ACTION = "closebot_stop"
 RETRY_ACTION = "closebot_retry"
@@ -343,13 +342,22 @@ def _option_details(q: Question) -> str:
     )
 
 
-def _question_sections(q: Question, number: int, total: int, *, compact: bool) -> list[str]:
+def _question_sections(
+    q: Question, number: int, total: int, *, compact: bool, listed: bool = False
+) -> list[str]:
     """The question as mrkdwn: its text, what each option books (when that cannot ride under
     the option), and the recommendation's reasoning — each option's words once, never cut."""
     head = f"*{number}/{total}" + (f" · {escape(q.header)}" if q.header else "") + "*"
     if not q.required:
         head += " _(optional)_"
-    parts = [head, escape(q.question)]
+    text = q.question
+    if listed:  # the figures are in the form's table: not again as a list of lines
+        text = "\n".join(
+            line
+            for line in text.splitlines()
+            if not (line.startswith("• ") or line.rstrip(":") == "By account")
+        )
+    parts = [head, escape(text)]
     if _described_apart(q) and not compact:
         parts.append(_option_details(q))
     if q.recommended:
@@ -371,8 +379,9 @@ def question_form(
     external: bool = False,
     deadline: str | None = None,
     confirm: str | None = None,
+    facts: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """One message: the situation, each question with its options once (the recommended one
+    """One message: the situation (with `facts`, a table block, after it), each question with its options once (the recommended one
     preselected), an Other box where allowed, a Why per question that has a recommendation
     (needed only when it is overridden), Submit and Cancel.
 
@@ -382,7 +391,10 @@ def question_form(
     blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
     total = len(ask.questions)
     for number, q in enumerate(ask.questions, start=1):
-        blocks.extend(section(t) for t in _question_sections(q, number, total, compact=compact))
+        shown = _question_sections(q, number, total, compact=compact, listed=facts is not None)
+        blocks.extend(section(t) for t in shown)
+        if facts is not None and number == 1:
+            blocks.append(facts)
         few = len(q.options) <= MAX_CHOICE_BUTTONS
         options = [
             _option(q, n, with_description=few, compact=compact)
@@ -425,7 +437,12 @@ def question_form(
                     },
                 }
             )
-    footer = context(f"Who may answer: {who_may_answer}", *([deadline] if deadline else []))
+    who = (
+        who_may_answer
+        if who_may_answer.startswith("Who may")
+        else f"Who may answer: {who_may_answer}"
+    )
+    footer = context(who, *([deadline] if deadline else []))
     footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)  # marks a Why per question
     blocks.append(footer)
     blocks.append(_form_actions(question_id, nonce, confirm))
@@ -441,6 +458,7 @@ def question_form(
             external=compact,
             deadline=deadline,
             confirm=confirm,
+            facts=facts,
         )
     return blocks
 
@@ -507,81 +525,6 @@ def table_text(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(" · ".join(c for c in row if c) for row in [header, *rows])
 
 
-def button_form(
-    ask: Ask,
-    *,
-    question_id: str,
-    who_may_answer: str,
-    nonce: str,
-    facts: dict[str, Any] | None = None,
-    confirm: dict[int, tuple[str, str]] | None = None,
-    styles: dict[int, str] | None = None,
-    deadline: str | None = None,
-) -> list[dict[str, Any]]:
-    """A one-question form whose options are buttons (the posting approval): the situation,
-    `facts` (a table block) once, the recommendation, a Why, and one button per option —
-    only the options in `confirm` ({number: (title, text)}) ask again before they act."""
-    q = ask.questions[0]
-    lines = [
-        line
-        for line in q.question.splitlines()
-        if not (facts and (line.startswith("• ") or line.rstrip(":") == "By account"))
-    ]
-    blocks: list[dict[str, Any]] = [
-        section(f"*🙋 Your decision is needed*\n{escape(ask.context)}"),
-        *(section(t) for t in split_text(escape("\n".join(lines)))),
-    ]
-    if facts:
-        blocks.append(facts)
-    if q.recommended is not None:
-        rec = f"⭐ *Recommended: {escape(q.label(q.recommended))}*"
-        if sure := percent(q.confidence(q.recommended)):
-            rec += f" ({sure} confident)"
-        if q.reasoning:
-            rec += f": {escape(q.reasoning)}"
-        blocks.append(section(rec))
-    blocks.append(
-        {
-            "type": "input",
-            "block_id": block_id("w", 1, nonce),
-            "label": plain(
-                "Why (needed to reject, or to go against the recommendation)", MAX_LABEL
-            ),
-            "optional": True,
-            "element": {
-                "type": "plain_text_input",
-                "action_id": WHY_ACTION,
-                "multiline": True,
-                "max_length": 3000,
-            },
-        }
-    )
-    footer = context(who_may_answer, *([deadline] if deadline else []))
-    footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)
-    blocks.append(footer)
-    buttons = []
-    for number, option in enumerate(q.options, start=1):
-        button: dict[str, Any] = {
-            "type": "button",
-            "action_id": f"{CHOOSE_ACTION}{number}",
-            "text": plain(option.label, MAX_BUTTON_TEXT),
-            "value": cut(question_id, 2000),
-        }
-        if style := (styles or {}).get(number):
-            button["style"] = style
-        if number in (confirm or {}):
-            title, text = (confirm or {})[number]
-            button["confirm"] = {
-                "title": plain(title, MAX_CONFIRM_TITLE),
-                "text": plain(text, MAX_CONFIRM_TEXT),
-                "confirm": plain(fit(option.label, MAX_CONFIRM_BUTTON), MAX_CONFIRM_BUTTON),
-                "deny": plain("Not yet", MAX_CONFIRM_BUTTON),
-            }
-        buttons.append(button)
-    blocks.append({"type": "actions", "block_id": block_id("a", 0, nonce), "elements": buttons})
-    return blocks
-
-
 def deadline_note(ask: Ask, expires_at: str | None) -> str | None:
     """What happens if nobody answers in time, for the form's context line."""
     if not expires_at:
@@ -603,19 +546,8 @@ class FormError(ValueError):
     """A submitted form could not be read as answers."""
 
 
-def chosen_by_button(action_id: str) -> int | None:
-    """The option number a button form's button stands for (None: the form's Submit)."""
-    rest = action_id.removeprefix(CHOOSE_ACTION)
-    return int(rest) if rest != action_id and rest.isascii() and rest.isdigit() else None
-
-
-def read_form(
-    ask: Ask, values: dict[str, dict[str, Any]], *, chosen: int | None = None
-) -> dict[int, Response]:
-    """state.values of a submitted form → a Response per question (validation is the caller's);
-    `chosen`: the option of the button pressed on a one-question form of buttons."""
-    if chosen is not None:
-        return {1: Response(selected=(chosen,))}
+def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response]:
+    """state.values of a submitted form → a Response per question (validation is the caller's)."""
     if not isinstance(values, dict):
         raise FormError("the form sent no values")
     raw: dict[int, dict[str, Any]] = {}

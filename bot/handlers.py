@@ -61,7 +61,6 @@ def register(app: App, deps: Deps) -> None:
     h = Listeners(deps)
     app.command("/close")(h.close_command)
     app.action(blocks.SUBMIT_ACTION)(h.submit)
-    app.action(re.compile(rf"^{blocks.CHOOSE_ACTION}\d+$"))(h.submit)  # one button per option
     app.action(blocks.CANCEL_ACTION)(h.cancel)
     app.action(blocks.STOP_ACTION)(h.stop)
     app.action(blocks.RETRY_ACTION)(h.retry)
@@ -175,7 +174,6 @@ class Listeners:
             return
         question_id = str(actions[0].get("value") or "")
         values = (body.get("state") or {}).get("values") or {}
-        chosen = blocks.chosen_by_button(str(actions[0].get("action_id") or ""))
         # A form an earlier release posted has no "Why" box: its answer is taken without one
         # (an override could never be recorded otherwise), and recorded as such.
         why_box = blocks.has_why_box((body.get("message") or {}).get("blocks"))
@@ -185,9 +183,7 @@ class Listeners:
                     question_id,
                     user=user,
                     source="user",
-                    read=None
-                    if cancel
-                    else (lambda ask: blocks.read_form(ask, values, chosen=chosen)),
+                    read=None if cancel else (lambda ask: blocks.read_form(ask, values)),
                     rationale=blocks.read_rationale(values) if isinstance(values, dict) else None,
                     require_rationale=why_box,
                     evidence=None if why_box else {"form": NO_WHY_BOX},

@@ -603,9 +603,7 @@ class SlackPresenter:
                 for block in message.get("blocks") or []:
                     for element in block.get("elements") or []:
                         if (
-                            str(element.get("action_id") or "").startswith(
-                                (blocks.SUBMIT_ACTION, blocks.CHOOSE_ACTION)
-                            )
+                            element.get("action_id") == blocks.SUBMIT_ACTION
                             and element.get("value") == record.id
                         ):
                             return str(message["ts"])
@@ -651,8 +649,8 @@ class SlackPresenter:
         self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str
     ) -> list[dict[str, Any]]:
         """The posting approval: the batch by account as a table, addressed to the people who
-        may approve it (and why the others may not), one button per option; only Approve
-        asks again, naming what it posts."""
+        may approve it (and why the others may not); Submit asks again, naming what Approve
+        posts."""
         second = header_of(record) == SECOND_APPROVAL_HEADER
         confirm = self._attach_draft(record, attach=not second)
         ledger = Ledger(self.store)
@@ -661,10 +659,7 @@ class SlackPresenter:
         if batch is not None:
             header, rows = entries_by_account(ledger.lines(batch["id"]))
             facts = blocks.table(header, rows, right=(2, 3))
-        q = ask.questions[0]
-        approve = [n for n, o in enumerate(q.options, start=1) if o.label.startswith("Approve")]
-        reject = [n for n, o in enumerate(q.options, start=1) if o.label.startswith("Reject")]
-        return blocks.button_form(
+        return blocks.question_form(
             ask,
             question_id=record.id,
             who_may_answer=who_may_approve(
@@ -672,8 +667,7 @@ class SlackPresenter:
             ),
             nonce=nonce,
             facts=facts,
-            confirm={n: ("Post to the ledger?", confirm) for n in approve} if confirm else None,
-            styles={**{n: "primary" for n in approve}, **{n: "danger" for n in reject}},
+            confirm=confirm,
             deadline=blocks.deadline_note(ask, record.expires_at),
         )
 
@@ -701,7 +695,10 @@ class SlackPresenter:
                 )
         except SlackApiError as e:  # the form still carries the batch by account
             log.warning("run %s: draft CSV not attached: %s", run.id, slack_error(e))
-        return f"Post {entries} entries, {money(Decimal(batch['total_debit']))}, batch {batch['id']}? Posting cannot be undone."
+        return (
+            f"Post {entries} entries, {money(Decimal(batch['total_debit']))}, batch {batch['id']}? "
+            "If you chose Approve and post, this cannot be undone; Keep as draft and Reject post nothing."
+        )
 
     def settle_form(self, question_id: str) -> bool:
         """Turn a settled form read-only: who chose what, how and when. False if Slack refused;

@@ -13,7 +13,7 @@ from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot.app import Service, build_service
-from bot.blocks import CHOOSE_ACTION, SUBMIT_ACTION
+from bot.blocks import SUBMIT_ACTION
 from bot.close.playbook import PlaybookModel
 from bot.config import Settings
 from bot.models import Model
@@ -161,17 +161,7 @@ class Harness:
     def submit(
         self, question_id: str, picks: dict[int, Any], *, user: str = "UALICE", **kw: Any
     ) -> BoltResponse:
-        action = SUBMIT_ACTION
-        buttons = [
-            e["action_id"]
-            for b in self.form_of(question_id)["blocks"]
-            if b["type"] == "actions"
-            for e in b["elements"]
-            if e["action_id"].startswith(CHOOSE_ACTION)
-        ]
-        if buttons and isinstance(picks.get(1), int):  # a form of buttons: press the chosen one
-            action = f"{CHOOSE_ACTION}{picks[1]}"
-        response = self.click(action, question_id, user=user, picks=picks, **kw)
+        response = self.click(SUBMIT_ACTION, question_id, user=user, picks=picks, **kw)
         assert response.status == 200, response.body
         return response
 

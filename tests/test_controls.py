@@ -247,21 +247,22 @@ def test_the_posting_form_shows_the_accounts_and_confirms_before_submit(
         who = footer["elements"][0]["text"]
         assert who.startswith("Who may approve: <@UAPPROVER>, <@UAPPROVER2>")
         assert who.endswith("— not <@UALICE>, who started this close")
-        # Approve / Keep as draft / Reject as separate buttons; only Approve asks again
-        buttons = form["blocks"][-1]["elements"]
-        assert [b["text"]["text"] for b in buttons] == [
-            "Approve and post",
-            "Keep as draft",
-            "Reject with a comment",
-        ]
-        assert [("confirm" in b) for b in buttons] == [True, False, False]
-        entries = len({x["entry_no"] for x in lines})
-        confirm = buttons[0]["confirm"]["text"]["text"]
-        assert confirm.startswith(f"Post {entries} entries, {total}, batch {batch['id']}?")
-        assert not any(
-            b.get("type") == "input" and b["block_id"].startswith("closebot:q:")
+        # Approve / Keep as draft / Reject once each, the recommendation preselected; Submit
+        # (the form's one submit control) names what approving posts
+        (choice,) = [
+            b["element"]
             for b in form["blocks"]
-        )
+            if b["type"] == "input" and b["block_id"].startswith("closebot:q:")
+        ]
+        labels = [o["text"]["text"].rstrip(" ⭐") for o in choice["options"]]
+        assert labels == ["Approve and post", "Keep as draft", "Reject with a comment"]
+        assert choice["initial_option"] == choice["options"][0]
+        submit = form["blocks"][-1]["elements"][0]
+        assert submit["text"]["text"] == "Submit"
+        entries = len({x["entry_no"] for x in lines})
+        confirm = submit["confirm"]["text"]["text"]
+        assert confirm.startswith(f"Post {entries} entries, {total}, batch {batch['id']}?")
+        assert "Keep as draft and Reject post nothing" in confirm
         # the draft journal was attached before the form
         drafts = [f["filename"] for f in fake.to("files.getUploadURLExternal")]
         assert drafts == [f"journal-{batch['id']}-draft.csv"]
