@@ -134,6 +134,14 @@ def tool_input_problem(name: str, raw: Any) -> str | None:
     return None
 
 
+def thread_messages(held: list[dict[str, Any]]) -> str:
+    """Messages people wrote in the run's thread, as the model reads them."""
+    said = "\n\n".join(f"<@{m['user']}>: {m['text']}" if m["user"] else m["text"] for m in held)
+    return (
+        "Written in the thread while you were working (read this before your next step):\n\n" + said
+    )
+
+
 def _tool_uses(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [b for b in content if b.get("type") == "tool_use"]
 
@@ -318,7 +326,11 @@ class AgentLoop:
                 if stored.is_error:
                     block["is_error"] = True
                 results.append(block)
-            transcript.append("user", results)
+            with self.store.write():  # messages are taken with the results they go with
+                heard = self.store.take_messages(run_id)
+                if heard:  # written in the thread meanwhile: read at this step, not after it
+                    results.append({"type": "text", "text": thread_messages(heard)})
+                transcript.append("user", results)
 
     def _model_for(self, run_id: str) -> Model:
         """The model the run was started on (a paused run resumes on it), when the adapter can."""

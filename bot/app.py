@@ -192,7 +192,18 @@ def _error_handler(work: SlackWork) -> Callable[..., None]:
             channel,
             exc_info=error,
         )
-        if user and channel and not isinstance(error, StorageError):
+        if isinstance(error, StorageError):  # the database, not the request: no 500, say so
+            if response is not None:
+                response.status, response.body = 200, ""
+            if user and channel:
+                text = handlers.storage_text(error)
+                work.runner.side(
+                    lambda: work.presenter.ephemeral(
+                        channel=str(channel), user=str(user), thread_ts=None, text=text
+                    )
+                )
+            return
+        if user and channel:
             text = "Something went wrong on my side and nothing was changed; please try again. If it keeps happening, tell whoever runs closebot."
             work.runner.side(
                 lambda: work.presenter.ephemeral(

@@ -153,6 +153,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="a well's DOI history: the CSV rows and those closebot added",
     )
     doi.add_argument("well_id")
+
+    sub.add_parser(
+        "doctor",
+        parents=[db],
+        help="check the database: integrity, audit chains, leases, stuck runs (changes nothing)",
+    )
+    backup = sub.add_parser(
+        "backup", parents=[db], help="copy the database to PATH while closebot runs (online)"
+    )
+    backup.add_argument("path")
     return parser
 
 
@@ -581,6 +591,35 @@ def cmd_doi(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    """Exit 0: sound; 1: a problem found (each one a line); 2: no database there."""
+    from bot import doctor
+
+    settings = _settings(args)
+    findings = doctor.examine(settings.db_path)
+    for f in findings:
+        print(f"{'PROBLEM' if f.problem else 'ok     '}  {f.what}", file=out)
+    problems = sum(f.problem for f in findings)
+    if problems:
+        print(f"closebot doctor: {problems} problem(s) in {settings.db_path}", file=out)
+        return EXIT_FAILED
+    print(f"closebot doctor: {settings.db_path} is sound", file=out)
+    return EXIT_OK
+
+
+def cmd_backup(args: argparse.Namespace, out: TextIO) -> int:
+    from bot import doctor
+
+    settings = _settings(args)
+    pages = doctor.backup(settings.db_path, Path(args.path))
+    print(
+        f"closebot: backed up {settings.db_path} to {args.path} ({pages} pages, checked); "
+        "README: Backups says how to restore it",
+        file=out,
+    )
+    return EXIT_OK
+
+
 COMMANDS = {
     "data": cmd_data,
     "doi": cmd_doi,
@@ -591,6 +630,8 @@ COMMANDS = {
     "runs": cmd_runs,
     "serve": cmd_serve,
     "sandbox": cmd_sandbox,
+    "doctor": cmd_doctor,
+    "backup": cmd_backup,
 }
 
 

@@ -70,6 +70,16 @@ class ReadOnlyError(StorageError):
     """The database (or its folder) is read-only: nothing can be recorded."""
 
 
+class StorageFullError(StorageError):
+    """The disk is full or failing (SQLITE_FULL, an I/O error): the transaction was rolled
+    back, nothing was written; a later write works again once there is room."""
+
+
+class CorruptDatabaseError(StorageError):
+    """The database file is damaged (quick_check or a read found it malformed): closebot
+    will not serve from it. Restore a backup (README: Backups)."""
+
+
 class NotAuthorizedError(CloseBotError):
     """Someone other than the run's starter or an approver tried to answer or steer it, or a
     control refused this person's answer (`reason`, e.g. a second approver must differ)."""

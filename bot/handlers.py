@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,11 @@ from bot.errors import (
     AnswerError,
     BusyError,
     CloseBotError,
+    CorruptDatabaseError,
     NotAuthorizedError,
     NotFoundError,
     StorageError,
+    StorageFullError,
 )
 from bot.slack_desk import SlackDesk
 from bot.slack_work import SlackWork
@@ -46,13 +49,22 @@ ASKED_ANY_TIME = ("status", "waiting", "open", "decided")  # answered without th
 MAX_COMMAND_TEXT = 40  # "/close 2026-10" needs 7; longer text is refused, never echoed
 BUSY = "The database is busy right now, so nothing was changed — please try again in a moment."
 DB_DOWN = "I can't write to my database right now, so nothing was changed; please tell whoever runs closebot."
+CANT_SAVE = "closebot can't save right now, nothing was changed. Please try again in a few minutes; if it keeps happening, tell whoever runs closebot."
+DAMAGED = "closebot's database is damaged, so nothing was changed; please tell whoever runs closebot (`closebot doctor`)."
 
 
 NO_WHY_BOX = "answered on a form from an earlier release, which had no Why box"
 
 
-def _storage(e: StorageError) -> str:
-    return BUSY if isinstance(e, BusyError) else DB_DOWN
+def storage_text(e: StorageError) -> str:
+    """What the person is told when the database could not take their request."""
+    if isinstance(e, BusyError):
+        return BUSY
+    if isinstance(e, StorageFullError):
+        return CANT_SAVE
+    if isinstance(e, CorruptDatabaseError):
+        return DAMAGED
+    return DB_DOWN
 
 
 @dataclass(frozen=True)
@@ -144,8 +156,8 @@ class Listeners:
                 self.work.hold(run.id)  # leased from its first instruction to its last
         except StorageError as e:
             if run is not None:  # nothing was written: neither is its lease
-                self.work.let_go(run.id)
-            ack(response_type="ephemeral", text=_storage(e))
+                self.work.let_go(run.id, written=False)
+            ack(response_type="ephemeral", text=storage_text(e))
             return
         ack(
             response_type="ephemeral",
@@ -192,6 +204,8 @@ class Listeners:
             return
         question_id = str(actions[0].get("value") or "")
         values = (body.get("state") or {}).get("values") or {}
+        if not cancel and self._unseen(ack, body, question_id, user, channel, thread_ts):
+            return
         # A form an earlier release posted has no "Why" box: its answer is taken without one
         # (an override could never be recorded otherwise), and recorded as such.
         why_box = blocks.has_why_box((body.get("message") or {}).get("blocks"))
@@ -229,10 +243,46 @@ class Listeners:
             return
         except StorageError as e:
             ack()
-            self._notify(channel, user, thread_ts, _storage(e))
+            self._notify(channel, user, thread_ts, storage_text(e))
             return
         ack()
         self.work.answered(record.run_id, question_id)
+
+    def _unseen(
+        self,
+        ack: Ack,
+        body: dict[str, Any],
+        question_id: str,
+        user: str,
+        channel: str,
+        thread_ts: str | None,
+    ) -> bool:
+        """An approval submitted on a form that did not yet show a message written in the
+        thread after it was posted: nothing is claimed; the form shows it, answer again."""
+        try:
+            with self.store.quick():
+                record = self.store.question(question_id)
+                shown = (body.get("message") or {}).get("blocks") or []
+                unseen = self.work.presenter.unseen_messages(
+                    record, shown if isinstance(shown, list) else []
+                )
+        except (NotFoundError, StorageError):
+            return False  # the claim says what is wrong
+        if not unseen or record.status != "pending":
+            return False
+        ack()
+        writers = list(dict.fromkeys(m["user"] for m in unseen if m["user"]))
+        who = " and ".join(f"<@{u}>" for u in writers) or "Someone"
+        self._notify(
+            channel,
+            user,
+            thread_ts,
+            f"{who} wrote in the thread after this form was posted, so nothing was changed: "
+            "the form now shows what was written — read it, then answer again.",
+            tuple(writers),
+        )
+        self.work.runner.fast(partial(self.work.presenter.note_message, record.run_id))
+        return True
 
     def submit(self, ack: Ack, body: dict[str, Any]) -> None:
         self._settle(ack, body, cancel=False)
@@ -258,7 +308,7 @@ class Listeners:
             self._notify(channel, user, thread_ts, *self._refused(e, f"{what} this close"))
             return None
         except StorageError as e:
-            self._notify(channel, user, thread_ts, _storage(e))
+            self._notify(channel, user, thread_ts, storage_text(e))
             return None
         return run
 
@@ -274,7 +324,7 @@ class Listeners:
             with self.store.quick():
                 self.work.stop(run.id, by=user)
         except StorageError as e:
-            self._notify(channel, user, thread_ts, _storage(e))
+            self._notify(channel, user, thread_ts, storage_text(e))
 
     def retry(self, ack: Ack, body: dict[str, Any]) -> None:
         run = self._control(ack, body, what="retry")
@@ -382,7 +432,7 @@ class Listeners:
                 thread_ts,
                 "I could not read your message (the database is busy or read-only); please send it again in a moment."
                 if isinstance(e, BusyError)
-                else DB_DOWN,
+                else storage_text(e),
             )
 
     def _asked(
@@ -489,7 +539,7 @@ class Listeners:
                     channel=channel,
                 )
         except StorageError as e:
-            text = _storage(e)
+            text = storage_text(e)
             self.work.runner.side(
                 lambda: desk.reply(channel=channel, thread_ts=thread_ts, user=user, text=text)
             )

@@ -21,7 +21,7 @@ from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
 
 from bot import edge, rolling
-from bot.errors import BusyError
+from bot.errors import BusyError, CorruptDatabaseError
 from bot.priority import ACKS
 from bot.runner import Held
 
@@ -36,7 +36,7 @@ HEALTH_PATH = "/healthz"
 
 def health(service: Service) -> tuple[int, dict[str, Any]]:
     """What /healthz answers: 503 when the bot cannot work (database or Slack)."""
-    db = service.store.health()
+    db = service.store.health()  # ok, locked, full, corrupt, read-only: …, outdated: …
     body: dict[str, Any] = {"ok": False, "db": db, "slack": service.work.slack_status}
     try:
         with service.store.quick():
@@ -44,6 +44,8 @@ def health(service: Service) -> tuple[int, dict[str, Any]]:
             body["runs_stuck"] = len(service.store.stuck_runs(idle_for=service.work.stuck_after))
     except BusyError:
         body["db"] = "locked"
+    except CorruptDatabaseError:
+        body["db"] = "corrupt"
     except Exception as e:  # the health check reports, it does not crash
         body["db"] = f"error: {e}"
     body["ok"] = body["db"] == "ok" and body["slack"] == "ok"

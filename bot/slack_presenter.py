@@ -123,6 +123,11 @@ def status_title(run: Run, status: str | None = None) -> str:
     return f"Month-end close · {period_label(run.period)} — {word.get(state, state)}"
 
 
+def seen_block_id(inbox_id: int) -> str:
+    """The block_id of a form's notice of thread messages, up to the inbox message it names."""
+    return f"closebot-seen-{inbox_id}"
+
+
 def root_block_id(run_id: str) -> str:
     """The block_id that marks a run's root message, so a retry can find it."""
     return f"closebot-root-{run_id}"
@@ -643,16 +648,7 @@ class SlackPresenter:
             log.info("question %s: its form was already in the thread (%s)", record.id, ts)
             return
         ask = ask_of(record)
-        if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
-            form = self._approval_form(record, run, ask, nonce=f"{record.id[-8:]}{nonce}")
-        else:
-            form = blocks.question_form(
-                ask,
-                question_id=record.id,
-                who_may_answer=who_may_answer(run, self.approvers),
-                nonce=f"{record.id[-8:]}{nonce}",
-                deadline=blocks.deadline_note(ask, record.expires_at),
-            )
+        form = self._form(record, run, nonce=f"{record.id[-8:]}{nonce}")
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
@@ -666,14 +662,81 @@ class SlackPresenter:
             if self.reminder and record.remind_at is None:
                 self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
 
+    def _form(
+        self, record: QuestionRecord, run: Run, *, nonce: str, attach: bool = True
+    ) -> list[dict[str, Any]]:
+        """A question's form; `attach`: an approval form's draft CSV goes in the thread too."""
+        ask = ask_of(record)
+        if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
+            return self._approval_form(record, run, ask, nonce=nonce, attach=attach)
+        return blocks.question_form(
+            ask,
+            question_id=record.id,
+            who_may_answer=who_may_answer(run, self.approvers),
+            nonce=nonce,
+            deadline=blocks.deadline_note(ask, record.expires_at),
+        )
+
+    def unseen_messages(
+        self, record: QuestionRecord, shown: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Thread messages written after an approval form was posted that the form as the
+        approver saw it (`shown`: its blocks) did not show yet; [] for other questions."""
+        if header_of(record) not in APPROVAL_HEADERS:
+            return []
+        since = self.store.messages_since(record.run_id, record.created_at)
+        if not since:
+            return []
+        mark = seen_block_id(since[-1]["id"])
+        if any(isinstance(b, dict) and b.get("block_id") == mark for b in shown):
+            return []
+        return since
+
+    def note_message(self, run_id: str) -> None:
+        """A person wrote in the thread: a pending approval form says so at its top, and
+        posting waits until it is approved on the form that shows it."""
+        record = self.store.pending_question(run_id)
+        if record is None or not (record.channel and record.message_ts):
+            return
+        since = self.unseen_messages(record, [])
+        if not since:
+            return
+        run = self.store.run(run_id)
+        writers = list(dict.fromkeys(m["user"] for m in since if m["user"]))
+        names = " and ".join(f"<@{u}>" for u in writers) or "Someone"
+        quoted = "\n".join(
+            "> " + (f"<@{m['user']}>: " if m["user"] else "") + blocks.cut(m["text"], 300)
+            for m in since[-5:]
+        )
+        notice = {
+            **blocks.section(
+                outgoing(
+                    f"⚠️ {names} wrote in the thread after this form was posted — read it "
+                    f"before you answer:\n{quoted}",
+                    writers,
+                )
+            ),
+            "block_id": seen_block_id(since[-1]["id"]),
+        }
+        form = self._form(record, run, nonce=f"{record.id[-8:]}s{since[-1]['id']}", attach=False)
+        try:
+            self.client.chat_update(
+                channel=record.channel,
+                ts=record.message_ts,
+                text=outgoing(blocks.question_text(ask_of(record))),
+                blocks=[notice, *form],
+            )
+        except SlackApiError as e:  # the Submit check still holds posting back
+            log.warning("form %s: thread message not shown on it: %s", record.id, slack_error(e))
+
     def _approval_form(
-        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool = True
     ) -> list[dict[str, Any]]:
         """The posting approval: the batch by account as a table, addressed to the people who
         may approve it (and why the others may not); Submit asks again, naming what Approve
         posts."""
         second = header_of(record) == SECOND_APPROVAL_HEADER
-        confirm = self._attach_draft(record, attach=not second)
+        confirm = self._attach_draft(record, attach=attach and not second)
         ledger = Ledger(self.store)
         batch = ledger.current_batch(run.id)
         facts = None

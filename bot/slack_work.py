@@ -147,8 +147,8 @@ class SlackWork:
         it is leased from its first instruction); start_close(held=True) carries it on."""
         return self.store.hold_lease(run_id, owner=self.owner, ttl=self.lease_ttl)
 
-    def let_go(self, run_id: str) -> None:
-        self.store.let_go(run_id, owner=self.owner)
+    def let_go(self, run_id: str, *, written: bool = True) -> None:
+        self.store.let_go(run_id, owner=self.owner, written=written)
 
     def start_close(
         self,
@@ -227,6 +227,7 @@ class SlackWork:
     def message(self, run_id: str, *, user: str | None, text: str) -> None:
         """A person wrote in the run's thread: kept in the store at once, read when the run is free."""
         self.store.hold_message(run_id, user=user, text=text)
+        self.runner.fast(partial(self.presenter.note_message, run_id))  # an approval says so
         if self.runner.busy(run_id):
             what = self.doing(run_id)
             self.runner.side(

@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from bot.errors import BusyError, ReadOnlyError
+from bot.errors import BusyError, CorruptDatabaseError, ReadOnlyError, StorageFullError
 from bot.migrations import migrations, newer_migrations
 from bot.priority import ACKS
 from bot.store.locks import QUICK_BUSY_MS, Locks, Readers
@@ -58,6 +58,32 @@ _FIELDS: dict[type[Any], frozenset[str]] = {}
 
 FirstWrite = Callable[[sqlite3.Connection], None]
 
+FULL_SIGNS = ("database or disk is full", "disk i/o error", "no space left")
+CORRUPT_SIGNS = ("malformed", "file is not a database", "database corruption")
+
+
+def storage_fault(e: sqlite3.Error) -> str | None:
+    """'full' or 'corrupt' when an SQLite error says the disk or the file failed, else None."""
+    text = str(e).lower()
+    if any(sign in text for sign in FULL_SIGNS):
+        return "full"
+    if any(sign in text for sign in CORRUPT_SIGNS):
+        return "corrupt"
+    return None
+
+
+def corrupt_error(path: Path, why: str) -> CorruptDatabaseError:
+    return CorruptDatabaseError(
+        f"the database {path} is damaged ({why}); closebot will not serve from it. "
+        "`closebot doctor` says what is wrong; restore the latest backup (README: Backups)"
+    )
+
+
+def full_error(e: sqlite3.Error) -> StorageFullError:
+    return StorageFullError(
+        f"closebot can't save right now, nothing was changed (the disk is full or failing: {e})"
+    )
+
 
 class StoreCore:
     """SQLite with WAL and a busy timeout: one writer connection behind this process's lock,
@@ -80,16 +106,47 @@ class StoreCore:
         self._first_write = threading.local()
         self._in_memory = str(path) == ":memory:"
         self._schema_seen: tuple[int, str | None] | None = None  # (schema cookie, newer_schema)
+        self.corrupt: str | None = None  # what found the file damaged, once something did
         conn = sqlite3.connect(
             str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-        if str(path) != ":memory:":
-            conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            if not self._in_memory:
+                found = conn.execute("PRAGMA quick_check(5)").fetchall()
+                if [r[0] for r in found] != ["ok"]:
+                    raise corrupt_error(self.path, "; ".join(str(r[0]) for r in found))
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            if storage_fault(e) == "corrupt":
+                raise corrupt_error(self.path, str(e)) from e
+            raise
+        except CorruptDatabaseError:
+            conn.close()
+            raise
         self.db = Database(conn, execute_plugins=False)
         self.migrate(migrations)
+
+    def _raise_fault(self, e: sqlite3.Error) -> NoReturn:
+        """Raise the StorageError `e` stands for (chained to it), or `e` itself (call it in
+        the `except` that caught `e`)."""
+        fault = self._fault(e)
+        if fault is e:
+            raise e
+        raise fault from e
+
+    def _fault(self, e: sqlite3.Error) -> Exception:
+        """The StorageError an SQLite error stands for (remembering a damaged file), or `e`."""
+        kind = storage_fault(e)
+        if kind == "full":
+            return full_error(e)
+        if kind == "corrupt":
+            self.corrupt = self.corrupt or str(e)
+            return corrupt_error(self.path, str(e))
+        return e
 
     def migrate(self, more: Migrations) -> None:
         """Apply a set of migrations (the store's own, or a part's such as the ledger's)."""
@@ -140,7 +197,9 @@ class StoreCore:
                     raise BusyError(f"the database is locked by another writer ({e})") from e
                 if "readonly" in str(e) or "read-only" in str(e):
                     raise ReadOnlyError(f"the database is read-only ({e})") from e
-                raise
+                self._raise_fault(e)
+            except sqlite3.DatabaseError as e:
+                self._raise_fault(e)
             finally:
                 if quick:
                     conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
@@ -150,20 +209,34 @@ class StoreCore:
                 if first:  # e.g. a request's first write records it, in the same transaction
                     first(conn)
                 yield self.db
-            except sqlite3.OperationalError as e:
-                conn.execute("ROLLBACK")
+            except sqlite3.DatabaseError as e:
+                self._roll_back(conn)
                 if "readonly" in str(e) or "read-only" in str(e):
                     raise ReadOnlyError(f"the database is read-only ({e})") from e
-                raise
+                self._raise_fault(e)
             except BaseException:
-                conn.execute("ROLLBACK")
+                self._roll_back(conn)
                 raise
             else:
-                conn.execute("COMMIT")
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.DatabaseError as e:  # the disk filled up at the commit
+                    self._roll_back(conn)
+                    self._raise_fault(e)
                 if first:
                     self._first_write.do = None
             finally:
                 self._tx.open = False
+
+    @staticmethod
+    def _roll_back(conn: sqlite3.Connection) -> None:
+        """Undo the open transaction; SQLite may have rolled it back itself already (a full
+        disk, an I/O error), and then there is nothing left to undo."""
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.DatabaseError:
+                log.warning("rollback failed; SQLite undoes the transaction at the next open")
 
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         """Rows of a read, as dicts: inside this thread's transaction it sees what the
@@ -172,9 +245,15 @@ class StoreCore:
             # Inside a transaction (read what it has written), or a database only this
             # connection can see: the writer's connection, under the lock.
             with self._locks.locked():
-                return _dicts(self.db.conn.execute(sql, params))
+                try:
+                    return _dicts(self.db.conn.execute(sql, params))
+                except sqlite3.DatabaseError as e:
+                    self._raise_fault(e)
         ACKS.checkpoint()
-        return _dicts(self._readers.connection().execute(sql, params))
+        try:
+            return _dicts(self._readers.connection().execute(sql, params))
+        except sqlite3.DatabaseError as e:
+            self._raise_fault(e)
 
     def newer_schema(self) -> str | None:
         """Why this process must stop taking work, or None: a newer closebot migrated the
@@ -212,6 +291,8 @@ class StoreCore:
         newer = self.newer_schema()
         if newer:
             return f"outdated: {newer}"
+        if self.corrupt:
+            return "corrupt"
         try:
             with self.quick(), self.write() as db:
                 db.execute("pragma user_version = " + str(self._user_version()))
@@ -219,6 +300,10 @@ class StoreCore:
             return "locked"
         except ReadOnlyError as e:
             return f"read-only: {e.__cause__}"
+        except StorageFullError:
+            return "full"  # a write failed; the next check tries again (space may be back)
+        except CorruptDatabaseError:
+            return "corrupt"
         except sqlite3.Error as e:
             return f"error: {e}"
         return "ok"

@@ -29,3 +29,11 @@ class Inbox(StoreCore):
                     "update inbox set delivered_at = ? where id = ?", (self.now(), row["id"])
                 )
         return rows
+
+    def messages_since(self, run_id: str, at: str) -> list[dict[str, Any]]:
+        """Messages written in the run's thread from `at` on (delivered or not), oldest first."""
+        return self.query(
+            "select id, user, text, created_at from inbox where run_id = ? and created_at >= ? "
+            "order by id",
+            (run_id, at),
+        )

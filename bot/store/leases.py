@@ -160,8 +160,9 @@ class Leases(Runs):
         hold.beat = threading.Thread(target=heartbeat, name=f"lease-{run_id}", daemon=True)
         hold.beat.start()
 
-    def let_go(self, run_id: str, *, owner: str) -> None:
-        """End one hold; the last one releases the lease."""
+    def let_go(self, run_id: str, *, owner: str, written: bool = True) -> None:
+        """End one hold; the last one releases the lease. `written=False`: the transaction
+        that took the lease was rolled back, so there is no row to delete."""
         key = (run_id, owner)
         with self._holds_guard:
             hold = self._holds.get(key)
@@ -174,7 +175,8 @@ class Leases(Runs):
         hold.stop.set()
         if hold.beat is not None and hold.beat is not threading.current_thread():
             hold.beat.join(timeout=5)
-        self.release_lease(run_id, owner=owner)
+        if written:
+            self.release_lease(run_id, owner=owner)
 
     @contextmanager
     def leased(self, run_id: str, *, owner: str, ttl: timedelta) -> Iterator[str | None]:
