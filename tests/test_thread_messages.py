@@ -86,7 +86,12 @@ def test_an_approval_form_says_who_wrote_after_it_and_an_approval_on_the_old_for
         assert any("wrote in the thread after this form was posted" in t for t in told), told
         assert len(model.history) == 1  # posting waits
         # Approved on the form that shows it: taken, and the model hears the message with it
-        h.submit(question_id, h.recommended_picks(question_id), user="UAPPROVER", form=dict(fake.messages[form_ts]))
+        h.submit(
+            question_id,
+            h.recommended_picks(question_id),
+            user="UAPPROVER",
+            form=dict(fake.messages[form_ts]),
+        )
         h.idle()
         assert h.store.question(question_id).status == "answered", h.ephemerals_to("UAPPROVER")
         after = model.history[1]["messages"][-1]["content"]

@@ -97,7 +97,11 @@ def _parse(messages: list[dict[str, Any]]) -> _State:
             state.last_user_text = None
         else:
             texts = [b["text"] for b in content if b.get("type") == "text"]
-            state.last_user_text = "\n".join(texts) if texts else None
+            # Text beside tool results is what people wrote in the thread mid-turn (read with
+            # the results): the playbook can't act on it and goes on; a message of its own is
+            # a conversation.
+            mid_turn = any(b.get("type") == "tool_result" for b in content)
+            state.last_user_text = "\n".join(texts) if texts and not mid_turn else None
             for b in content:
                 if b.get("type") == "tool_result" and b["tool_use_id"] in by_id:
                     call = by_id[b["tool_use_id"]]

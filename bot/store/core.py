@@ -121,9 +121,9 @@ class StoreCore:
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.DatabaseError as e:
             conn.close()
-            if storage_fault(e) == "corrupt":
+            if storage_fault(e) == "corrupt" and "not a database" not in str(e):
                 raise corrupt_error(self.path, str(e)) from e
-            raise
+            raise  # not SQLite at all: the caller says it cannot use the file
         except CorruptDatabaseError:
             conn.close()
             raise
