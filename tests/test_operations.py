@@ -155,8 +155,7 @@ def test_a_thread_message_between_a_claim_and_its_resume_is_read_not_lost(
     model.enqueue(
         text("Asking."), tool_use("toolu_q1", "ask_user_question", **ask_input(WI_QUESTION))
     )
-    model.enqueue(text("Carried on after the answer."))
-    model.enqueue(text("Read the note."))
+    model.enqueue(text("Carried on after the answer, having read the note."))
     h = Harness(fake, db_path, model=model)
     try:
         run = h.start()
@@ -174,10 +173,13 @@ def test_a_thread_message_between_a_claim_and_its_resume_is_read_not_lost(
         )
         h.say(run, "note: the Smith well was sold")
         h.idle()
-        said = [
-            b.get("text") for m in h.store.messages(run.id) if m.role == "user" for b in m.content
+        # read with the answer's result, at the step after it: not lost, not later
+        (resumed,) = [
+            m.content
+            for m in h.store.messages(run.id)
+            if m.role == "user" and any(b.get("type") == "tool_result" for b in m.content)
         ]
-        assert "<@UALICE>: note: the Smith well was sold" in said
+        assert "<@UALICE>: note: the Smith well was sold" in str(resumed[-1].get("text"))
         assert h.store.run(run.id).status == "done" and model.replies == []
     finally:
         h.close()
