@@ -225,3 +225,59 @@ def m006_usage(db: Database) -> None:
         not_null={"run_id", "at"},
     )
     db.table("model_calls").create_index(["run_id"])
+
+
+@migrations()
+def m007_imports(db: Database) -> None:
+    """Files dropped into a thread or imported at a terminal (the period's data, with who,
+    when, the content hash and the mapping used), and the column mappings people confirmed,
+    remembered per source (operator or payor), kind and header layout."""
+    db.table("imported_files").create(
+        {
+            "id": int,
+            "period": str,
+            "kind": str,
+            "filename": str,
+            "sha256": str,
+            "size": int,
+            "content": bytes,
+            "sheet": str,
+            "canonical": str,
+            "rows": int,
+            "summary": str,
+            "mapping": str,
+            "source": str,
+            "layout": str,
+            "origin": str,
+            "dropped_by": str,
+            "dropped_at": str,
+            "slack_file": str,
+            "channel": str,
+            "thread_ts": str,
+            "run_id": str,
+            "status": str,
+            "superseded_by": int,
+            "problems": str,
+            "form_ts": str,
+            "decided_by": str,
+            "decided_at": str,
+        },
+        pk="id",
+        not_null={"filename", "sha256", "origin", "status", "dropped_at"},
+    )
+    db.table("imported_files").create_index(["period", "kind", "status"])
+    db.table("imported_files").create_index(["slack_file"], unique=True)
+    db.table("column_maps").create(
+        {
+            "id": int,
+            "kind": str,
+            "source": str,
+            "layout": str,
+            "mapping": str,
+            "confirmed_by": str,
+            "confirmed_at": str,
+        },
+        pk="id",
+        not_null={"kind", "source", "layout", "mapping", "confirmed_at"},
+    )
+    db.table("column_maps").create_index(["kind", "source", "layout"], unique=True)

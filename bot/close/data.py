@@ -13,7 +13,7 @@ import csv
 import hashlib
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
@@ -514,13 +514,28 @@ class CloseData:
         return add_months(self.period, -1)
 
 
-def _read_file(folder: Path, spec: FileSpec, problems: list[Problem]) -> tuple[list[Any], str]:
-    path = folder / spec.name
-    if not path.is_file():
-        problems.append(Problem(spec.name, 0, "", "", "the file (it is missing)"))
-        return [], ""
-    raw = path.read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
+@dataclass(frozen=True)
+class FileSource:
+    """One kind's rows from elsewhere than the period's folder (a file dropped in Slack or
+    imported at a terminal, kept in the database): CSV in closebot's layout for that kind,
+    and the SHA-256 of the file as it was received (the evidence)."""
+
+    content: bytes
+    digest: str
+
+
+def _read_file(
+    folder: Path, spec: FileSpec, problems: list[Problem], source: FileSource | None = None
+) -> tuple[list[Any], str]:
+    if source is not None:
+        raw, digest = source.content, source.digest
+    else:
+        path = folder / spec.name
+        if not path.is_file():
+            problems.append(Problem(spec.name, 0, "", "", "the file (it is missing)"))
+            return [], ""
+        raw = path.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -651,14 +666,21 @@ def _cross_checks(data: CloseData, problems: list[Problem]) -> None:
             )
 
 
-def load(period: str, data_dir: Path | None = None) -> CloseData:
-    """Read and check one period's files whole; DataProblems lists every problem."""
-    folder = require_period(period, data_dir)
+def load(
+    period: str, data_dir: Path | None = None, imported: Mapping[str, FileSource] | None = None
+) -> CloseData:
+    """Read and check one period's files whole; DataProblems lists every problem. A kind in
+    `imported` is read from there instead of the period's folder (which may then not exist)."""
+    if imported:
+        check_period(period)
+        folder = (data_dir or SAMPLE_DIR) / period
+    else:
+        folder = require_period(period, data_dir)
     problems: list[Problem] = []
     read: dict[str, list[Any]] = {}
     hashes: dict[str, str] = {}
     for spec in FILES:
-        rows, digest = _read_file(folder, spec, problems)
+        rows, digest = _read_file(folder, spec, problems, (imported or {}).get(spec.name))
         read[spec.name] = rows
         if digest:
             hashes[spec.name] = digest
@@ -729,4 +751,7 @@ def write_sample(target: Path) -> list[str]:
             raise DataError(f"{dest} already exists; choose an empty folder")
         shutil.copytree(SAMPLE_DIR / p, dest)
         written.append(p)
+    account_map = SAMPLE_DIR / "account_map.csv"
+    if account_map.is_file() and not (target / account_map.name).exists():
+        shutil.copyfile(account_map, target / account_map.name)
     return written

@@ -11,6 +11,7 @@ from typing import Any
 from bot.close import data as close_data
 from bot.close.checks import STEPS, Close, Finding
 from bot.close.data import CloseData, DoiRow, add_months
+from bot.close.imports.intake import Imports
 from bot.close.kinds import KINDS, book, describe, follow_up, option_label, option_meaning
 from bot.close.ledger import Ledger
 from bot.close.master import APPROVAL_LIMIT, Master, money
@@ -82,7 +83,8 @@ class ToolBase:
         self.data_dir = data_dir
         self.approvers = approvers
         self.approval_limit = approval_limit
-        self._cache: dict[str, CloseData] = {}
+        # per period and the imported files in use: a file dropped later is read afresh
+        self._cache: dict[tuple[str, tuple[int, ...]], CloseData] = {}
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -90,12 +92,16 @@ class ToolBase:
             raise ToolError(
                 f"this run closes {run.period}, not {period}; use period {run.period!r}"
             )
-        if period not in self._cache:
+        imports = Imports(ctx.store)
+        key = (period, imports.active_ids(period))
+        if key not in self._cache:
             try:
-                self._cache[period] = close_data.load(period, self.data_dir)
+                self._cache[key] = close_data.load(
+                    period, self.data_dir, imported=imports.sources(period)
+                )
             except DataError as e:
                 raise ToolError(str(e)) from e
-        return self._cache[period]
+        return self._cache[key]
 
     def _close(self, ctx: ToolContext, period: str) -> tuple[Close, Ledger]:
         data = self._data(ctx, period)
