@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
@@ -16,6 +15,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from bot import chain
 from bot.errors import (
     AlreadyAnsweredError,
     BusyError,
@@ -38,12 +38,6 @@ QUICK_BUSY_MS = 400  # the ack path waits at most this long for SQLite's lock, t
 # ... and at most this long for this process's own lock, whose holders are its other threads'
 # short transactions: under a burst of Submits they queue for it, and must not be told "busy".
 QUICK_LOCK_MS = 1500
-
-
-def event_hash(prev: str, event: dict[str, Any]) -> str:
-    """SHA-256 over the previous event's hash and this event's fields."""
-    canonical = json.dumps([prev, event], ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def utc_now() -> datetime:
@@ -153,6 +147,7 @@ class AuditEvent:
     detail: dict[str, Any]
     prev_hash: str | None = None
     hash: str | None = None
+    hash_alg: str | None = None
 
 
 class Store:
@@ -342,28 +337,23 @@ class Store:
             "actor": actor,
             "detail": _dumps(detail),
         }
-        _insert(db, "audit_events", {**event, "prev_hash": prev, "hash": event_hash(prev, event)})
+        digest, alg = chain.seal(prev, event)
+        _insert(db, "audit_events", {**event, "prev_hash": prev, "hash": digest, "hash_alg": alg})
+
+    def audit_verdict(self, run_id: str) -> chain.Verdict:
+        """The run's audit chain checked event by event, each with the algorithm that wrote it."""
+        rows = self._rows("select * from audit_events where run_id = ? order by id", (run_id,))
+        meta = self._rows("select value from meta where key = 'audit_unchained_through'")
+        return chain.verify(rows, unchained_through=int(meta[0]["value"]) if meta else 0)
 
     def verify_audit(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
         """(events checked, the first event whose link is broken or None, why)."""
-        rows = self._rows("select * from audit_events where run_id = ? order by id", (run_id,))
-        prev = ""
-        for n, r in enumerate(rows, start=1):
-            event = {k: r[k] for k in ("run_id", "at", "kind", "actor", "detail")}
-            bad = None
-            if (r["prev_hash"] or "") != prev:
-                bad = (
-                    "its link to the event before it is broken (an event was removed or reordered)"
-                )
-            elif r["hash"] != event_hash(prev, event):
-                bad = "its content does not match its hash (it was edited)"
-            if bad:
-                found = AuditEvent(
-                    **{k: r[k] for k in ("id", "run_id", "at", "kind", "actor")}, detail={}
-                )
-                return n, found, bad
-            prev = r["hash"]
-        return len(rows), None, ""
+        verdict = self.audit_verdict(run_id)
+        if verdict.broken is None:
+            return verdict.checked, None, ""
+        r = verdict.broken
+        found = AuditEvent(**{k: r[k] for k in ("id", "run_id", "at", "kind", "actor")}, detail={})
+        return verdict.checked, found, verdict.why
 
     # -- runs -------------------------------------------------------------
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from bot.close.data import SAMPLE_DIR
 from bot.close.ledger import Ledger
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.cli_run import closebot, run_id_of
 from tests.close_helpers import close_run
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 

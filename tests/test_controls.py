@@ -21,11 +21,11 @@ from bot.close.ledger import Ledger
 from bot.close.prompts import SYSTEM_PROMPT
 from bot.close.tools import CloseTools
 from bot.questions import Question, Response, answer_payload
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.cli_run import closebot, run_id_of
 from tests.close_helpers import Recorder, choose_label, close_run, recommended
 from tests.conftest import ScriptedModel, tool_use
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 
