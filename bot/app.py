@@ -42,6 +42,7 @@ from bot.errors import BusyError, ConfigError, ReplayedError, StorageError
 from bot.models import Model
 from bot.priority import ACKS
 from bot.runner import Held, Runner
+from bot.slack_files import FileIntake
 from bot.slack_http import KeepAliveWebClient
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
@@ -146,7 +147,11 @@ def build_service(
     handlers.register(
         app,
         handlers.Deps(
-            store=store, work=work, approvers=settings.approvers, data_dir=settings.data_dir
+            store=store,
+            work=work,
+            approvers=settings.approvers,
+            data_dir=settings.data_dir,
+            files=FileIntake(store=store, client=client, approvers=settings.approvers),
         ),
     )
     app.error(_error_handler(work))

@@ -129,7 +129,9 @@ def test_a_replaced_file_supersedes_the_first_with_an_audit_event(store: Store) 
 
 def test_kind_and_period_that_cannot_be_told_are_asked(store: Store) -> None:
     raw = (close_data.SAMPLE_DIR / "2026-10" / "revenue.csv").read_bytes()
-    got = Imports(store).receive(filename="stubs.csv", raw=raw, dropped_by="UALICE", origin="test")
+    got = Imports(store).receive(
+        filename="statement.csv", raw=raw, dropped_by="UALICE", origin="test"
+    )
     assert got.status == "pending" and got.ask is not None
     assert "kind" in got.ask.needs and "period" in got.ask.needs
     assert set(got.ask.kinds[:2]) == {"revenue.csv", "revenue_history.csv"}

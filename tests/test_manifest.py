@@ -22,10 +22,18 @@ def test_scopes_and_events_cover_what_the_bot_does() -> None:
         "channels:history",
         "groups:history",
         "files:write",
+        "files:read",  # dropped files: files.info and url_private_download
+        "im:history",  # files dropped in a DM with closebot
         "reactions:write",
     }
     events = set(MANIFEST["settings"]["event_subscriptions"]["bot_events"])
-    assert events == {"app_mention", "message.channels", "message.groups"}
+    assert events == {
+        "app_mention",
+        "message.channels",
+        "message.groups",
+        "message.im",
+        "file_shared",
+    }
     assert MANIFEST["settings"]["interactivity"]["is_enabled"] is True
     assert MANIFEST["settings"]["interactivity"]["request_url"].endswith("/slack/events")
     assert "socket_mode_enabled" in MANIFEST["settings"]

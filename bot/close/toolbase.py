@@ -11,7 +11,7 @@ from typing import Any
 from bot.close import data as close_data
 from bot.close.checks import STEPS, Close, Finding
 from bot.close.data import CloseData, DoiRow, add_months
-from bot.close.imports.intake import Imports
+from bot.close.imports.intake import Imports, record_inputs
 from bot.close.kinds import KINDS, book, describe, follow_up, option_label, option_meaning
 from bot.close.ledger import Ledger
 from bot.close.master import APPROVAL_LIMIT, Master, money
@@ -101,7 +101,9 @@ class ToolBase:
                 )
             except DataError as e:
                 raise ToolError(str(e)) from e
-        return self._cache[key]
+        data = self._cache[key]
+        record_inputs(ctx.store, ctx.run_id, period, data.hashes)
+        return data
 
     def _close(self, ctx: ToolContext, period: str) -> tuple[Close, Ledger]:
         data = self._data(ctx, period)

@@ -10,7 +10,6 @@ from bot.close import data as close_data
 from bot.close.checks import STEPS, Finding
 from bot.close.data import ZERO, add_months
 from bot.close.decisions import DecisionTools
-from bot.close.imports.intake import imported_evidence
 from bot.close.journal import totals_by_account
 from bot.close.kinds import option_label
 from bot.close.ledger import Ledger
@@ -50,17 +49,6 @@ class CloseTools(DecisionTools, PostingTools):
         close, ledger = self._close(ctx, period)
         self._record(ctx, ledger, list(intake.intake(close)))
         d = close.data
-        if not ctx.store.audit_events(ctx.run_id, kind="input_files"):
-            ctx.store.audit(
-                run_id=ctx.run_id,
-                kind="input_files",
-                actor="agent",
-                detail={
-                    "period": period,
-                    "files": d.hashes,
-                    "imported": imported_evidence(ctx.store, period),
-                },
-            )
         by_state = Counter(r.state for r in d.doi)
         return self._step_result(
             ctx,

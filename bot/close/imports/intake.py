@@ -569,3 +569,17 @@ def imported_evidence(store: Store, period: str) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def record_inputs(store: Store, run_id: str, period: str, hashes: dict[str, str]) -> None:
+    """The files a run reads, as its evidence: recorded when it first reads them, and again
+    whenever they change under it (a file dropped into its thread replaced one)."""
+    events = store.audit_events(run_id, kind="input_files")
+    if events and events[-1].detail.get("files") == hashes:
+        return
+    store.audit(
+        run_id=run_id,
+        kind="input_files",
+        actor="agent",
+        detail={"period": period, "files": hashes, "imported": imported_evidence(store, period)},
+    )

@@ -267,8 +267,11 @@ def clear_kind(proposals: list[Proposal], filename: str) -> Proposal | None:
         return best
     # the same columns (revenue and its history): only the file's name tells them apart
     pair = {best.kind, second.kind}
-    if pair == {"revenue.csv", "revenue_history.csv"} and "hist" in stem:
-        return next(p for p in proposals[:2] if p.kind == "revenue_history.csv")
+    if pair == {"revenue.csv", "revenue_history.csv"}:
+        if "hist" in stem:
+            return next(p for p in proposals[:2] if p.kind == "revenue_history.csv")
+        if any(word in stem for word in ("revenue", "stub", "check")):
+            return next(p for p in proposals[:2] if p.kind == "revenue.csv")
     return None
 
 
