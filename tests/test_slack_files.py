@@ -20,7 +20,8 @@ from bot.audit import decision_rows
 from bot.close.data import SAMPLE_DIR
 from bot.close.imports.intake import Imports
 from bot.close.ledger import Ledger
-from bot.file_blocks import CONFIRM_ACTION, PICK_ACTION as PICK
+from bot.file_blocks import CONFIRM_ACTION
+from bot.file_blocks import PICK_ACTION as PICK
 from bot.sandbox.slack_api import FakeSlack
 from tests import slack_payloads as sp
 from tests.import_files import jib_xlsx, sample_rows
