@@ -148,7 +148,7 @@ def test_every_tool_result_of_a_close_stays_under_4_kb(db_path: Path) -> None:
     run = close_run(None, db_path)
     sizes = {
         (r["name"], len(r["result"].encode()))
-        for r in run.store._rows(
+        for r in run.store.query(
             "select name, result from tool_calls where run_id = ?", (run.run_id,)
         )
     }

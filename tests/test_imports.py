@@ -115,7 +115,7 @@ def test_a_replaced_file_supersedes_the_first_with_an_audit_event(store: Store) 
     assert imports.file(a.id)["status"] == "superseded"
     assert imports.file(a.id)["superseded_by"] == b.id
     assert [f["id"] for f in imports.active("2026-10")] == [b.id]
-    events = store._rows("select * from audit_events where kind = 'file_superseded'")
+    events = store.query("select * from audit_events where kind = 'file_superseded'")
     assert len(events) == 1 and events[0]["actor"] == "UBEN"
     assert str(a.id) in events[0]["detail"] and str(b.id) in events[0]["detail"]
     assert {r.check_no for r in load_period(store, "2026-10", None).revenue} >= {"CHK-884121"}

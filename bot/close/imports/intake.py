@@ -118,38 +118,38 @@ class Imports:
     # -- reading ---------------------------------------------------------
 
     def file(self, file_id: int) -> dict[str, Any]:
-        rows = self.store._rows("select * from imported_files where id = ?", (file_id,))
+        rows = self.store.query("select * from imported_files where id = ?", (file_id,))
         if not rows:
             raise NotFoundError(f"no imported file with id {file_id}")
         return _file(rows[0])
 
     def by_slack_file(self, slack_file: str) -> dict[str, Any] | None:
-        rows = self.store._rows("select * from imported_files where slack_file = ?", (slack_file,))
+        rows = self.store.query("select * from imported_files where slack_file = ?", (slack_file,))
         return _file(rows[0]) if rows else None
 
     def active(self, period: str) -> list[dict[str, Any]]:
         """The period's files in use, one per kind."""
-        rows = self.store._rows(
+        rows = self.store.query(
             "select * from imported_files where period = ? and status = 'active' order by kind",
             (period,),
         )
         return [_file(r) for r in rows]
 
     def active_ids(self, period: str) -> tuple[int, ...]:
-        rows = self.store._rows(
+        rows = self.store.query(
             "select id from imported_files where period = ? and status = 'active' order by id",
             (period,),
         )
         return tuple(r["id"] for r in rows)
 
     def history(self, period: str) -> list[dict[str, Any]]:
-        rows = self.store._rows(
+        rows = self.store.query(
             "select * from imported_files where period = ? order by id", (period,)
         )
         return [_file(r) for r in rows]
 
     def periods(self) -> list[str]:
-        rows = self.store._rows(
+        rows = self.store.query(
             "select distinct period from imported_files where status = 'active' order by period"
         )
         return [r["period"] for r in rows]
@@ -162,7 +162,7 @@ class Imports:
         }
 
     def remembered(self, kind: str, source: str, layout: str) -> dict[str, Any] | None:
-        rows = self.store._rows(
+        rows = self.store.query(
             "select * from column_maps where kind = ? and source = ? and layout = ?",
             (kind, source, layout),
         )
@@ -405,8 +405,7 @@ class Imports:
                     "update imported_files set status = 'superseded', superseded_by = ? where id = ?",
                     (file_id, old["id"]),
                 )
-                self.store._audit(
-                    db,
+                self.store.audit(
                     run_id=row.get("run_id"),
                     kind="file_superseded",
                     actor=by,
@@ -440,8 +439,7 @@ class Imports:
                         self.store.now(),
                     ),
                 )
-                self.store._audit(
-                    db,
+                self.store.audit(
                     run_id=row.get("run_id"),
                     kind="column_map_confirmed",
                     actor=by,
@@ -469,8 +467,7 @@ class Imports:
                     tuple(fields.values()),
                 )
                 file_id = int(cursor.lastrowid or 0)
-            self.store._audit(
-                db,
+            self.store.audit(
                 run_id=run_id,
                 kind=f"file_{row['status']}",
                 actor=actor,
