@@ -152,7 +152,9 @@ class Page:
             messages = json.loads(json.dumps(fake.sorted_messages()))
             for m in messages:  # the person's own client downloads files with its session
                 for f in m.get("files") or []:
-                    f["url_private_download"] = f"/sandbox/files/{f['id']}/{quote(f['name'])}"
+                    f["url_private_download"] = (
+                        f"{fake.url}/sandbox/files/{f['id']}/{quote(f['name'])}"
+                    )
             replies: dict[str, list[dict[str, Any]]] = {}
             for m in messages:
                 if m.get("thread_ts"):
