@@ -28,6 +28,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from bot import handlers
 from bot.assemble import close_loop
+from bot.close.imports.intake import Imports
 from bot.close.registry import STEPS
 from bot.config import Settings
 from bot.errors import ConfigError, ReplayedError, StorageError
@@ -90,6 +91,24 @@ class Service:
     signing_secret: str
 
 
+def _starter(store: Store, work: SlackWork) -> Callable[[str, str, str, str], None]:
+    """Begin a close in the thread where its files were dropped."""
+
+    def start(channel: str, thread_ts: str, period: str, user: str) -> None:
+        run = store.create_run(
+            period=period,
+            mode="slack",
+            started_by=user,
+            model=work.loop.model.name,
+            channel=channel,
+            thread_ts=thread_ts,
+        )
+        Imports(store).set_thread_run(channel=channel, thread_ts=thread_ts, run_id=run.id)
+        work.start_close(run.id)
+
+    return start
+
+
 def build_service(
     settings: Settings,
     *,
@@ -141,7 +160,13 @@ def build_service(
             work=work,
             approvers=settings.approvers,
             data_dir=settings.data_dir,
-            files=FileIntake(store=store, client=client, approvers=settings.approvers),
+            files=FileIntake(
+                store=store,
+                client=client,
+                approvers=settings.approvers,
+                data_dir=settings.data_dir,
+                start=_starter(store, work),
+            ),
         ),
     )
     app.error(_error_handler(work))

@@ -112,9 +112,24 @@ class Listeners:
                 if text
                 else intake.latest_period(self.store, self.deps.data_dir)
             )
-            intake.require_data(self.store, period, self.deps.data_dir)  # checked in step 1
+            waiting = not intake.has_data(self.store, period, self.deps.data_dir)
         except CloseBotError as e:
             ack(response_type="ephemeral", text=f"{e}\n{USAGE}")
+            return
+        files = self.deps.files
+        if waiting and files is not None:
+            # no data yet: a thread for the period's files; the close starts when all are in
+            ack(
+                response_type="ephemeral",
+                text=f"I have no data for {close_data.period_label(period)} yet: drop its files into the thread I'm opening.",
+            )
+            user, channel = str(command["user_id"]), str(command["channel_id"])
+            self.work.runner.side(
+                lambda: files.open_waiting(channel=channel, period=period, user=user)
+            )
+            return
+        if waiting:
+            ack(response_type="ephemeral", text=f"No close data for {period}.\n{USAGE}")
             return
         try:
             with self.store.quick():

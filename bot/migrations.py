@@ -244,8 +244,9 @@ def m007_versioned_chain(db: Database) -> None:
 @migrations()
 def m008_imports(db: Database) -> None:
     """Files dropped into a thread or imported at a terminal (the period's data, with who,
-    when, the content hash and the mapping used), and the column mappings people confirmed,
-    remembered per source (operator or payor), kind and header layout."""
+    when, the content hash and the mapping used), the column mappings people confirmed,
+    remembered per source (operator or payor), kind and header layout, and the threads of
+    closes waiting for their files."""
     db.table("imported_files").create(
         {
             "id": int,
@@ -295,3 +296,15 @@ def m008_imports(db: Database) -> None:
         not_null={"kind", "source", "layout", "mapping", "confirmed_at"},
     )
     db.table("column_maps").create_index(["kind", "source", "layout"], unique=True)
+    db.table("file_threads").create(
+        {
+            "channel": str,
+            "thread_ts": str,
+            "period": str,
+            "started_by": str,
+            "created_at": str,
+            "run_id": str,
+        },
+        pk=("channel", "thread_ts"),
+        not_null={"period", "created_at"},
+    )

@@ -13,19 +13,25 @@ import sqlite3
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import file_blocks
-from bot.blocks import outgoing
+from bot.blocks import escape, outgoing, section
+from bot.close.data import period_label
 from bot.close.imports.intake import Imports, Received, preview
 from bot.close.imports.recognize import KINDS, optional
 from bot.errors import CloseBotError, NotAuthorizedError
 from bot.store import Store
 
 log = logging.getLogger(__name__)
+
+# (channel, thread_ts, period, who asked): start the close in the thread that has its files
+StartClose = Callable[[str, str, str, str], None]
 
 MAX_FILE_BYTES = 20_000_000
 READABLE = (".csv", ".xlsx", ".xlsm", ".txt", ".tsv")
@@ -35,12 +41,20 @@ class FileIntake:
     """Reads dropped files and answers in their thread; confirms a file form."""
 
     def __init__(
-        self, *, store: Store, client: WebClient, approvers: frozenset[str] = frozenset()
+        self,
+        *,
+        store: Store,
+        client: WebClient,
+        approvers: frozenset[str] = frozenset(),
+        data_dir: Path | None = None,
+        start: StartClose | None = None,
     ) -> None:
         self.store = store
         self.client = client
         self.imports = Imports(store)
         self.approvers = approvers
+        self.data_dir = data_dir
+        self.start = start  # begins a close in a thread that waited for its files
         self._seen: set[str] = set()
         self._seen_lock = threading.Lock()
 
@@ -74,7 +88,12 @@ class FileIntake:
         run = self.store.run_for_thread(channel=channel, thread_ts=thread_ts) if thread_ts else None
         if not name.lower().endswith(READABLE):
             return  # a screenshot or a PDF in the thread is not for closebot
-        if run is None and not channel.startswith("D"):
+        waiting = (
+            self.imports.waiting_thread(channel=channel, thread_ts=thread_ts)
+            if thread_ts and run is None
+            else None
+        )
+        if run is None and waiting is None and not channel.startswith("D"):
             return  # a file in a channel outside a close's thread is not for closebot
         if int(info.get("size") or 0) > MAX_FILE_BYTES:
             self._say(channel, reply_to, f"{name} is over 20 MB; I did not read it.")
@@ -95,7 +114,7 @@ class FileIntake:
                 raw=raw,
                 dropped_by=user,
                 origin="slack",
-                period=run.period if run else None,
+                period=run.period if run else waiting["period"] if waiting else None,
                 slack_file=file_id,
                 channel=channel,
                 thread_ts=reply_to,
@@ -104,6 +123,66 @@ class FileIntake:
         except sqlite3.IntegrityError:
             return  # another process took this drop (its other event)
         self._answer(got, channel=channel, thread_ts=reply_to, user=user)
+        self._after(got, channel=channel, thread_ts=reply_to, user=user)
+
+    # -- a close that waits for its files -------------------------------------
+
+    def open_waiting(self, *, channel: str, period: str, user: str) -> None:
+        """/close for a period with no data yet: a thread where its files are dropped."""
+        title = outgoing(
+            f"Month-end close · {period_label(period)} · started by <@{user}> — waiting for files",
+            [user],
+        )
+        text = (
+            f"I have no data for {period_label(period)} yet. Drop the period's files into this "
+            "thread (CSV or Excel, in your operators' own layouts): "
+            + ", ".join(KINDS)
+            + ". I tell you what I read from each, ask when I can't tell, and start the close "
+            "when all eleven are in."
+        )
+        root = self.client.chat_postMessage(
+            channel=channel, text=title, blocks=[section(f"*{title}*"), section(escape(text))]
+        )
+        self.imports.open_thread(
+            channel=str(root["channel"]), thread_ts=str(root["ts"]), period=period, started_by=user
+        )
+
+    def _after(self, got: Received, *, channel: str, thread_ts: str | None, user: str) -> None:
+        """In a thread waiting for its files: what is still missing, or the close starts."""
+        if got.status not in ("active", "duplicate") or not thread_ts:
+            return
+        run = self.store.run_for_thread(channel=channel, thread_ts=thread_ts)
+        if run is not None:
+            if self.store.audit_events(run.id, kind="input_files"):
+                self._say(
+                    channel,
+                    thread_ts,
+                    f"This close read its files when it began (their SHA-256 are its evidence), "
+                    f"so it goes on with those; {got.filename} is kept for {run.period} and the "
+                    f"next /close {run.period} uses it.",
+                )
+            return
+        waiting = self.imports.waiting_thread(channel=channel, thread_ts=thread_ts)
+        if waiting is None or waiting["run_id"] or waiting["period"] != got.period:
+            return
+        missing = self.imports.missing(got.period, self.data_dir)
+        if missing:
+            self._say(
+                channel,
+                thread_ts,
+                f"Still needed for {period_label(got.period)}: {', '.join(missing)}.",
+            )
+            return
+        if self.start is None or not self.imports.claim_thread(
+            channel=channel, thread_ts=thread_ts, run_id="starting"
+        ):
+            return
+        self._say(
+            channel,
+            thread_ts,
+            f"All eleven files for {period_label(got.period)} are in: starting the close.",
+        )
+        self.start(channel, thread_ts, got.period, waiting["started_by"] or user)
 
     def _download(self, url: str) -> bytes:
         if not url:
@@ -230,3 +309,4 @@ class FileIntake:
             except SlackApiError as e:
                 log.warning("file form %s not settled: %s", file_id, e.response.get("error"))
         self._answer(got, channel=f["channel"], thread_ts=f["thread_ts"], user=user)
+        self._after(got, channel=f["channel"], thread_ts=f["thread_ts"], user=user)

@@ -25,7 +25,7 @@ from bot.file_blocks import PICK_ACTION as PICK
 from bot.sandbox.slack_api import FakeSlack
 from tests import slack_payloads as sp
 from tests.import_files import jib_xlsx, sample_rows
-from tests.slack_harness import FORM, Harness
+from tests.slack_harness import FORM, Harness, slack_sample
 
 DM = "DALICE"
 
@@ -132,88 +132,104 @@ def _revenue_csv(new_check: str) -> bytes:
     return out.getvalue().encode()
 
 
-def test_a_csv_and_an_xlsx_dropped_in_the_thread_are_read_and_used_by_the_close(
+def test_a_close_without_data_waits_in_its_thread_for_a_csv_and_an_xlsx_and_uses_them(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    """The new user's path: /close for a month closebot has no data for, the files dropped
+    into its thread (the JIB as the operator's XLSX, the rest as CSV), one mapping confirmed,
+    and the close runs on those files."""
+    empty = db_path.parent / "no-data"
+    empty.mkdir()
+    source = slack_sample(db_path.parent) / "2026-10"
+    h = Harness(fake, db_path, CLOSEBOT_DATA=str(empty))
+    try:
+        assert h.command("2026-10").status == 200
+        h.idle()
+        assert h.store.runs() == []  # nothing to close yet
+        (root,) = [m for m in fake.sorted_messages() if "waiting for files" in m["text"]]
+        drops = Dropper(h)
+        jib_rows = [
+            {**r, "invoice_no": r["invoice_no"].replace("PRO-JIB-2609-118", "PRO-JIB-2609-999")}
+            for r in csv.DictReader(io.StringIO((source / "jib.csv").read_text()))
+        ]
+        revenue_id = drops.drop(
+            "revenue.csv", _revenue_csv("CHK-777001"), channel=root["channel"], thread_ts=root["ts"]
+        )
+        drops.drop(
+            "Permian JIB Oct.xlsx",
+            jib_xlsx(jib_rows),
+            channel=root["channel"],
+            thread_ts=root["ts"],
+        )
+        for f in sorted(source.iterdir()):
+            if f.name not in ("jib.csv", "revenue.csv"):
+                drops.drop(f.name, f.read_bytes(), channel=root["channel"], thread_ts=root["ts"])
+        assert h.store.runs() == []  # the JIB waits for its mapping, so the close waits too
+
+        # Slack was asked as Slack is: files.info, then the download with the bot token
+        assert fake.to("files.info")[0]["file"] == revenue_id
+        downloads = fake.to("url_private_download")
+        assert len(downloads) == 11 and {d["token"] for d in downloads} == {"xoxb-test-token"}
+        assert len(Imports(h.store).history("2026-10")) == 11  # one each, though two events came
+
+        said = "\n".join(
+            m["blocks"][0]["text"]["text"] for m in fake.thread(root["ts"]) if m["blocks"]
+        )
+        assert "*revenue.csv* → *Revenue check stubs (revenue.csv)* for *October 2026*" in said
+        payors: dict[str, Decimal] = {}
+        for r in sample_rows("revenue.csv"):
+            payors[r["payor"]] = payors.get(r["payor"], Decimal(0)) + Decimal(r["owner_net_value"])
+        first = sorted(payors)[0]
+        assert f"{first} ${payors[first]:,.2f}" in said  # totals per payor, as read
+
+        form = next(m for m in fake.thread(root["ts"]) if "file_col:" in json.dumps(m["blocks"]))
+        shown = {
+            b["block_id"].split(":")[1]: b["element"]
+            .get("initial_option", {})
+            .get("text", {})
+            .get("text")
+            for b in form["blocks"]
+            if b["type"] == "input"
+        }
+        assert shown["owner_net_amount"] == "Your Share" and shown["gross_amount"] == "Gross Amt"
+        assert "PRO-JIB-2609-999" in json.dumps(form["blocks"])  # the preview of mapped rows
+        _submit_file_form(h, form)
+        assert all(b["type"] != "input" for b in fake.messages[form["ts"]]["blocks"])
+
+        (run,) = h.store.runs()
+        assert (run.channel, run.thread_ts) == (root["channel"], root["ts"])
+        h.idle()
+        h.finish(run.id)
+        assert h.store.run(run.id).status == "done"
+        ledger = Ledger(h.store)
+        batch = ledger.current_batch(run.id)
+        assert batch is not None
+        memos = " ".join(f"{li['entry']} {li['memo']}" for li in ledger.lines(batch["id"]))
+        assert "CHK-777001" in memos and "CHK-884120" not in memos  # the dropped stubs
+        assert "PRO-JIB-2609-999" in memos  # and the dropped workbook's JIB
+        evidence = decision_rows(h.store, run.id)[0]["input_files"]
+        assert "Permian JIB Oct.xlsx, dropped by UALICE" in evidence
+        assert "owner_net_amount←Your Share" in evidence
+    finally:
+        h.close()
+
+
+def test_a_file_dropped_into_a_running_close_is_kept_for_the_next_one(
     h: Harness, fake: FakeSlack
 ) -> None:
     run = h.start("2026-10")
-    assert h.store.pending_question(run.id) is not None  # the close waits on its first form
-    drops = Dropper(h)
-    revenue_id = drops.drop(
-        "revenue.csv",
-        _revenue_csv("CHK-777001"),
-        channel=run.channel or "",
-        thread_ts=run.thread_ts,
+    Dropper(h).drop(
+        "revenue.csv", _revenue_csv("CHK-1"), channel=run.channel or "", thread_ts=run.thread_ts
     )
-    jib_rows = [
-        {**r, "invoice_no": r["invoice_no"].replace("PRO-JIB-2609-118", "PRO-JIB-2609-999")}
-        for r in sample_rows("jib.csv")
-        if "PRO-40188" not in r["property_no"]  # as the Slack sample has it
-    ]
-    drops.drop(
-        "Permian JIB Oct.xlsx",
-        jib_xlsx(jib_rows),
-        channel=run.channel or "",
-        thread_ts=run.thread_ts,
-    )
-
-    # Slack was asked as Slack is: files.info, then the download with the bot token
-    assert [c["file"] for c in fake.to("files.info")][:1] == [revenue_id]
-    downloads = fake.to("url_private_download")
-    assert len(downloads) == 2 and {d["token"] for d in downloads} == {"xoxb-test-token"}
-    # each file is read once, though both events came
-    assert len(Imports(h.store).history("2026-10")) == 2
-
-    texts = [m["text"] for m in fake.thread(run.thread_ts or "")]
-    said = "\n".join(
-        m["blocks"][0]["text"]["text"]
-        for m in fake.thread(run.thread_ts or "")
-        if m.get("user") == "UBOT" and m["blocks"]
-    )
-    assert "*revenue.csv* → *Revenue check stubs (revenue.csv)* for *October 2026*" in said
-    expected_payors: dict[str, Decimal] = {}
-    for r in sample_rows("revenue.csv"):
-        expected_payors[r["payor"]] = expected_payors.get(r["payor"], Decimal(0)) + Decimal(
-            r["owner_net_value"]
-        )
-    first_payor = sorted(expected_payors)[0]
-    assert f"{first_payor} ${expected_payors[first_payor]:,.2f}" in said
-    assert any("a question for" in t for t in texts)  # the XLSX's mapping form
-
-    form = next(
-        m
-        for m in fake.thread(run.thread_ts or "")
-        if any(b.get("block_id", "").startswith("file_col:") for b in m["blocks"])
-    )
-    labels = {
-        b["block_id"].split(":")[1]: b["element"]
-        .get("initial_option", {})
-        .get("text", {})
-        .get("text")
-        for b in form["blocks"]
-        if b["type"] == "input"
-    }
-    assert labels["owner_net_amount"] == "Your Share" and labels["gross_amount"] == "Gross Amt"
-    assert "Preview" in json.dumps(form["blocks"]) and "PRO-JIB-2609-999" in json.dumps(
-        form["blocks"]
-    )
-    assert (
-        len(Imports(h.store).active("2026-10")) == 1
-    )  # the JIB is not used before it is confirmed
-    _submit_file_form(h, form)
-    settled = fake.messages[form["ts"]]
-    assert all(b["type"] != "input" for b in settled["blocks"])  # read-only once answered
-    assert {f["kind"] for f in Imports(h.store).active("2026-10")} == {"jib.csv", "revenue.csv"}
-
+    assert [f["filename"] for f in Imports(h.store).active("2026-10")] == ["revenue.csv"]
+    said = _replies(fake, run.channel or "")[-1]["text"]
+    assert "goes on with those" in said and "next /close 2026-10 uses it" in said
     h.finish(run.id)
-    assert h.store.run(run.id).status == "done"
     ledger = Ledger(h.store)
-    lines = ledger.lines(ledger.current_batch(run.id)["id"])
-    memos = " ".join(f"{li['entry']} {li['memo']}" for li in lines)
-    assert "CHK-777001" in memos and "CHK-884120" not in memos  # the dropped stubs were booked
-    assert "PRO-JIB-2609-999" in memos  # and the dropped JIB
-    evidence = decision_rows(h.store, run.id)[0]["input_files"]
-    assert "Permian JIB Oct.xlsx, dropped by UALICE" in evidence
-    assert "owner_net_amount←Your Share" in evidence
+    batch = ledger.current_batch(run.id)
+    assert batch is not None
+    memos = " ".join(li["memo"] for li in ledger.lines(batch["id"]))
+    assert "CHK-884120" in memos and "CHK-1 " not in memos  # it closed on what it had read
 
 
 def test_a_foreign_layout_confirmed_once_maps_next_months_file_by_itself(
@@ -277,7 +293,11 @@ def test_a_file_replaced_in_the_thread_supersedes_the_first_with_an_audit_event(
         thread_ts=run.thread_ts,
         user="UAPPROVER",
     )
-    said = _replies(fake, run.channel or "")[-1]["blocks"][0]["text"]["text"]
+    said = next(
+        m["blocks"][0]["text"]["text"]
+        for m in reversed(_replies(fake, run.channel or ""))
+        if m["blocks"] and "revenue-fixed.csv" in m["blocks"][0]["text"]["text"]
+    )
     assert "Replaces revenue.csv (dropped by UALICE" in said
     (event,) = h.store.audit_events(run.id, kind="file_superseded")
     assert event.actor == "UAPPROVER" and event.detail["old"]["filename"] == "revenue.csv"

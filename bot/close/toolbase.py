@@ -11,7 +11,7 @@ from typing import Any
 from bot.close import data as close_data
 from bot.close.checks import Close, Finding
 from bot.close.data import CloseData, DoiRow, add_months
-from bot.close.imports.intake import Imports, record_inputs
+from bot.close.imports.intake import Imports
 from bot.close.kinds import (
     KINDS,
     book,
@@ -92,8 +92,8 @@ class ToolBase:
         self.data_dir = data_dir
         self.approvers = approvers
         self.approval_limit = approval_limit
-        # per period and the imported files in use: a file dropped later is read afresh
-        self._cache: dict[tuple[str, tuple[int, ...]], CloseData] = {}
+        # the last period read from imported files, while those files are the same
+        self._imported: tuple[tuple[Any, ...], CloseData] | None = None
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -101,17 +101,36 @@ class ToolBase:
             raise ToolError(
                 f"this run closes {run.period}, not {period}; use period {run.period!r}"
             )
+        evidence = ctx.store.audit_events(ctx.run_id, kind="input_files")
         imports = Imports(ctx.store)
-        key = (period, imports.active_ids(period))
-        if key not in self._cache:
-            try:
-                self._cache[key] = close_data.load(
-                    period, self.data_dir, imported=imports.sources(period)
+        # the imported files this run read (its evidence), or the period's files in use now
+        sources = imports.sources_of(evidence[0].detail) if evidence else imports.sources(period)
+        try:
+            if sources:
+                key = (period, tuple(sorted((k, v.digest) for k, v in sources.items())))
+                if self._imported is None or self._imported[0] != key:
+                    self._imported = (key, close_data.load(period, self.data_dir, sources))
+                data = self._imported[1]
+            else:
+                # load() keeps the period while its files are unchanged, and reads them again
+                # (a resumed run, a file replaced) when they are not
+                data = close_data.load(period, self.data_dir)
+        except DataError as e:
+            raise ToolError(str(e)) from e
+        if evidence:
+            recorded = evidence[0].detail.get("files") or {}
+            changed = sorted(
+                name
+                for name in set(recorded) | set(data.hashes)
+                if recorded.get(name) != data.hashes.get(name)
+            )
+            if changed:
+                raise ToolError(
+                    f"the data changed: {', '.join(changed)} of {period} no longer "
+                    "match the files this run read (their SHA-256 is in the run's evidence). "
+                    "This run's checks and decisions were made on the files as they were; "
+                    "start a new close for the new data."
                 )
-            except DataError as e:
-                raise ToolError(str(e)) from e
-        data = self._cache[key]
-        record_inputs(ctx.store, ctx.run_id, period, data.hashes)
         return data
 
     def _close(self, ctx: ToolContext, period: str) -> tuple[Close, Ledger]:

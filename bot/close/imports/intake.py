@@ -161,6 +161,21 @@ class Imports:
             for f in self.active(period)
         }
 
+    def sources_of(self, evidence: dict[str, Any]) -> dict[str, FileSource]:
+        """The imported files a run read, from its evidence (even if replaced since)."""
+        out = {}
+        for f in evidence.get("imported") or []:
+            if f.get("status") != "active":
+                continue
+            rows = self.store.query(
+                "select kind, canonical, sha256 from imported_files where id = ?", (f["id"],)
+            )
+            if rows and rows[0]["canonical"] is not None:
+                out[rows[0]["kind"]] = FileSource(
+                    content=rows[0]["canonical"].encode(), digest=rows[0]["sha256"]
+                )
+        return out
+
     def remembered(self, kind: str, source: str, layout: str) -> dict[str, Any] | None:
         rows = self.store.query(
             "select * from column_maps where kind = ? and source = ? and layout = ?",
@@ -169,6 +184,46 @@ class Imports:
         if not rows:
             return None
         return {**rows[0], "mapping": json.loads(rows[0]["mapping"])}
+
+    # -- closes waiting for their files -----------------------------------
+
+    def open_thread(self, *, channel: str, thread_ts: str, period: str, started_by: str) -> None:
+        """A thread where /close waits for the period's files."""
+        with self.store.write() as db:
+            db.execute(
+                "insert or ignore into file_threads (channel, thread_ts, period, started_by, "
+                "created_at) values (?, ?, ?, ?, ?)",
+                (channel, thread_ts, period, started_by, self.store.now()),
+            )
+
+    def waiting_thread(self, *, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        rows = self.store.query(
+            "select * from file_threads where channel = ? and thread_ts = ?", (channel, thread_ts)
+        )
+        return rows[0] if rows else None
+
+    def claim_thread(self, *, channel: str, thread_ts: str, run_id: str) -> bool:
+        """The waiting thread becomes its close's: True once (the run that claims it)."""
+        with self.store.write() as db:
+            cursor = db.execute(
+                "update file_threads set run_id = ? where channel = ? and thread_ts = ? "
+                "and run_id is null",
+                (run_id, channel, thread_ts),
+            )
+            return cursor.rowcount == 1
+
+    def set_thread_run(self, *, channel: str, thread_ts: str, run_id: str) -> None:
+        with self.store.write() as db:
+            db.execute(
+                "update file_threads set run_id = ? where channel = ? and thread_ts = ?",
+                (run_id, channel, thread_ts),
+            )
+
+    def missing(self, period: str, data_dir: Path | None) -> list[str]:
+        """The kinds the period has neither as an imported file nor in its folder."""
+        have = {f["kind"] for f in self.active(period)}
+        folder = (data_dir or close_data.SAMPLE_DIR) / period
+        return [k for k in KINDS if k not in have and not (folder / k).is_file()]
 
     # -- receiving -------------------------------------------------------
 
@@ -566,17 +621,3 @@ def imported_evidence(store: Store, period: str) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-def record_inputs(store: Store, run_id: str, period: str, hashes: dict[str, str]) -> None:
-    """The files a run reads, as its evidence: recorded when it first reads them, and again
-    whenever they change under it (a file dropped into its thread replaced one)."""
-    events = store.audit_events(run_id, kind="input_files")
-    if events and events[-1].detail.get("files") == hashes:
-        return
-    store.audit(
-        run_id=run_id,
-        kind="input_files",
-        actor="agent",
-        detail={"period": period, "files": hashes, "imported": imported_evidence(store, period)},
-    )
