@@ -1014,4 +1014,7 @@ def write_sample(target: Path) -> list[str]:
             raise DataError(f"{dest} already exists; choose an empty folder")
         shutil.copytree(SAMPLE_DIR / p, dest)
         written.append(p)
+    account_map = SAMPLE_DIR / "account_map.csv"  # the entries' GL import files need it
+    if account_map.is_file() and not (target / account_map.name).exists():
+        shutil.copyfile(account_map, target / account_map.name)
     return written
