@@ -130,11 +130,12 @@ def test_a_failed_step_shows_as_failed_in_slack(
     try:
         run = bot.start()
         assert bot.store.run(run.id).status == "failed"
-        status = json.dumps(bot.message(run.status_ts or "")["blocks"], ensure_ascii=False)
-        assert "❌ Intake — failed" in status and status.count("not run yet") == 7
+        status = bot.status(run)
+        assert "Intake — failed" in status and status.count("not run yet") == 7
         texts = [m["text"] for m in fake.thread(run.thread_ts or "")]
         assert any("the step 'Intake' failed" in t and "prices.csv line 2" in t for t in texts)
-        assert fake.to("reactions.add") == []  # no ✅ on a failed close
+        root = json.dumps(bot.message(run.thread_ts or "")["blocks"], ensure_ascii=False)
+        assert "❌ Failed: the step 'Intake' failed" in root and "Finished" not in root
     finally:
         bot.close()
 
