@@ -124,6 +124,7 @@ class ToolBase:
         self.approval_limit = approval_limit
         # the last period read from imported files, while those files are the same
         self._imported: tuple[tuple[Any, ...], CloseData] | None = None
+        self._resolved: tuple[Any, Close] | None = None
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -177,7 +178,24 @@ class ToolBase:
                 "lines": sorted(line_refs(facts)),
                 "holds": KINDS[e["kind"]].holds(e["resolution"] or "", facts),
             }
-        return Close(data=data, master=Master.of(data, added), decisions=decisions), ledger
+        close = Close(data=data, master=Master.of(data, added), decisions=decisions)
+        # The period's lines resolved to wells depend only on the data, the DOI rows and the
+        # decisions that map lines: while those are the same, the next tool call reuses them.
+        key = (
+            id(data),
+            tuple((r.well_id, r.effective_from, r.wi, r.nri) for r in added),
+            tuple(
+                sorted(
+                    (ref, d["option"])
+                    for ref, d in decisions.items()
+                    if d["status"] == "resolved" and d["option"].startswith("map:")
+                )
+            ),
+        )
+        if self._resolved is not None and self._resolved[0] == key:
+            close.reuse(self._resolved[1])
+        self._resolved = (key, close)
+        return close, ledger
 
     def _record(
         self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]
