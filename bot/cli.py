@@ -102,7 +102,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="account map CSV (account,gl_account,gl_name[,tax_rate]); "
         "default: account_map.csv in $CLOSEBOT_DATA, else the sample's",
     )
-    entries.add_argument("--data", help=argparse.SUPPRESS)
     entries.add_argument(
         "--detail",
         action="store_true",
