@@ -20,7 +20,7 @@ from slack_bolt.context import BoltContext
 from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
 
-from bot import edge
+from bot import edge, rolling
 from bot.errors import BusyError
 from bot.priority import ACKS
 from bot.runner import Held
@@ -139,12 +139,19 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             if k.startswith("HTTP_")
         }
         headers["content-type"] = str(environ.get("CONTENT_TYPE", ""))
+        if edge.is_ssl_check(raw, headers):
+            outcome["kind"] = "ssl_check"
+            return answer(start_response, 200)
         try:
             checked = edge.check(raw, headers, service.signing_secret)
         except edge.Refused as e:
             outcome["kind"] = f"refused({e.reason})"
             return answer(start_response, e.status, {"error": e.reason})
         outcome["kind"] = checked.kind
+        if checked.kind != "url_verification" and service.store.newer_schema():
+            outcome["kind"] += " (upgrading: a newer closebot serves)"
+            status, polite = rolling.while_upgrading(service, checked)
+            return answer(start_response, status, polite)
         request = ParsedRequest(
             raw_body=raw.decode("utf-8"),
             body=checked.body,

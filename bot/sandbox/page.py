@@ -9,6 +9,7 @@ Routes (all on loopback):
   POST /sandbox/react      a reaction clicked
   POST /sandbox/file       a file dropped on a conversation or chosen with its + button
   GET  /sandbox/files/<id>/<name>   a file, as the person's own client downloads it
+  POST /sandbox/home       closebot's App Home opened (app_home_opened)
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class Page:
             "/sandbox/options": self.options,
             "/sandbox/react": self.react,
             "/sandbox/file": self.file,
+            "/sandbox/home": self.home,
         }
         if method != "POST" or path not in posts:
             return None
@@ -141,6 +143,9 @@ class Page:
             text=str(d.get("text") or ""),
         )
 
+    def home(self, d: dict[str, Any]) -> dict[str, Any]:
+        return self.client.home_opened(user=d["user"], tab=str(d.get("tab") or "home"))
+
     def react(self, d: dict[str, Any]) -> dict[str, Any]:
         self.client.react(user=d["user"], channel=d["channel"], ts=d["ts"], name=d["name"])
         return {"ok": True}
@@ -183,6 +188,7 @@ class Page:
                         "member": user in c.members,
                     }
                     for c in fake.channels.values()
+                    if not c.id.startswith("D") or c.id == f"D{user}"
                 ],
                 "messages": messages,
                 "ephemerals": [e for e in fake.ephemerals if e["visible_to"] == user],
