@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -638,6 +639,26 @@ class SlackPresenter:
                 return None
         return None
 
+    def refresh_form(self, question_id: str) -> None:
+        """Redraw a pending form in place (its deadline moved); a settled one is left alone."""
+        record = self.store.question(question_id)
+        run = self.store.run(record.run_id)
+        if record.status != "pending" or not (record.channel and record.message_ts):
+            return
+        ask = ask_of(record)
+        form = self._form(record, run, ask, nonce=f"{record.id[-8:]}x{int(time.time())}")
+        notice = self._notice(record)  # a notice of thread messages stays on the form
+        form = [notice, *form] if notice else form
+        try:
+            self.client.chat_update(
+                channel=record.channel,
+                ts=record.message_ts,
+                text=outgoing(blocks.question_text(ask)),
+                blocks=form,
+            )
+        except SlackApiError as e:  # the old deadline shows; the new one still holds
+            log.warning("question %s: form not redrawn: %s", record.id, slack_error(e))
+
     def post_form(self, record: QuestionRecord, *, nonce: str = "0", again: bool = False) -> None:
         """Post the question's form; `again` (a retry) first looks for one already posted."""
         run = self.store.run(record.run_id)
@@ -648,7 +669,7 @@ class SlackPresenter:
             log.info("question %s: its form was already in the thread (%s)", record.id, ts)
             return
         ask = ask_of(record)
-        form = self._form(record, run, nonce=f"{record.id[-8:]}{nonce}")
+        form = self._form(record, run, ask, nonce=f"{record.id[-8:]}{nonce}", attach=True)
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
@@ -663,10 +684,10 @@ class SlackPresenter:
                 self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
 
     def _form(
-        self, record: QuestionRecord, run: Run, *, nonce: str, attach: bool = True
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool = False
     ) -> list[dict[str, Any]]:
-        """A question's form; `attach`: an approval form's draft CSV goes in the thread too."""
-        ask = ask_of(record)
+        """A question's form; `attach`: the first time an approval form is posted, with the
+        draft journal attached before it."""
         if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
             return self._approval_form(record, run, ask, nonce=nonce, attach=attach)
         return blocks.question_form(
@@ -692,23 +713,18 @@ class SlackPresenter:
             return []
         return since
 
-    def note_message(self, run_id: str) -> None:
-        """A person wrote in the thread: a pending approval form says so at its top, and
-        posting waits until it is approved on the form that shows it."""
-        record = self.store.pending_question(run_id)
-        if record is None or not (record.channel and record.message_ts):
-            return
+    def _notice(self, record: QuestionRecord) -> dict[str, Any] | None:
+        """An approval form's notice of the thread messages written after it was posted."""
         since = self.unseen_messages(record, [])
         if not since:
-            return
-        run = self.store.run(run_id)
+            return None
         writers = list(dict.fromkeys(m["user"] for m in since if m["user"]))
         names = " and ".join(f"<@{u}>" for u in writers) or "Someone"
         quoted = "\n".join(
             "> " + (f"<@{m['user']}>: " if m["user"] else "") + blocks.cut(m["text"], 300)
             for m in since[-5:]
         )
-        notice = {
+        return {
             **blocks.section(
                 outgoing(
                     f"⚠️ {names} wrote in the thread after this form was posted — read it "
@@ -718,19 +734,31 @@ class SlackPresenter:
             ),
             "block_id": seen_block_id(since[-1]["id"]),
         }
-        form = self._form(record, run, nonce=f"{record.id[-8:]}s{since[-1]['id']}", attach=False)
+
+    def note_message(self, run_id: str) -> None:
+        """A person wrote in the thread: a pending approval form says so at its top, and
+        posting waits until it is approved on the form that shows it."""
+        record = self.store.pending_question(run_id)
+        if record is None or not (record.channel and record.message_ts):
+            return
+        notice = self._notice(record)
+        if notice is None:
+            return
+        run = self.store.run(run_id)
+        ask = ask_of(record)
+        form = self._form(record, run, ask, nonce=f"{record.id[-8:]}s{notice['block_id'][14:]}")
         try:
             self.client.chat_update(
                 channel=record.channel,
                 ts=record.message_ts,
-                text=outgoing(blocks.question_text(ask_of(record))),
+                text=outgoing(blocks.question_text(ask)),
                 blocks=[notice, *form],
             )
         except SlackApiError as e:  # the Submit check still holds posting back
             log.warning("form %s: thread message not shown on it: %s", record.id, slack_error(e))
 
     def _approval_form(
-        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool = True
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool
     ) -> list[dict[str, Any]]:
         """The posting approval: the batch by account as a table, addressed to the people who
         may approve it (and why the others may not); Submit asks again, naming what Approve
