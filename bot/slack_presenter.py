@@ -16,7 +16,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
-from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 from bot.blocks import outgoing
 from bot.close.controls import APPROVAL_HEADERS, header_of
 from bot.close.data import period_label
@@ -392,7 +392,7 @@ class SlackPresenter:
                     {
                         "filename": f"journal-{batch['id']}-draft.csv",
                         "title": f"Draft journal entries · {batch['id']} · for approval",
-                        "content": to_csv(lines, ENTRY_COLUMNS),
+                        "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
                     }
                 ],
             )
@@ -469,7 +469,7 @@ class SlackPresenter:
                 {
                     "filename": f"journal-{batch['id']}.csv",
                     "title": f"Journal entries · {batch['id']} ({batch['status']})",
-                    "content": to_csv(lines, ENTRY_COLUMNS),
+                    "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
                 }
             )
         try:

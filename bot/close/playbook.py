@@ -432,8 +432,9 @@ def summary_text(
         lines.append(f"*Exceptions ({len(s['exceptions'])})*")
         for e in s["exceptions"]:
             how = (
-                f"{e['decision']} — decided by {e['decided_by']} ({e['source']})"
-                if e["status"] == "resolved"
+                f"{e['decision']} — decided by "
+                + (e.get("by") or f"{e.get('decided_by')} ({e.get('source')})")
+                if e.get("status", "resolved") == "resolved"
                 else "open"
             )
             lines.append(f"• {e['subject']}: {e['summary'][:140]} → {how}")
@@ -476,10 +477,13 @@ def summary_text(
     }
     lines.append(f"*Period lock*: {lock.get(s['period_lock'], s['period_lock'])}")
     if s["open_items"]:
-        lines.append(f"*Open items ({len(s['open_items'])})*")
+        more = s.get("open_items_more") or 0
+        lines.append(f"*Open items ({len(s['open_items']) + more})*")
         for i in s["open_items"]:
             owner = f" — owner {i['owner']}, due {i['due']}" if i.get("owner") else ""
             lines.append(f"• {i['text']}{owner}")
+        if more:
+            lines.append(f"• … and {more} more, each with its owner (the sign-off lists them all)")
     else:
         lines.append("*Open items*: none")
     return "\n".join(lines)

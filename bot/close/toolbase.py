@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.close import data as close_data
-from bot.close.checks import Close, Finding
+from bot.close.checks import Close, Finding, prior_revenue_accruals
 from bot.close.data import CloseData, DoiRow, add_months
 from bot.close.kinds import (
     KINDS,
@@ -22,7 +22,8 @@ from bot.close.kinds import (
 )
 from bot.close.ledger import Ledger
 from bot.close.master import APPROVAL_LIMIT, Master, money
-from bot.close.registry import BOOKS_STEPS
+from bot.close.registry import BOOKS_STEPS, SIGNOFF
+from bot.close.steps.revenue import history_gaps
 from bot.errors import DataError, NotFoundError
 from bot.questions import MAX_DESCRIPTION, MAX_HEADER, TOOL_NAME
 from bot.store import QuestionRecord
@@ -42,7 +43,7 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     kind, facts = exc["kind"], d["facts"]
     ref = f" [ref {d['ref']}]"
     header = _short(f"{KINDS[kind].header} · {d['subject']}", MAX_HEADER)
-    if kind == "flux_item":
+    if kind == "flux_adjust":
         return {
             "header": header,
             "question": _short(d["question"], 1400) + ref,
@@ -67,7 +68,7 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
         if d["recommended"] in d["options"]
         else None,
         "reasoning": d["reasoning"],
-        "allow_other": kind not in ("flux_select", "signoff"),
+        "allow_other": kind not in ("flux_select", "signoff", "flux_basis"),
     }
     return {k: v for k, v in q.items() if v is not None}
 
@@ -120,7 +121,14 @@ class ToolBase:
                 "lines": sorted(line_refs(facts)),
                 "holds": KINDS[e["kind"]].holds(e["resolution"] or "", facts),
             }
-        return Close(data=data, master=Master.of(data, added), decisions=decisions), ledger
+        prior = ledger.posted_batch(add_months(period, -1))
+        prior_lines = ledger.lines(prior["id"]) if prior else None
+        return Close(
+            data=data,
+            master=Master.of(data, added),
+            decisions=decisions,
+            prior_accruals=prior_revenue_accruals(data, prior_lines),
+        ), ledger
 
     def _record(
         self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]
@@ -205,11 +213,46 @@ class ToolBase:
             )
         return q
 
+    def _signoff_finding(self, ctx: ToolContext, ledger: Ledger, period: str) -> list[Finding]:
+        """The sign-off question, once every carried-over item has been asked about."""
+        items = self._open_items(ctx, ledger)
+        if not items or any(e["kind"] == "signoff" for e in ledger.exceptions(ctx.run_id)):
+            return []
+        run = ctx.store.run(ctx.run_id)
+        owner = run.started_by or "the controller"
+        due = f"{add_months(period, 1)}-15"
+        blocking = [i for i in items if i["kind"] in ("journal", "step")]
+        listing = "; ".join(i["text"] for i in items[:12]) + (
+            f"; and {len(items) - 12} more" if len(items) > 12 else ""
+        )
+        return [
+            Finding(
+                kind="signoff",
+                key=period,
+                step=SIGNOFF.name,
+                subject=f"sign-off {period}",
+                summary=f"{len(items)} open item(s)",
+                question=f"Sign-off of {close_data.period_label(period)}: {len(items)} open item(s): {listing}. Carry them forward (owner {owner} unless named, due {due}) and lock the period, or block the lock?",
+                recommended="block_lock" if blocking else "carry_forward",
+                reasoning=(
+                    f"Do not lock: {blocking[0]['text']}. The month's books are not complete until it is."
+                    if blocking
+                    else "Each open item has an owner and a due date, and none stops the books from being right for the month."
+                ),
+                facts={"owner": owner, "due": due, "count": len(items)},
+            )
+        ]
+
     def _open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]:
         run = ctx.store.run(ctx.run_id)
         items: list[dict[str, Any]] = []
+        closed_carried = set()
         for e in ledger.exceptions(ctx.run_id):
             d = e["details"]
+            if e["kind"] == "carried_item":
+                if e["status"] == "resolved" and e["resolution"] in ("settled", "write_off"):
+                    closed_carried.add(d["facts"]["item_id"])
+                continue
             if e["kind"] == "signoff":
                 continue
             if e["status"] != "resolved":
@@ -224,9 +267,16 @@ class ToolBase:
             elif text := follow_up(
                 e["kind"], e["resolution"], d["facts"], e["extra"], d["subject"]
             ):
-                items.append({"kind": e["kind"], "text": text, "amount": d.get("amount")})
+                item = {"kind": e["kind"], "text": text, "amount": d.get("amount")}
+                if e["extra"].get("to"):
+                    item["owner"] = e["extra"]["to"]
+                items.append(item)
+        close, _ = self._close(ctx, run.period)
+        items += [{"kind": "history_gap", "text": text} for text in history_gaps(close)]
         previous = add_months(run.period, -1)
         for carried in ledger.carried_into(previous):
+            if carried["id"] in closed_carried:
+                continue
             items.append(
                 {
                     "kind": "carried",

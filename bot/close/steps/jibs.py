@@ -241,12 +241,30 @@ def loe_accrual(close: Close) -> list[dict[str, Any]]:
     gross: dict[tuple[str, str], dict[str, Decimal]] = defaultdict(
         lambda: defaultdict(lambda: ZERO)
     )
+    seen: set[tuple[str, str, str, str, Decimal]] = set()
     for h in close.data.jib_history:
-        if h.cost_category in ("LOE", "Overhead") and h.service_month in months:
+        key = (h.operator, h.well_id, h.service_month, h.cost_category, h.gross_amount)
+        if h.cost_category in ("LOE", "Overhead") and h.service_month in months and key not in seen:
+            seen.add(key)  # a line billed twice counts once
             gross[(h.well_id, h.cost_category)][h.service_month] += h.gross_amount
     for j, _ in close.known_jib():
-        if j.cost_category in ("LOE", "Overhead") and not j.afe_no and j.service_month in months:
-            gross[(j.well_id, j.cost_category)][j.service_month] += j.gross_amount
+        if j.cost_category not in ("LOE", "Overhead") or j.afe_no or j.service_month not in months:
+            continue
+        duplicate = close.decisions.get(f"duplicate:{j.line}")
+        if duplicate and duplicate.get("option") != "pay_as_billed":
+            continue  # a duplicate being disputed (or not yet decided) is not cost
+        amount = j.gross_amount
+        overhead = close.decided(f"overhead_rate:{j.invoice_no}")
+        if (
+            j.cost_category == "Overhead"
+            and overhead
+            and overhead["option"] in ("short_pay", "protest")
+        ):
+            rate = close.master.overhead_rate(j.well_id, j.service_month, drilling=False)
+            amount = (
+                rate if rate is not None else amount
+            )  # what the JOA allows, not what was billed
+        gross[(j.well_id, j.cost_category)][j.service_month] += amount
     out = []
     for (well_id, category), by_month in sorted(gross.items()):
         row = close.master.in_force(well_id, close.period)
