@@ -397,7 +397,7 @@ def advanced(store: Store, question_ids: list[str]) -> int:
     """How many of these questions are answered and their runs moved on: to a next form that
     is in Slack, or to their end (what settled() checks, in one query)."""
     marks = ",".join("?" * len(question_ids))
-    rows = store._rows(
+    rows = store.query(
         f"select count(*) as n from questions q join runs r on r.id = q.run_id "
         f"where q.id in ({marks}) and q.status = 'answered' and ("
         f"exists (select 1 from questions p where p.run_id = r.id and p.status = 'pending' "
@@ -412,7 +412,7 @@ def advanced(store: Store, question_ids: list[str]) -> int:
 def answered_events(store: Store, question_ids: list[str]) -> dict[str, int]:
     """How many times each question's answer was recorded (exactly once is right)."""
     counts = dict.fromkeys(question_ids, 0)
-    for row in store._rows(
+    for row in store.query(
         "select json_extract(detail, '$.question_id') as q from audit_events "
         "where kind = 'question_answered'"
     ):

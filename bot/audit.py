@@ -82,6 +82,12 @@ def journal_rows(batch: dict[str, Any], lines: list[dict[str, Any]]) -> list[dic
     ]
 
 
+def _no_why(evidence: dict[str, Any], overridden: bool) -> str:
+    """An override taken on a form without a "Why" box (an earlier release's) says so."""
+    form = evidence.get("form")
+    return f"(none: {form})" if overridden and isinstance(form, str) else ""
+
+
 def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     """One row per question asked in the run, in the order asked: what was shown, what was
     chosen, by whom, when, how, whether it overrode the recommendation and why, and the
@@ -143,7 +149,7 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     if record.status == "answered"
                     else "",
                     # the form's one "Why" explains the questions it overrode (or, if none, all)
-                    "rationale": (record.rationale or "")
+                    "rationale": (record.rationale or _no_why(evidence, overrode[number]))
                     if overrode[number] or not any(overrode.values())
                     else "",
                     "os_login": evidence.get("os_login") or "",

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bot.questions import Ask, Outcome, Question, QuestionType, Response, answer_text, has_defaults
+from bot.questions import Ask, Outcome, Question, Response, answer_text, has_defaults
 
 # Limits from SLACK.md.
 MAX_BLOCKS = 50
@@ -159,6 +159,42 @@ def fits(blocks: list[dict[str, Any]]) -> bool:
 # -- status -------------------------------------------------------------
 
 
+def stop_button(run_id: str) -> dict[str, Any]:
+    """Stop, behind a confirm: the turn ends at its next step, open questions are cancelled."""
+    return {
+        "type": "button",
+        "action_id": STOP_ACTION,
+        "text": plain("Stop", MAX_BUTTON_TEXT),
+        "style": "danger",
+        "value": run_id,
+        "confirm": {
+            "title": plain("Stop this close?", MAX_CONFIRM_TITLE),
+            "text": plain(
+                "The close stops at its next step and any open question is cancelled. Nothing already posted is undone.",
+                MAX_CONFIRM_TEXT,
+            ),
+            "confirm": plain("Stop", MAX_CONFIRM_BUTTON),
+            "deny": plain("Keep going", MAX_CONFIRM_BUTTON),
+        },
+    }
+
+
+def root_blocks(title: str, state: str, *, stop_run_id: str | None = None) -> list[dict[str, Any]]:
+    """The close's message in the channel: what it is and, live, where it stands (running
+    step, waiting on whom, finished / stopped / failed with the reason); Stop while it runs.
+    `title` and `state` are mrkdwn the caller made safe."""
+    out: list[dict[str, Any]] = [section(f"*{title}*"), context(state)]
+    if stop_run_id:
+        out.append(
+            {
+                "type": "actions",
+                "block_id": block_id("root-stop", 0, stop_run_id),
+                "elements": [stop_button(stop_run_id)],
+            }
+        )
+    return out
+
+
 def status_blocks(
     title: str,
     steps: Iterable[tuple[str, str]],
@@ -253,37 +289,11 @@ def _option(q: Question, number: int, *, with_description: bool, compact: bool) 
 
 
 def _element(q: Question, *, compact: bool, external: bool = False) -> dict[str, Any]:
-    if q.type is QuestionType.FREE_TEXT:
-        return {
-            "type": "plain_text_input",
-            "action_id": ANSWER_ACTION,
-            "multiline": True,
-            "max_length": 3000,
-        }
     few = len(q.options) <= MAX_CHOICE_BUTTONS
-    single = q.type is QuestionType.SINGLE
-    if external and not few:
-        # Served by the options listener from the store: keeps a huge form in one message.
-        kind = "external_select" if single else "multi_external_select"
-        return {
-            "type": kind,
-            "action_id": ANSWER_ACTION,
-            "placeholder": plain("Type to search the options", 150),
-            "min_query_length": 0,
-        }
     options = [
         _option(q, n, with_description=few, compact=compact) for n in range(1, len(q.options) + 1)
     ]
-    kind = {
-        (True, True): "radio_buttons",
-        (True, False): "static_select",
-        (False, True): "checkboxes",
-        (False, False): "multi_static_select",
-    }[(single, few)]
-    element: dict[str, Any] = {"type": kind, "action_id": ANSWER_ACTION, "options": options}
-    if not few:
-        element["placeholder"] = plain("Choose one" if single else "Choose any", 150)
-    return element
+    return q.kind.element(q, options, action_id=ANSWER_ACTION, external=external)
 
 
 def search_options(
@@ -340,7 +350,7 @@ def question_form(
     total = len(ask.questions)
     for number, q in enumerate(ask.questions, start=1):
         blocks.append(section(_question_text(q, number, total, compact=compact)))
-        label = q.header or ("Your answer" if q.type is QuestionType.FREE_TEXT else "Your choice")
+        label = q.header or q.kind.label
         if not q.required:
             label += " (optional)"
         blocks.append(
@@ -477,27 +487,13 @@ def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response
     responses: dict[int, Response] = {}
     for number, q in enumerate(ask.questions, start=1):
         entry = raw.get(number, {})
-        answer = entry.get("q") or {}
         other = _typed(entry.get("o") or {}) or None
-        if q.type is QuestionType.FREE_TEXT:
-            text = _typed(answer) or None
-            responses[number] = Response(text=text) if text else Response(skipped=True)
-            continue
-        options = answer.get("selected_options") or []
-        if answer.get("selected_option"):
-            options = [answer["selected_option"], *options] if isinstance(options, list) else None
         try:
-            if not isinstance(options, list):
-                raise TypeError
-            selected = tuple(_option_number(o) for o in options)
+            responses[number] = q.kind.read(q, entry.get("q") or {}, other)
         except (TypeError, ValueError):
             raise FormError(
                 f"question {number}: the form sent an option this bot did not build"
             ) from None
-        if not selected and not other:
-            responses[number] = Response(skipped=True)
-        else:
-            responses[number] = Response(selected=selected, other=other)
     return responses
 
 
@@ -507,12 +503,16 @@ def _typed(action: dict[str, Any]) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def _option_number(option: Any) -> int:
-    """The option number a selected option carries; TypeError/ValueError if it is not ours."""
-    value = option.get("value") if isinstance(option, dict) else None
-    if not (isinstance(value, str) and value.isascii() and value.isdigit()):
-        raise ValueError(value)
-    return int(value)
+def has_why_box(shown: Any) -> bool:
+    """Whether a form as Slack shows it (the payload's message blocks) has the "Why" box;
+    forms posted by releases before it (68fe5b6) have none. Unknown: assume it has."""
+    if not isinstance(shown, list):
+        return True
+    return any(
+        (parse_block_id(str(b.get("block_id") or "")) or ("", 0))[0] == "w"
+        for b in shown
+        if isinstance(b, dict)
+    )
 
 
 def read_rationale(values: dict[str, dict[str, Any]]) -> str | None:

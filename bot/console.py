@@ -20,7 +20,6 @@ from bot.questions import (
     Ask,
     NoDefaultAnswer,
     Question,
-    QuestionType,
     Response,
     answer_payload,
     check_response,
@@ -132,16 +131,7 @@ def render_form(ask: Ask) -> str:
 
 
 def _prompt_for(q: Question) -> str:
-    if q.type is QuestionType.FREE_TEXT:
-        return "  Your answer" + (" (Enter to skip)" if not q.required else "") + ": "
-    span = f"1-{len(q.options)}"
-    what = f"Choice [{span}]" if q.type is QuestionType.SINGLE else f"Choices, e.g. 1,3 [{span}]"
-    extras = []
-    if q.allow_other:
-        extras.append("'other: …'")
-    if not q.required:
-        extras.append("Enter to skip")
-    return f"  {what}" + (f" ({', '.join(extras)})" if extras else "") + ": "
+    return q.kind.prompt(q)
 
 
 class ConsoleAnswerer:

@@ -408,7 +408,7 @@ def test_concurrent_approvals_of_one_period_post_once(tmp_path: Path) -> None:
         assert all(o == f"refused: {posted[0]}" for b, o in outcomes.items() if b != posted[0])
         check = Store(db)
         assert [
-            b["id"] for b in check._rows("select id from journal_batches where status = 'posted'")
+            b["id"] for b in check.query("select id from journal_batches where status = 'posted'")
         ] == posted
         check.close()
 

@@ -149,6 +149,11 @@ class PlaybookModel:
             call = state.latest(tool)
             if call is None:
                 return _reply(opening, _use(tool, {"period": p}))
+            if _from_an_earlier_release(tool, call):
+                return _reply(
+                    f"{opening} (again: this run was started by an earlier version of closebot)",
+                    _use(tool, {"period": p}),
+                )
             if call.is_error:
                 return _reply(f"The step '{step}' failed: {call.result}")
             if tool == "build_journal_entries":
@@ -303,6 +308,16 @@ class PlaybookModel:
         )
 
 
+def _from_an_earlier_release(tool: str, call: _Call) -> bool:
+    """A step's result in the shape of an earlier release (a run in flight at the upgrade):
+    without its step and exception refs, or a draft without its content hash. The step runs
+    again, finding its exceptions again in today's shape (Ledger.record_exception)."""
+    if not call.done or call.is_error or not isinstance(call.result, dict):
+        return False
+    key = "content_hash" if tool == "build_journal_entries" else "step"
+    return key not in call.result
+
+
 def _approved_by_a_person(ask: _Call) -> bool:
     result = ask.result if isinstance(ask.result, dict) else {}
     return (
@@ -343,7 +358,7 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
     elif open_ones:
         recommended, reasoning = (
             2,
-            f"{len(open_ones)} exception(s) are still undecided ({', '.join(open_ones[:5])}); decide them before posting.",
+            f"{b.get('open_exception_count', len(open_ones))} exception(s) are still undecided ({', '.join(open_ones[:5])}); decide them before posting.",
         )
     else:
         recommended, reasoning = (
@@ -361,7 +376,12 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
             "DOI changes that take effect with this approval: " + "; ".join(b["doi_changes"]) + "."
         )
     if defaulted:
-        lines.append(f"Decisions applied by default (not a person's): {', '.join(defaulted)}.")
+        more = b.get("defaulted_count", 0) - len(defaulted)
+        lines.append(
+            f"Decisions applied by default (not a person's): {', '.join(defaulted)}"
+            + (f" and {more} more" if more > 0 else "")
+            + "."
+        )
     over = b.get("entries_over_limit") or []
     if over:
         lines.append(
@@ -370,7 +390,11 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
                 f"#{e['entry_no']} {e['description']} {money(Decimal(e['amount']))}"
                 for e in over[:3]
             )
-            + (f" and {len(over) - 3} more" if len(over) > 3 else "")
+            + (
+                f" and {b.get('over_limit_count', len(over)) - 3} more"
+                if b.get("over_limit_count", len(over)) > 3
+                else ""
+            )
             + (
                 f". A different approver than {second_to} must approve."
                 if second_to
@@ -429,7 +453,7 @@ def summary_text(
         + "; ".join(f"{k}: {v if v != 'pending' else 'not run'}" for k, v in steps.items()),
     ]
     if s["exceptions"]:
-        lines.append(f"*Exceptions ({len(s['exceptions'])})*")
+        lines.append(f"*Exceptions ({s.get('exception_count', len(s['exceptions']))})*")
         for e in s["exceptions"]:
             how = (
                 f"{e['decision']} — decided by "
@@ -438,6 +462,8 @@ def summary_text(
                 else "open"
             )
             lines.append(f"• {e['subject']}: {e['summary'][:140]} → {how}")
+        if (more := s.get("exception_count", 0) - len(s["exceptions"])) > 0:
+            lines.append(f"• … and {more} more (exception_details has each)")
     else:
         lines.append("*Exceptions*: none.")
     b = s["batch"]
@@ -470,20 +496,24 @@ def summary_text(
             "*Not posted*: the approval was applied by default, and a default never approves posting; a person must approve the batch."
         )
     if s.get("doi_changes"):
-        lines.append("*DOI changes*: " + "; ".join(s["doi_changes"]))
+        more = s.get("doi_change_count", 0) - len(s["doi_changes"])
+        lines.append(
+            "*DOI changes*: "
+            + "; ".join(s["doi_changes"])
+            + (f"; and {more} more" if more > 0 else "")
+        )
     lock = {
         "carry_forward": "locked; open items carried forward",
         "block_lock": "blocked by the sign-off",
     }
     lines.append(f"*Period lock*: {lock.get(s['period_lock'], s['period_lock'])}")
     if s["open_items"]:
-        more = s.get("open_items_more") or 0
-        lines.append(f"*Open items ({len(s['open_items']) + more})*")
+        lines.append(f"*Open items ({s.get('open_item_count', len(s['open_items']))})*")
         for i in s["open_items"]:
             owner = f" — owner {i['owner']}, due {i['due']}" if i.get("owner") else ""
             lines.append(f"• {i['text']}{owner}")
-        if more:
-            lines.append(f"• … and {more} more, each with its owner (the sign-off lists them all)")
+        if (more := s.get("open_item_count", 0) - len(s["open_items"])) > 0:
+            lines.append(f"• … and {more} more")
     else:
         lines.append("*Open items*: none")
     return "\n".join(lines)
