@@ -334,7 +334,7 @@ class DecisionTools(ToolBase):
         new = with_change(base, wi=base.wi, nri=nri, effective_from=base.effective_from)
         row = {
             k: (str(v) if isinstance(v, Decimal) else v)
-            for k, v in new.__dict__.items()
+            for k, v in ((f.name, getattr(new, f.name)) for f in fields(new))
             if k not in ("line", "source")
         }
         ledger.propose_doi(

@@ -300,7 +300,9 @@ def held_by_others(exceptions: list[dict[str, Any]]) -> dict[str, frozenset[str]
     holders: list[tuple[int, str, set[str]]] = []  # (position, exception id, lines)
     for pos, i in enumerate(order):
         e = decided[i]
-        if KINDS[e["kind"]].holds(e["resolution"], e["details"]["facts"]):
+        if KINDS[e["kind"]].holds(e["resolution"], e["details"]["facts"]) and not e[
+            "resolution"
+        ].startswith("map:"):  # a mapped line is the well's: what is found on it then is booked
             holders.append((pos, e["id"], line_refs(e["details"]["facts"])))
     out: dict[str, frozenset[str]] = {}
     for pos, i in enumerate(order):

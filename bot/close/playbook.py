@@ -206,6 +206,13 @@ class PlaybookModel:
         refs = self._open_refs(state, step)
         asked = state.asked()
         resolved = state.resolved()
+        # an answer the tool refused to record (an override without its reason, say) is asked again
+        refused = {
+            (c.input.get("exception_id"), c.input.get("question_id"))
+            for c in state.calls
+            if c.name == "resolve_exception" and c.done and c.is_error
+        }
+        asked = {r: a for r, a in asked.items() if (r, a[0].id) not in refused}
         # 1. answers waiting to be recorded
         uses = []
         for ref in refs:

@@ -69,6 +69,8 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
         else None,
         "reasoning": d["reasoning"],
         "allow_other": kind not in ("flux_select", "signoff", "flux_basis"),
+        # a flux item may be skipped: it then stays open (an explanation is needed to clear it)
+        "required": False if kind == "flux_item" else None,
     }
     return {k: v for k, v in q.items() if v is not None}
 
