@@ -765,3 +765,35 @@ def test_november_is_compared_with_closebots_own_posted_october(tmp_path: Path) 
             item = e["details"]["facts"]["item"]
             sign = -1 if item["account"].startswith("4") else 1
             assert D(item["prior"]) == sign * posted.get(item["account"], ZERO), item
+
+
+def test_the_csv_evidence_carries_names_batch_hash_and_dates(db_path: Path) -> None:
+    """Decision log: names beside ids, the exception, the batch and its content hash,
+    self-approved and the approval ids; journal: batch, period, entry date, line, reference, well."""
+    from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
+
+    run = close_run(None, db_path)
+    rows = decision_rows(run.store, run.run_id)
+    posted = run.store.audit_events(run.run_id, kind="journal_posted")[0].detail
+    approval = next(r for r in rows if r["question_id"] == posted["approval_question_id"])
+    assert approval["batch_id"] == run.batch()["id"]
+    assert approval["content_hash"] == run.batch()["content_hash"]
+    assert approval["self_approved"] == "yes"  # no approvers configured: alice approved her own
+    assert approval["approval_ids"] == "; ".join(
+        x for x in (posted["approval_question_id"], posted["second_approval_question_id"]) if x
+    )
+    wi = next(r for r in rows if "wi_nri:W-TX-001" in r["exception"])
+    assert (wi["answered_by"], wi["answered_by_name"]) == ("alice", "alice")
+    assert wi["self_approved"] == "" and wi["batch_id"] == ""
+    journal = list(
+        csv.DictReader(to_csv(journal_rows(run.batch(), run.lines()), ENTRY_COLUMNS).splitlines())
+    )
+    for column in ("batch_id", "period", "entry_date", "line_no", "ref", "well_id"):
+        assert column in journal[0]
+    assert {(j["batch_id"], j["period"], j["entry_date"]) for j in journal} == {
+        (run.batch()["id"], "2026-10", "2026-10-31")
+    }
+    smith = [
+        j for j in journal if j["well_id"] == "W-TX-001" and j["ref"].startswith("revenue.csv:")
+    ]
+    assert smith and all(j["line_no"] for j in smith)

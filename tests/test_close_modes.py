@@ -31,7 +31,10 @@ def test_console_october_then_auto_november_reverses_october_and_asks_nothing_of
     out = november.stdout
     before = out.split("Month-end close · November 2026 —")[0]
     assert "[ref wi_nri:" not in before and "[ref doi_effective:" not in before  # Smith's DOI read
-    asked = [h.strip() for h in re.findall(r"Question \d+/\d+ \[required\] · ([^·\n…]+)", out)]
+    asked = [
+        h.strip()
+        for h in re.findall(r"Question \d+/\d+ \[(?:required|optional)\] · ([^·\n…]+)", out)
+    ]
     # the approval, then flux against closebot's posted October, October's open items, sign-off
     assert asked[0] == "Posting" and asked[-1] == "Sign-off"
     assert "Flux" in asked and "Open item" in asked
