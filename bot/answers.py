@@ -8,7 +8,14 @@ from typing import Any
 
 from bot.agent_loop import ask_of
 from bot.errors import AlreadyAnsweredError, NotAuthorizedError
-from bot.questions import Ask, Response, answer_payload, check_rationale, overrides
+from bot.questions import (
+    Ask,
+    Response,
+    answer_payload,
+    check_rationale,
+    overrides,
+    rationale_text,
+)
 from bot.store import QuestionRecord, Run, Store
 
 ReadAnswers = Callable[[Ask], dict[int, Response]]
@@ -48,7 +55,7 @@ class Answers:
         user: str,
         source: str,
         read: ReadAnswers | None,
-        rationale: str | None = None,
+        rationale: str | dict[int, str] | None = None,
         require_rationale: bool = True,
         evidence: dict[str, Any] | None = None,
         check_user: bool = True,
@@ -79,6 +86,8 @@ class Answers:
             overridden = bool(check_rationale(ask, responses, rationale))
         else:
             overridden = bool(overrides(ask, responses))
+        if isinstance(rationale, dict):  # one Why per question: kept as one text, numbered
+            rationale = rationale_text(ask, rationale)
         refusal = self.vet(record, run, user, answer) if self.vet else None
         if refusal:
             self.store.audit(

@@ -35,6 +35,7 @@ from bot.console import (
 from bot.errors import CloseBotError, ConfigError
 from bot.models import estimated_cost
 from bot.store import USAGE_FIELDS, Store
+from bot.store.leases import describe_owner, lease_owner
 
 
 class _Parser(argparse.ArgumentParser):
@@ -209,12 +210,12 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
             f"closebot: run {run.id} is already finished; see `closebot audit {run.id}`.", file=out
         )
         return EXIT_OK
-    owner = f"closebot resume (pid {os.getpid()})"
+    owner = lease_owner("closebot resume")
     with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
         if holder:
             print(
-                f"closebot: run {run.id} is being advanced by {holder}; try again when it is done "
-                "(`closebot runs` shows its state).",
+                f"closebot: run {run.id} is being advanced by {describe_owner(holder)}; "
+                "nothing was changed. Try again when it is done (`closebot runs` shows its state).",
                 file=sys.stderr,
             )
             return EXIT_FAILED

@@ -21,7 +21,7 @@ from bot.close.kinds import (
     option_meaning,
 )
 from bot.close.ledger import Ledger
-from bot.close.master import APPROVAL_LIMIT, Master, money
+from bot.close.master import ACCOUNT_NAMES, APPROVAL_LIMIT, Master, money
 from bot.close.registry import BOOKS_STEPS, SIGNOFF
 from bot.close.steps.revenue import history_gaps
 from bot.errors import DataError, NotFoundError
@@ -37,12 +37,41 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def header_for(step: str, subject: str) -> str:
+    """'Intake · Smith 14-2H' when it fits the header's 24 characters, else the step alone
+    (the question names the subject): a header is never cut inside a name or a number."""
+    for header in (f"{step} · {subject}", step):
+        if len(header) <= MAX_HEADER:
+            return header
+    return step[:MAX_HEADER]
+
+
+def booking_words(lines: list[dict[str, Any]], meaning: str) -> str:
+    """What an option books, in the most words that fit an option's description: accounts
+    with their names and the meaning, else without; whole amounts always, never a cut one."""
+    if not lines:
+        return _fit(meaning, MAX_DESCRIPTION)
+    named, bare = describe(lines, names=ACCOUNT_NAMES), describe(lines)
+    for text in (f"{named}. {meaning}", named, f"{bare}. {meaning}", bare):
+        if len(text) <= MAX_DESCRIPTION:
+            return text
+    return _fit(bare, MAX_DESCRIPTION)
+
+
+def _fit(text: str, limit: int) -> str:
+    """Cut only between words, so no amount is cut in half."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return head[: head.rfind(" ")].rstrip(" ,;/") + "…"
+
+
 def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     """The ask_user_question question for one exception: numbers, options with what each books."""
     d = exc["details"]
     kind, facts = exc["kind"], d["facts"]
     ref = f" [ref {d['ref']}]"
-    header = _short(f"{KINDS[kind].header} · {d['subject']}", MAX_HEADER)
+    header = header_for(KINDS[kind].header, str(d["subject"]))
     if kind == "flux_adjust":
         return {
             "header": header,
@@ -53,11 +82,12 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
         }
     options = []
     for code in d["options"]:
-        preview = describe(book(kind, code, facts, {}))
-        meaning = option_meaning(kind, code)
-        text = meaning if preview == "books nothing" else f"{preview}. {meaning}"
+        lines = book(kind, code, facts, {})
         options.append(
-            {"label": option_label(kind, code, facts), "description": _short(text, MAX_DESCRIPTION)}
+            {
+                "label": option_label(kind, code, facts),
+                "description": booking_words(lines, option_meaning(kind, code)),
+            }
         )
     q: dict[str, Any] = {
         "header": header,
