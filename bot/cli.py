@@ -87,9 +87,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--verify", action="store_true", help="check the hash chain; report the first broken link"
     )
 
-    entries = sub.add_parser("entries", parents=[db], help="print a run's journal entries")
+    entries = sub.add_parser("entries", parents=[db, data], help="print a run's journal entries")
     entries.add_argument("run_id")
     entries.add_argument("--csv", action="store_true", help="as CSV")
+    entries.add_argument(
+        "--detail",
+        action="store_true",
+        help="as CSV, every source line behind each entry line (rebuilt from the files)",
+    )
 
     serve = sub.add_parser(
         "serve",
@@ -380,7 +385,7 @@ def evidence_mismatches(store: Store, run_id: str) -> list[str]:
             )
         elif event is not None and event.detail.get("content_hash") not in (
             None,
-            content_hash(ledger.lines(batch["id"])),
+            content_hash(ledger.iter_lines(batch["id"])),
         ):
             out.append(
                 f"batch {batch['id']}: its lines changed after it was posted (content hash differs)"
@@ -393,6 +398,9 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in text)
 
 
+DETAIL_COLUMNS = ("entry_no", "line_no", "account", "well_id", "debit", "credit", "ref", "memo")
+
+
 def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(_settings(args))
     store.run(args.run_id)
@@ -400,6 +408,18 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
     batch = ledger.current_batch(args.run_id)
     if batch is None:
         print(f"Run {args.run_id} drafted no journal entries.", file=out)
+        return EXIT_OK
+    if args.detail:
+        from bot.close.tools import CloseTools  # the close's code, only for this export
+        from bot.tools import ToolContext, ToolError
+
+        settings = _settings(args)
+        tools = CloseTools(data_dir=settings.data_dir)
+        try:
+            rows = tools.journal_detail(ToolContext(run_id=args.run_id, store=store))
+        except ToolError as e:
+            raise CloseBotError(str(e)) from e
+        out.write(to_csv(rows, DETAIL_COLUMNS))
         return EXIT_OK
     lines = ledger.lines(batch["id"])
     if args.csv:

@@ -124,6 +124,8 @@ class ToolBase:
         self.data_dir = data_dir
         self.approvers = approvers
         self.approval_limit = approval_limit
+        self._resolved: tuple[Any, Close] | None = None
+        self._prior: dict[str, list[dict[str, Any]]] = {}  # posted batch id → its revenue accruals
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -168,14 +170,40 @@ class ToolBase:
                 "lines": sorted(line_refs(facts)),
                 "holds": KINDS[e["kind"]].holds(e["resolution"] or "", facts),
             }
-        prior = ledger.posted_batch(add_months(period, -1))
-        prior_lines = ledger.lines(prior["id"]) if prior else None
-        return Close(
+        close = Close(
             data=data,
             master=Master.of(data, added),
             decisions=decisions,
-            prior_accruals=prior_revenue_accruals(data, prior_lines),
-        ), ledger
+            prior_accruals=self._prior_accruals(ledger, data, period),
+        )
+        # The period's lines resolved to wells depend only on the data, the DOI rows and the
+        # decisions that map lines: while those are the same, the next tool call reuses them.
+        key = (
+            id(data),
+            tuple((r.well_id, r.effective_from, r.wi, r.nri) for r in added),
+            tuple(
+                sorted(
+                    (ref, d["option"])
+                    for ref, d in decisions.items()
+                    if d["status"] == "resolved" and d["option"].startswith("map:")
+                )
+            ),
+        )
+        if self._resolved is not None and self._resolved[0] == key:
+            close.reuse(self._resolved[1])
+        self._resolved = (key, close)
+        return close, ledger
+
+    def _prior_accruals(self, ledger: Ledger, data: CloseData, period: str) -> list[dict[str, Any]]:
+        """Last month's revenue accruals: closebot's posted batch's (read once per batch), else
+        accruals.csv's."""
+        prior = ledger.posted_batch(add_months(period, -1))
+        if prior is None:
+            return prior_revenue_accruals(data, None)
+        if prior["id"] not in self._prior:
+            lines = (x for x in ledger.iter_lines(prior["id"]) if x["source"] == "accrual")
+            self._prior[prior["id"]] = prior_revenue_accruals(data, list(lines))
+        return self._prior[prior["id"]]
 
     def _record(
         self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]

@@ -11,7 +11,6 @@ from bot.close import data as close_data
 from bot.close.checks import Finding
 from bot.close.data import ZERO, add_months
 from bot.close.decisions import DecisionTools
-from bot.close.journal import totals_by_account
 from bot.close.kinds import option_label
 from bot.close.ledger import Ledger
 from bot.close.master import ACCOUNT_NAMES, money
@@ -344,7 +343,7 @@ class CloseTools(DecisionTools, PostingTools):
         findings: list[Finding] = []
         tb = flux.tb_prior(close)
         if posted is not None:
-            prior = flux.activity(ledger.lines(posted["id"]))
+            prior = flux.activity(ledger.account_totals(posted["id"]))
             basis = f"closebot's posted {prior_month} (batch {posted['id']})"
             diffs = flux.basis_differences(prior, tb) if tb is not None else []
             if diffs:
@@ -353,7 +352,9 @@ class CloseTools(DecisionTools, PostingTools):
             prior, basis = None, "nothing (no trial balance to compare with)"
         else:
             prior, basis = tb, f"tb_activity.csv {prior_month}"
-        items = flux.flux(close, ledger.lines(batch["id"]), prior) if prior is not None else []
+        items = (
+            flux.flux(close, ledger.account_totals(batch["id"]), prior) if prior is not None else []
+        )
         split = flux.revenue_split(close)
         flagged = [i for i in items if i["flagged"]] + [s for s in split if s["flagged"]]
         people = sorted(self.approvers) or [
@@ -413,7 +414,7 @@ class CloseTools(DecisionTools, PostingTools):
         run = ctx.store.run(ctx.run_id)
         excs = ledger.exceptions(ctx.run_id)
         batch = ledger.current_batch(ctx.run_id)
-        lines = ledger.lines(batch["id"]) if batch else []
+        by_account = ledger.account_totals(batch["id"]) if batch else []
         carried = ledger.open_items(ctx.run_id)
         items = [{"text": i["text"], "owner": i["owner"], "due": i["due"]} for i in carried] or [
             {"text": i["text"], "owner": None, "due": None} for i in self._open_items(ctx, ledger)
@@ -464,9 +465,7 @@ class CloseTools(DecisionTools, PostingTools):
                 "total_debit": batch["total_debit"],
                 "total_credit": batch["total_credit"],
                 "posted_by": batch["posted_by"],
-                "by_account": [
-                    [a["account"], a["debit"], a["credit"]] for a in totals_by_account(lines)
-                ],
+                "by_account": [[a["account"], a["debit"], a["credit"]] for a in by_account],
             }
             if batch
             else None,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -30,7 +31,7 @@ from bot.close.master import (
 PNL_ACCOUNTS = ("4010", "4020", "4030", "4090", "6110", "6130", "6210", "6220", "6250")
 
 
-def activity(lines: list[dict[str, Any]]) -> dict[str, Decimal]:
+def activity(lines: Iterable[dict[str, Any]]) -> dict[str, Decimal]:
     """Debits less credits per account."""
     out: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for line in lines:
@@ -65,7 +66,7 @@ def basis_differences(
 
 
 def flux(
-    close: Close, lines: list[dict[str, Any]], prior: dict[str, Decimal] | None = None
+    close: Close, lines: Iterable[dict[str, Any]], prior: dict[str, Decimal] | None = None
 ) -> list[dict[str, Any]]:
     """P&L activity by account this month vs the prior month's (closebot's posted month when
     given, else tb_activity.csv), flagged by the ±10 % and ±$5,000 rule."""
