@@ -126,3 +126,42 @@ def test_the_threads_status_names_the_step_with_its_figures_and_is_cleared(
         assert fake.status_of(run.channel or "", run.thread_ts or "") is None
     finally:
         bot.close()
+
+
+def test_a_whole_close_posts_only_the_plan_the_forms_the_summary_and_the_files(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        bot.finish(run.id)
+        run = bot.store.run(run.id)
+        forms = {q.message_ts for q in bot.store.questions(run.id)}
+        thread = fake.thread(run.thread_ts or "")
+        kinds = []
+        for message in thread:
+            if message["ts"] == run.status_ts:
+                kinds.append("plan")
+            elif message["ts"] in forms:
+                kinds.append("form")
+            elif message.get("files"):
+                kinds.append("files")
+            elif "finished" in (message.get("text") or ""):
+                kinds.append("summary")
+            else:
+                kinds.append(f"other: {message.get('text')!r}")
+        assert kinds[0] == "plan" and kinds.count("plan") == 1
+        assert kinds.count("summary") == 1 and kinds.count("form") == len(forms)
+        assert [k for k in kinds if k.startswith("other")] == []
+        # the model's narration went onto the plan's steps instead of the thread
+        calls = [c for c in fake.calls if c.method == "chat.appendStream"]
+        details = [
+            chunk.get("details")
+            for c in calls
+            for chunk in c.params.get("chunks") or []
+            if chunk.get("details")
+        ]
+        assert details, "no narration reached the plan"
+        assert all(len(d) <= 200 and "\n" not in d for d in details)
+    finally:
+        bot.close()
