@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -72,6 +73,7 @@ TASK_STATUS = {
     "stopped": "error",
 }
 PLAN_MODE = "plan"
+NARRATION_CHARS = 200  # the model's line on the plan: one line, not a paragraph
 
 
 def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = None) -> str:
@@ -109,6 +111,10 @@ def entries_by_account(lines: list[dict[str, Any]]) -> tuple[list[str], list[lis
     credit = sum((c for _, c in totals.values()), Decimal(0))
     rows.append(["Total", "", money(debit), money(credit)])
     return ["Account", "Name", "Debit", "Credit"], rows
+
+
+def _shown_as(task: dict[str, Any]) -> str:
+    return json.dumps(task, sort_keys=True)
 
 
 def status_title(run: Run, status: str | None = None) -> str:
@@ -153,9 +159,10 @@ class SlackPresenter:
         # status ts → True while it is a live stream, False once it is an ordinary message
         # (refused, or the stream ended); unknown after a restart: tried as a stream first.
         self._streams: dict[str, bool] = {}
-        self._tasks_shown: dict[str, dict[str, tuple[str, str]]] = {}  # ts → task id → shown
+        self._tasks_shown: dict[str, dict[str, str]] = {}  # ts → task id → as shown
         self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
         self._status_step: dict[str, str | None] = {}  # run → the step its status line names
+        self._narration: dict[str, str] = {}  # run → the model's latest line, shown on its step
         # Told when a run's state changes (the App Home tabs are published again).
         self.on_state_change: Callable[[], None] | None = None
         self._states: dict[str, str] = {}
@@ -304,6 +311,9 @@ class SlackPresenter:
                 line = f"{line} · stopped" if line else "stopped"
             if line:
                 chunk["output"] = outgoing(line)
+            said = self._narration.get(run.id)
+            if said and state in ("running", "waiting"):
+                chunk["details"] = outgoing(said)
             chunks.append(chunk)
         return chunks
 
@@ -332,7 +342,7 @@ class SlackPresenter:
             return None
         ts = str(response["ts"])
         self._streams[ts] = True
-        self._tasks_shown[ts] = {t["id"]: (t["status"], t.get("output", "")) for t in tasks}
+        self._tasks_shown[ts] = {t["id"]: _shown_as(t) for t in tasks}
         return ts
 
     def _move_plan(
@@ -345,7 +355,7 @@ class SlackPresenter:
             return False
         tasks = self._tasks(run, steps)
         shown = self._tasks_shown.get(ts, {})
-        changed = [t for t in tasks if shown.get(t["id"]) != (t["status"], t.get("output", ""))]
+        changed = [t for t in tasks if shown.get(t["id"]) != _shown_as(t)]
         try:
             if final:
                 last: list[dict[str, Any]] = [{"type": "plan_update", "title": status_title(run)}]
@@ -364,7 +374,7 @@ class SlackPresenter:
             self._streams[ts] = False
             return False
         self._streams.setdefault(ts, True)
-        self._tasks_shown[ts] = {t["id"]: (t["status"], t.get("output", "")) for t in tasks}
+        self._tasks_shown[ts] = {t["id"]: _shown_as(t) for t in tasks}
         return True
 
     # -- the thread's status line (assistant.threads.setStatus) -----------------
@@ -435,6 +445,8 @@ class SlackPresenter:
                 log.warning("run %s: channel message not updated: %s", run_id, slack_error(e))
             if self._move_plan(run, run.steps, final=final, note=note):
                 return
+            said = self._narration.get(run_id) if run.status in ("running", "waiting") else None
+            note = note or said
             safe_note = outgoing(note, self.people(run)) if note else None
             text = outgoing(status_title(run))
             status_blocks = self._status(run, run.steps, safe_note)
@@ -509,10 +521,20 @@ class SlackPresenter:
     # -- the Presenter protocol ------------------------------------------
 
     def text(self, run_id: str, text: str) -> None:
+        """The model's narration between steps: one line on the plan's running step (or the
+        status message's note), never a reply of its own — the thread stays quiet."""
+        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        if not line:
+            return
+        self._narration[run_id] = blocks.cut(line, NARRATION_CHARS)
+        self._status_updates.touch(run_id)
+
+    def say(self, run_id: str, text: str) -> None:
+        """A reply to a person in the run's thread (not narration)."""
         try:
             self.post(run_id, text)
-        except SlackApiError as e:  # narration is not worth stopping the close for
-            log.warning("run %s: narration not posted: %s", run_id, slack_error(e))
+        except SlackApiError as e:
+            log.warning("run %s: reply not posted: %s", run_id, slack_error(e))
 
     def progress(self, run_id: str, steps: dict[str, str]) -> None:
         running = next((s for s, state in steps.items() if state == "running"), None)
@@ -633,6 +655,24 @@ class SlackPresenter:
                 return None
         return None
 
+    def refresh_form(self, question_id: str) -> None:
+        """Redraw a pending form in place (its deadline moved); a settled one is left alone."""
+        record = self.store.question(question_id)
+        run = self.store.run(record.run_id)
+        if record.status != "pending" or not (record.channel and record.message_ts):
+            return
+        ask = ask_of(record)
+        form = self._form(record, run, ask, nonce=f"{record.id[-8:]}x{int(time.time())}")
+        try:
+            self.client.chat_update(
+                channel=record.channel,
+                ts=record.message_ts,
+                text=outgoing(blocks.question_text(ask)),
+                blocks=form,
+            )
+        except SlackApiError as e:  # the old deadline shows; the new one still holds
+            log.warning("question %s: form not redrawn: %s", record.id, slack_error(e))
+
     def post_form(self, record: QuestionRecord, *, nonce: str = "0", again: bool = False) -> None:
         """Post the question's form; `again` (a retry) first looks for one already posted."""
         run = self.store.run(record.run_id)
@@ -643,16 +683,7 @@ class SlackPresenter:
             log.info("question %s: its form was already in the thread (%s)", record.id, ts)
             return
         ask = ask_of(record)
-        if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
-            form = self._approval_form(record, run, ask, nonce=f"{record.id[-8:]}{nonce}")
-        else:
-            form = blocks.question_form(
-                ask,
-                question_id=record.id,
-                who_may_answer=who_may_answer(run, self.approvers),
-                nonce=f"{record.id[-8:]}{nonce}",
-                deadline=blocks.deadline_note(ask, record.expires_at),
-            )
+        form = self._form(record, run, ask, nonce=f"{record.id[-8:]}{nonce}", attach=True)
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
@@ -666,14 +697,29 @@ class SlackPresenter:
             if self.reminder and record.remind_at is None:
                 self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
 
+    def _form(
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool = False
+    ) -> list[dict[str, Any]]:
+        """A question's form; `attach`: the first time an approval form is posted, with the
+        draft journal attached before it."""
+        if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
+            return self._approval_form(record, run, ask, nonce=nonce, attach=attach)
+        return blocks.question_form(
+            ask,
+            question_id=record.id,
+            who_may_answer=who_may_answer(run, self.approvers),
+            nonce=nonce,
+            deadline=blocks.deadline_note(ask, record.expires_at),
+        )
+
     def _approval_form(
-        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool
     ) -> list[dict[str, Any]]:
         """The posting approval: the batch by account as a table, addressed to the people who
         may approve it (and why the others may not); Submit asks again, naming what Approve
         posts."""
         second = header_of(record) == SECOND_APPROVAL_HEADER
-        confirm = self._attach_draft(record, attach=not second)
+        confirm = self._attach_draft(record, attach=attach and not second)
         ledger = Ledger(self.store)
         batch = ledger.current_batch(run.id)
         facts = None
