@@ -20,7 +20,7 @@ from slack_sdk.signature import SignatureVerifier
 MAX_BODY = 512 * 1024  # Slack's largest payloads (a big form's state) are far below this
 MAX_COMMAND_TEXT = 4000
 MAX_DEPTH = 64  # JSON nesting; Slack's deepest payloads (a form's state) are about 8 deep
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')  # a JSON string, escapes and all
 _NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
 
 # Fields Slack sends as objects (or lists of objects); anything else is not Slack's.
@@ -140,18 +140,30 @@ def _shape(payload: Any, where: str, depth: int = 0) -> dict[str, Any]:
     return payload
 
 
+def _nests_within(brackets: str, limit: int) -> bool:
+    """Whether a text of brackets only nests no deeper than `limit`: each pass takes away
+    the innermost pairs (in C), so a shallow text is done in a few passes, a deep one is
+    known deep after `limit` of them."""
+    for _ in range(limit):
+        shorter = brackets.replace("[]", "").replace("{}", "")
+        if shorter == brackets:  # unbalanced: as deep as its unmatched brackets
+            return len(brackets) <= limit
+        brackets = shorter
+        if not brackets:
+            return True
+    return not brackets
+
+
 def nesting_ok(text: str, limit: int = MAX_DEPTH) -> bool:
     """Whether JSON text nests no deeper than `limit`, told before parsing it (a parser
     recurses once per level: 200 KB of `[` is a RecursionError). Cheap for what Slack sends:
-    only a text with more brackets than `limit` is scanned, its strings left out."""
+    brackets are counted first with those inside strings (never fewer than the real depth);
+    only a text that fails that is looked at again with its strings left out."""
     if text.count("[") + text.count("{") <= limit:
         return True
-    depth = 0
-    for c in _NOT_BRACKETS.sub("", _STRINGS.sub("", text)):
-        depth += 1 if c in "[{" else -1
-        if depth > limit:
-            return False
-    return True
+    if _nests_within(_NOT_BRACKETS.sub("", text), limit):
+        return True
+    return _nests_within(_NOT_BRACKETS.sub("", _STRINGS.sub("", text)), limit)
 
 
 def _json(text: str, what: str) -> Any:

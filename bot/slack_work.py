@@ -445,6 +445,8 @@ class SlackWork:
                         "leases",
                         lambda: self.store.renew_leases(owner=self.owner, ttl=self.lease_ttl),
                     ),
+                    # a killed `closebot resume` (or another server) on this host: at once
+                    ("dead leases", self.store.reclaim_dead_leases),
                     ("deadlines", self.expire_due),
                     ("reminders", self.remind_due),
                     ("heal", self.heal),

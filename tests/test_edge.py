@@ -386,3 +386,8 @@ def test_nesting_is_told_without_counting_brackets_inside_strings() -> None:
     deep = json.dumps(json.loads("[" * 65 + "]" * 65))
     assert not edge.nesting_ok(deep)
     assert edge.nesting_ok("[" * 64 + "]" * 64)
+    assert not edge.nesting_ok("[" * 70)  # unbalanced: the parser would still recurse
+    escaped = json.dumps({"t": 'a "quoted" [[[[ \\ ' * 40, "x": [[[1]]]})
+    assert edge.nesting_ok(escaped)
+    deep_in_string = json.dumps({"t": "]" * 10 + "[" * 200})  # only text
+    assert edge.nesting_ok(deep_in_string)
