@@ -17,7 +17,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
-from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 from bot.blocks import outgoing
 from bot.close.controls import (
     APPROVAL_HEADERS,
@@ -762,7 +762,7 @@ class SlackPresenter:
                         {
                             "filename": f"journal-{batch['id']}-draft.csv",
                             "title": f"Draft journal entries · {batch['id']} · for approval",
-                            "content": to_csv(lines, ENTRY_COLUMNS),
+                            "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
                         }
                     ],
                 )
@@ -842,7 +842,7 @@ class SlackPresenter:
                 {
                     "filename": f"journal-{batch['id']}.csv",
                     "title": f"Journal entries · {batch['id']} ({batch['status']})",
-                    "content": to_csv(lines, ENTRY_COLUMNS),
+                    "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
                 }
             )
         try:
