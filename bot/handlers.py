@@ -21,7 +21,6 @@ from bot.blocks import outgoing
 from bot.close import data as close_data
 from bot.close.controls import approval_refusal
 from bot.close.imports import intake
-from bot.close.ledger import Ledger
 from bot.desk import Intent, intent
 from bot.errors import (
     AlreadyAnsweredError,
@@ -153,8 +152,6 @@ class Listeners:
         if waiting:
             ack(response_type="ephemeral", text=f"No close data for {period}.\n{USAGE}")
             return
-        if self._one_close_per_period(ack, command, period):
-            return
         run = None
         try:
             with self.store.quick(), self.store.write():  # one transaction: the run, leased
@@ -176,35 +173,6 @@ class Listeners:
             text=f"Starting the {close_data.period_label(period)} close (run `{run.id}`); its thread opens in a moment.",
         )
         self.work.start_close(run.id, response_url=command.get("response_url"), held=True)
-
-    def _one_close_per_period(self, ack: Ack, command: dict[str, Any], period: str) -> bool:
-        """A period has one close: a live one is pointed to (its thread's link follows through
-        the response_url), a posted one is not closed again. True when it answered."""
-        label = close_data.period_label(period)
-        live = self.store.live_run(period)
-        if live is not None:
-            started = f" by <@{live.started_by}>" if live.started_by else ""
-            ack(
-                response_type="ephemeral",
-                text=outgoing(
-                    f"The {label} close is already under way (run `{live.id}`, started{started}, "
-                    f"{'waiting on a decision' if live.status == 'waiting' else 'running'}); "
-                    "carry on in its thread — the link follows.",
-                    (live.started_by or "",),
-                ),
-            )
-            presenter, url = self.work.presenter, command.get("response_url")
-            self.work.runner.side(lambda: presenter.link_thread(live.id, url))
-            return True
-        posted = Ledger(self.store).posted_batch(period)
-        if posted is not None:
-            ack(
-                response_type="ephemeral",
-                text=f"{label} is already posted (batch {posted['id']}); a period is closed once. "
-                "To change it, reopen it with a reversing batch in the ledger; nothing was started.",
-            )
-            return True
-        return False
 
     def _notify(
         self,

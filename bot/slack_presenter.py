@@ -75,11 +75,6 @@ TASK_STATUS = {
 PLAN_MODE = "plan"
 
 
-def escape_link(text: str) -> str:
-    """Text safe inside a <url|text> link."""
-    return blocks.escape(text).replace("|", "¦")
-
-
 def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = None) -> str:
     """Who may approve this posting, and why the others may not."""
     if not approvers:
@@ -498,29 +493,6 @@ class SlackPresenter:
             text=safe,
             blocks=blocks.notice_blocks(safe),
         )
-
-    def link_thread(self, run_id: str, response_url: str | None) -> None:
-        """Privately, through the slash command's response_url: a link to a run's thread."""
-        run = self.store.run(run_id)
-        if not (response_url and run.channel and run.thread_ts):
-            return
-        try:
-            link = str(
-                self.client.chat_getPermalink(channel=run.channel, message_ts=run.thread_ts)[
-                    "permalink"
-                ]
-            )
-        except SlackApiError as e:
-            log.warning("run %s: no permalink: %s", run_id, slack_error(e))
-            return
-        label = period_label(run.period)
-        text = f"<{link}|Open the {escape_link(label)} close's thread>"
-        try:
-            WebhookClient(response_url, timeout=10).send(
-                text=text, response_type="ephemeral", blocks=blocks.notice_blocks(text)
-            )
-        except Exception as e:  # the ack already said where the close is
-            log.warning("response_url not reachable: %s", e)
 
     def respond(self, response_url: str | None, text: str, people: Iterable[str] = ()) -> None:
         """A private answer through a slash command's response_url: it works where the bot

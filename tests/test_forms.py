@@ -81,25 +81,3 @@ def test_every_form_shows_each_option_once_whole_with_the_recommendation_presele
                     assert (picked if isinstance(picked, list) else [picked]) == stars
         # what each option books is shown whole: no text of the form ends cut inside a number
         assert not any(re.search(r"\d…", t) for t in shown), json.dumps(blocks)[:500]
-
-
-def test_a_second_close_of_a_live_period_links_the_first_thread(
-    bot: Harness, fake: FakeSlack
-) -> None:
-    run = bot.start()
-    assert bot.store.run(run.id).status == "waiting"
-    response = bot.command("2026-10", user="UAPPROVER")
-    bot.idle()
-    said = json.loads(response.body)["text"]
-    assert said.startswith("The October 2026 close is already under way") and run.id in said
-    assert [r.id for r in bot.store.runs()] == [run.id]  # no second close of the period
-    thread = bot.store.run(run.id).thread_ts or ""
-
-    def links() -> list[str]:
-        return [r["text"] for r in fake.responses if thread in r.get("text", "")]
-
-    assert fake.wait_for(lambda: bool(links()), timeout=10)
-    (link,) = links()
-    assert (
-        link.startswith("<") and f"/thread/{thread}|Open the October 2026 close's thread>" in link
-    )
