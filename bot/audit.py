@@ -7,7 +7,7 @@ import io
 from typing import Any
 
 from bot.questions import answer_text
-from bot.store import Store
+from bot.store import QuestionRecord, Store
 
 ENTRY_COLUMNS = (
     "entry_no",
@@ -91,15 +91,24 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     "overridden": ("yes" if overrode[number] else "no")
                     if record.status == "answered"
                     else "",
-                    # the form's one "Why" explains the questions it overrode (or, if none, all)
-                    "rationale": (record.rationale or "")
-                    if overrode[number] or not any(overrode.values())
-                    else "",
+                    "rationale": _why(record, entry, overrode, number),
                     "os_login": evidence.get("os_login") or "",
                     "input_files": files,
                 }
             )
     return rows
+
+
+def _why(
+    record: QuestionRecord, entry: dict[str, Any], overrode: dict[int, bool], number: int
+) -> str:
+    """This question's own "Why". Answers recorded before reasons were kept per question
+    carry one for the form: it is shown against the questions it overrode (or, if none, all)."""
+    if any("why" in e for e in (record.answer or {}).values() if isinstance(e, dict)):
+        return str(entry.get("why") or "")
+    if overrode[number] or not any(overrode.values()):
+        return record.rationale or ""
+    return ""
 
 
 def _overrode(q: dict[str, Any], entry: dict[str, Any]) -> bool:

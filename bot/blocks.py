@@ -338,6 +338,9 @@ def question_form(
     """
     blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
     total = len(ask.questions)
+    # A reason belongs to one decision: with several recommendations on the form, each
+    # question has its own "Why" (block w<n>); otherwise one box for the form (w0).
+    per_question = sum(q.recommended is not None for q in ask.questions) > 1
     for number, q in enumerate(ask.questions, start=1):
         blocks.append(section(_question_text(q, number, total, compact=compact)))
         label = q.header or ("Your answer" if q.type is QuestionType.FREE_TEXT else "Your choice")
@@ -366,22 +369,10 @@ def question_form(
                     },
                 }
             )
-    blocks.append(
-        {
-            "type": "input",
-            "block_id": block_id("w", 0, nonce),
-            "label": plain(
-                "Why (optional; required when you override the recommendation)", MAX_LABEL
-            ),
-            "optional": True,
-            "element": {
-                "type": "plain_text_input",
-                "action_id": WHY_ACTION,
-                "multiline": True,
-                "max_length": 3000,
-            },
-        }
-    )
+        if per_question and q.recommended is not None:
+            blocks.append(_why_input(number, nonce, f"Why, for question {number}"))
+    if not per_question:
+        blocks.append(_why_input(0, nonce, "Why"))
     blocks.append(context(f"Who may answer: {who_may_answer}", *([deadline] if deadline else [])))
     submit: dict[str, Any] = {
         "type": "button",
@@ -435,6 +426,21 @@ def question_form(
             confirm=confirm,
         )
     return blocks
+
+
+def _why_input(number: int, nonce: str, label: str) -> dict[str, Any]:
+    return {
+        "type": "input",
+        "block_id": block_id("w", number, nonce),
+        "label": plain(f"{label} (required when you override the recommendation)", MAX_LABEL),
+        "optional": True,
+        "element": {
+            "type": "plain_text_input",
+            "action_id": WHY_ACTION,
+            "multiline": True,
+            "max_length": 3000,
+        },
+    }
 
 
 def deadline_note(ask: Ask, expires_at: str | None) -> str | None:
@@ -516,13 +522,22 @@ def _option_number(option: Any) -> int:
 
 
 def read_rationale(values: dict[str, dict[str, Any]]) -> str | None:
-    """The form's 'Why' text, or None."""
-    for bid, actions in (values or {}).items():
+    """The form's own 'Why' text (block w0), or None."""
+    return read_whys(values).get(0)
+
+
+def read_whys(values: dict[str, dict[str, Any]]) -> dict[int, str]:
+    """Every 'Why' typed in the form: 0 for the form's own box, n for question n's."""
+    out: dict[int, str] = {}
+    for bid, actions in (values or {}).items() if isinstance(values, dict) else ():
         parsed = parse_block_id(bid)
         if parsed and parsed[0] == "w" and isinstance(actions, dict):
             for action in actions.values():
-                return (_typed(action) if isinstance(action, dict) else "") or None
-    return None
+                text = _typed(action) if isinstance(action, dict) else ""
+                if text:
+                    out[parsed[1]] = text
+                break
+    return out
 
 
 def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:

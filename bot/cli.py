@@ -18,6 +18,7 @@ from bot.agent_loop import AgentLoop, Paused, TurnOutcome
 from bot.assemble import build_model, close_loop
 from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
 from bot.close import data as close_data
+from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
 from bot.close.ledger import Ledger
 from bot.close.master import money
 from bot.close.prompts import start_prompt
@@ -25,6 +26,7 @@ from bot.config import Settings
 from bot.console import (
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_PAUSED,
     EXIT_USAGE,
     Answerer,
     AutoAnswerer,
@@ -33,6 +35,7 @@ from bot.console import (
     drive,
 )
 from bot.errors import CloseBotError, ConfigError
+from bot.identity import os_login
 from bot.models import estimated_cost
 from bot.store import USAGE_FIELDS, Store
 
@@ -85,6 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--verify", action="store_true", help="check the hash chain; report the first broken link"
     )
+
+    approve = sub.add_parser(
+        "approve",
+        parents=[db, data],
+        help="give a run's pending posting approval under your own OS login, then continue the run",
+    )
+    approve.add_argument("run_id")
 
     entries = sub.add_parser("entries", parents=[db], help="print a run's journal entries")
     entries.add_argument("run_id")
@@ -184,9 +194,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(settings)
     loop = _loop(settings, store, out)
     mode = "auto" if args.auto else "console"
-    run = store.create_run(
-        period=period, mode=mode, started_by=settings.console_user, model=loop.model.name
-    )
+    run = store.create_run(period=period, mode=mode, started_by=os_login(), model=loop.model.name)
     driver = (
         "Claude " + loop.model.name
         if settings.uses_claude
@@ -243,7 +251,7 @@ def _drive_to_end(
 ) -> int:
     """Answer questions until the run ends; say what to do next."""
     # Auto answers are nobody's decision: they are logged as 'auto', not as the operator.
-    user = "auto" if auto else settings.console_user
+    user = "auto" if auto else os_login()
     code = drive(
         loop,
         store,
@@ -262,6 +270,69 @@ def _drive_to_end(
         )
     elif code == EXIT_FAILED and store.run(run_id).status == "failed":
         print(f"Fix the cause, then continue with: closebot resume {run_id}", file=out, flush=True)
+    return code
+
+
+def cmd_approve(args: argparse.Namespace, out: TextIO) -> int:
+    """A posting approval at the console, given by the OS login running this command."""
+    settings = _settings(args)
+    store = open_store(settings)
+    run = store.run(args.run_id)
+    login = os_login()
+    pending = store.pending_question(run.id)
+    if pending is None or header_of(pending) not in APPROVAL_HEADERS:
+        waits = (
+            f"it waits on '{header_of(pending) or pending.id}': `closebot resume {run.id}`"
+            if pending
+            else f"it is {run.status}"
+        )
+        print(
+            f"closebot: run {run.id} is not waiting on a posting approval ({waits}).",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    refusal = approval_refusal(store, pending, run, login, settings.approvers, console=True)
+    if refusal:
+        store.audit(
+            run_id=run.id,
+            kind="approve_refused",
+            actor=login,
+            detail={"question_id": pending.id, "reason": refusal, "channel": "console"},
+        )
+        print(
+            f"closebot: {login} may not give this approval: {refusal}. Nothing was changed; "
+            "the refusal is in the audit trail.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    owner = f"closebot approve (pid {os.getpid()})"
+    with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
+        if holder:
+            print(
+                f"closebot: run {run.id} is being advanced by {holder}; try again when it is done.",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        loop = _loop(settings, store, out)
+        print(
+            f"closebot · run {run.id} ({close_data.period_label(run.period)}) · approving as {login}",
+            file=out,
+            flush=True,
+        )
+        code = drive(
+            loop,
+            store,
+            run.id,
+            Paused(pending.id),
+            answerer=ConsoleAnswerer(stdin=sys.stdin, out=out),
+            user=login,
+            out=out,
+            approvers=settings.approvers,
+            approvals_only=True,
+        )
+    answered = store.question(pending.id)
+    if code == EXIT_PAUSED and answered.status == "answered":
+        return EXIT_OK  # the approval is given; the run waits on someone else now
     return code
 
 
@@ -558,6 +629,7 @@ COMMANDS = {
     "doi": cmd_doi,
     "run": cmd_run,
     "resume": cmd_resume,
+    "approve": cmd_approve,
     "audit": cmd_audit,
     "entries": cmd_entries,
     "runs": cmd_runs,

@@ -174,7 +174,7 @@ class Listeners:
                     user=user,
                     source="user",
                     read=None if cancel else (lambda ask: blocks.read_form(ask, values)),
-                    rationale=blocks.read_rationale(values) if isinstance(values, dict) else None,
+                    rationale=blocks.read_whys(values) if isinstance(values, dict) else None,
                 )
         except NotFoundError:
             ack()

@@ -23,6 +23,7 @@ from bot.close.data import period_label
 from bot.close.ledger import Ledger
 from bot.close.master import money
 from bot.debounce import Debounce
+from bot.identity import mention
 from bot.questions import answer_text
 from bot.store import QuestionRecord, Run, Store
 
@@ -52,7 +53,7 @@ def who_may_answer(run: Run, approvers: frozenset[str]) -> str:
         else "the person who started this close"
     )
     if approvers:
-        text += " or an approver: " + ", ".join(f"<@{a}>" for a in sorted(approvers))
+        text += " or an approver: " + ", ".join(mention(a) for a in sorted(approvers))
     return text
 
 

@@ -170,8 +170,8 @@ def test_the_biggest_allowed_ask_still_fits_one_message() -> None:
     f = form(ask(*big, context="C" * 1000))
     assert_within_limits(f)
     assert (
-        len([b for b in f if b["type"] == "input"]) == 11
-    )  # 5 answers, 5 "Other" boxes, one "Why"
+        len([b for b in f if b["type"] == "input"]) == 15
+    )  # 5 answers, 5 "Other" boxes, a "Why" for each recommended question
     assert {element(f, n)["type"] for n in range(1, 6)} == {"multi_external_select"}
     # a mid-sized form keeps its static menus, made compact
     mid = form(ask(*[choice(40, type="multiple_choice")] * 2))

@@ -11,7 +11,7 @@ from pathlib import Path
 from bot.close.data import SAMPLE_DIR
 from bot.close.ledger import Ledger
 from bot.store import Store
-from tests.cli_run import closebot, run_id_of
+from tests.cli_run import LOGIN, ONE, closebot, run_id_of
 from tests.close_helpers import close_run
 from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
@@ -22,12 +22,10 @@ def test_console_october_then_auto_november_reverses_october_and_asks_only_to_po
 ) -> None:
     # a person takes each recommendation (Intake, WI/NRI, effective date, AFE, overhead, accrual,
     # severance), approves, picks the flagged flux item, explains it and signs off
-    answers = (
-        "5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nbob\n1\nRod pump on Carter Ranch, cleanout on Olson\n1\n"
-    )
-    october = closebot("run", "2026-10", stdin=answers)
+    answers = "5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nRod pump on Carter Ranch, cleanout on Olson\n1\n"
+    october = closebot("run", "2026-10", stdin=answers, env=ONE)
     assert october.returncode == 0, october.stdout[-3000:]
-    assert "(posted by alice)" in october.stdout
+    assert f"(posted by {LOGIN})" in october.stdout
     november = closebot("run", "2026-11", "--auto")
     assert november.returncode == 0, november.stdout[-3000:]
     out = november.stdout
@@ -63,7 +61,7 @@ def test_doi_shows_a_wells_history_with_the_row_closebot_added(db_path: Path) ->
     assert before.returncode == 0 and "0.25000000  0.20000000  doi.csv line 2" in before.stdout
     assert (
         closebot(
-            "run", "2026-10", stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nbob\n1\nRod pump\n1\n"
+            "run", "2026-10", stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nRod pump\n1\n", env=ONE
         ).returncode
         == 0
     )
@@ -72,7 +70,7 @@ def test_doi_shows_a_wells_history_with_the_row_closebot_added(db_path: Path) ->
         "2026-07-01   0.27500000  0.22000000  closebot run" in after.stdout
         and "in force" in after.stdout
     )
-    assert "decided by alice" in after.stdout
+    assert f"decided by {LOGIN}" in after.stdout
     unknown = closebot("doi", "W-NOPE")
     assert unknown.returncode == 2 and "no DOI rows for well 'W-NOPE'" in unknown.stderr
     # the shipped CSV is never rewritten

@@ -58,13 +58,14 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     radios = [b["element"] for b in form["blocks"] if b["type"] == "input"]
     assert [r["type"] for r in radios] == [
         "radio_buttons",
-        "plain_text_input",
+        "plain_text_input",  # Other
+        "plain_text_input",  # Why, for question 1 (required when overriding it)
         "radio_buttons",
         "plain_text_input",
-        "plain_text_input",  # Why (optional; required when overriding)
+        "plain_text_input",  # Why, for question 2
     ]
     # question 1 is Baker 3-1H (JIB only), question 2 Smith 14-2H (both documents agree)
-    assert radios[2]["options"][0]["text"]["text"] == "Accept operator's decimal, update DOI ⭐"
+    assert radios[3]["options"][0]["text"]["text"] == "Accept operator's decimal, update DOI ⭐"
     assert radios[0]["options"][2]["text"]["text"] == "Book at DOI, short-pay and dispute ⭐"
     text = all_text(form)
     assert (
