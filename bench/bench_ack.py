@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bot.sandbox.slack_api import fake_slack
 from tests import slack_payloads as sp
-from tests.fake_slack import fake_slack
 from tests.slack_harness import FORM, Harness
 
 

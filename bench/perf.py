@@ -47,10 +47,10 @@ from bot.close.prompts import SYSTEM_PROMPT, start_prompt  # noqa: E402
 from bot.close.tools import CloseTools  # noqa: E402
 from bot.models import Reply  # noqa: E402
 from bot.questions import answer_payload, default_responses  # noqa: E402
+from bot.sandbox.slack_api import FakeSlack, fake_slack  # noqa: E402
 from bot.store import USAGE_FIELDS, QuestionRecord, Store  # noqa: E402
 from bot.tools import ToolContext, ToolRegistry  # noqa: E402
 from tests import slack_payloads as sp  # noqa: E402
-from tests.fake_slack import FakeSlack, fake_slack  # noqa: E402
 from tests.loopback import QuietHandler, loopback  # noqa: E402
 from tests.slack_harness import slack_sample  # noqa: E402
 
@@ -169,7 +169,7 @@ _nonce = iter(range(10**9))
 
 def close_body(fake: FakeSlack) -> str:
     """A signed /close 2026-10; a nonce keeps two in one second from being a replay."""
-    return sp.slash_command("2026-10", response_url=fake.response_url) + f"&nonce={next(_nonce)}"
+    return sp.slash_command("2026-10", response_url=fake.response_url()) + f"&nonce={next(_nonce)}"
 
 
 def submit_body(fake: FakeSlack, record: QuestionRecord) -> str:
@@ -397,7 +397,7 @@ def advanced(store: Store, question_ids: list[str]) -> int:
     """How many of these questions are answered and their runs moved on: to a next form that
     is in Slack, or to their end (what settled() checks, in one query)."""
     marks = ",".join("?" * len(question_ids))
-    rows = store._rows(
+    rows = store.query(
         f"select count(*) as n from questions q join runs r on r.id = q.run_id "
         f"where q.id in ({marks}) and q.status = 'answered' and ("
         f"exists (select 1 from questions p where p.run_id = r.id and p.status = 'pending' "
@@ -412,7 +412,7 @@ def advanced(store: Store, question_ids: list[str]) -> int:
 def answered_events(store: Store, question_ids: list[str]) -> dict[str, int]:
     """How many times each question's answer was recorded (exactly once is right)."""
     counts = dict.fromkeys(question_ids, 0)
-    for row in store._rows(
+    for row in store.query(
         "select json_extract(detail, '$.question_id') as q from audit_events "
         "where kind = 'question_answered'"
     ):

@@ -36,7 +36,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from bot import edge, handlers
 from bot.assemble import close_loop
-from bot.close.checks import STEPS
+from bot.close.registry import STEPS
 from bot.config import Settings
 from bot.errors import BusyError, ConfigError, ReplayedError, StorageError
 from bot.models import Model

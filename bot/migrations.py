@@ -225,3 +225,17 @@ def m006_usage(db: Database) -> None:
         not_null={"run_id", "at"},
     )
     db.table("model_calls").create_index(["run_id"])
+
+
+@migrations()
+def m007_versioned_chain(db: Database) -> None:
+    """Audit events name the algorithm that hashed them (bot/chain.py), so a chain written by
+    an earlier release verifies with its own algorithm; nothing already hashed is touched.
+    Events from before the chain existed (release 68fe5b6) have no hash: the highest such id
+    is kept, so an event whose hash is removed later reads as broken, not as old."""
+    db.table("audit_events").add_column("hash_alg", str)
+    db.table("meta").create({"key": str, "value": str}, pk="key", not_null={"value"})
+    db.execute(
+        "insert into meta (key, value) select 'audit_unchained_through', "
+        "cast(coalesce(max(id), 0) as text) from audit_events where hash is null"
+    )

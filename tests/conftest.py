@@ -11,9 +11,9 @@ import pytest
 
 from bot.agent_loop import AgentLoop
 from bot.models import Reply
+from bot.sandbox.slack_api import FakeSlack, fake_slack
 from bot.store import QuestionRecord, Store
 from bot.tools import ToolRegistry
-from tests.fake_slack import FakeSlack, fake_slack
 from tests.sandbox_browser import browser, page, sandbox  # noqa: F401  (fixtures)
 
 
@@ -173,6 +173,6 @@ WI_QUESTION: dict[str, Any] = {
 
 @pytest.fixture
 def fake() -> Iterator[FakeSlack]:
-    """A loopback fake of Slack's Web API, recording every call."""
+    """The one fake of Slack's Web API (bot/sandbox/slack_api.py), on loopback, recording every call."""
     with fake_slack() as f:
         yield f

@@ -16,9 +16,9 @@ from bot.blocks import SUBMIT_ACTION
 from bot.close.playbook import PlaybookModel
 from bot.config import Settings
 from bot.models import Model
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Run, Store
 from tests import slack_payloads as sp
-from tests.fake_slack import FakeSlack
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -79,7 +79,12 @@ class Harness:
 
     def command(self, text: str, *, user: str = "UALICE", channel: str = "CFIN") -> BoltResponse:
         return self.dispatch(
-            sp.slash_command(text, user=user, channel=channel, response_url=self.fake.response_url),
+            sp.slash_command(
+                text,
+                user=user,
+                channel=channel,
+                response_url=self.fake.response_url(channel=channel, user=user),
+            ),
             FORM,
         )
 

@@ -14,9 +14,9 @@ import pytest
 
 from bot.app import ThenStart, wsgi_app
 from bot.blocks import SUBMIT_ACTION
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests import slack_payloads as sp
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import FORM, Harness
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from bot.app import HttpServer
 from bot.blocks import SUBMIT_ACTION
+from bot.sandbox.slack_api import FakeSlack, fake_slack
 from tests import slack_payloads as sp
-from tests.fake_slack import FakeSlack, fake_slack
 from tests.slack_harness import FORM, Harness
 
 RUNS = 6

@@ -22,8 +22,8 @@ import pytest
 
 from bot.app import HttpServer
 from bot.handlers import BUSY, DB_DOWN
+from bot.sandbox.slack_api import FakeSlack
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 LOCKER = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.agent_loop import Failed, Finished
-from bot.close.checks import STEPS
+from bot.close.registry import STEPS
 from tests.close_helpers import choose_label, close_run
 from tests.period_kit import append, edit, write_period
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from bot.close.data import SAMPLE_DIR
 from bot.close.ledger import Ledger
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.cli_run import LOGIN, ONE, closebot, run_id_of
 from tests.close_helpers import close_run
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 
@@ -146,7 +146,7 @@ def test_every_tool_result_of_a_close_stays_under_4_kb(db_path: Path) -> None:
     run = close_run(None, db_path)
     sizes = {
         (r["name"], len(r["result"].encode()))
-        for r in run.store._rows(
+        for r in run.store.query(
             "select name, result from tool_calls where run_id = ?", (run.run_id,)
         )
     }

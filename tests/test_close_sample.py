@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.agent_loop import Finished
-from bot.close.checks import STEPS
 from bot.close.kinds import option_label
+from bot.close.registry import STEPS
 from bot.questions import Question, Response
 from bot.store import Store
 from tests.close_helpers import CloseRun, choose_label, close_run, recommended
@@ -241,8 +241,13 @@ def test_no_two_wi_options_book_the_same(tmp_path: Path) -> None:
                 if x["well_id"] == well
             )
             booked.setdefault(well, {})[label] = tuple(lines)
-    for well, options in booked.items():
-        assert len(set(options.values())) == len(options), f"{well}: two options book the same"
+    smith = booked["W-TX-001"]  # both documents differ: every option books its own way
+    assert len(set(smith.values())) == len(smith), "Smith: two options book the same"
+    # Baker: only the JIB differs, so Defer books like suspense (CLOSE.md v2.1) and differs in
+    # what it leaves open; every other pair differs
+    baker = booked["W-OK-001"]
+    assert baker["Defer, request ownership support"] == baker["Book billed, difference in suspense"]
+    assert len(set(baker.values())) == len(baker) - 1
 
 
 def test_accepting_a_wi_only_change_claims_this_months_check_shortfall(db_path: Path) -> None:

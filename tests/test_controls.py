@@ -16,16 +16,16 @@ import pytest
 
 from bot.agent_loop import AgentLoop, Failed
 from bot.audit import DECISION_COLUMNS
-from bot.close.checks import STEPS
 from bot.close.ledger import Ledger
 from bot.close.prompts import SYSTEM_PROMPT
+from bot.close.registry import STEPS
 from bot.close.tools import CloseTools
 from bot.questions import Question, Response, answer_payload
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.cli_run import LOGIN, ONE, closebot, run_id_of
 from tests.close_helpers import Recorder, choose_label, close_run, recommended
 from tests.conftest import ScriptedModel, tool_use
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 # every recommendation at the console, one approval (no entry over the limit), the flux explained
@@ -412,7 +412,7 @@ def test_concurrent_approvals_of_one_period_post_once(tmp_path: Path) -> None:
         assert all(o == f"refused: {posted[0]}" for b, o in outcomes.items() if b != posted[0])
         check = Store(db)
         assert [
-            b["id"] for b in check._rows("select id from journal_batches where status = 'posted'")
+            b["id"] for b in check.query("select id from journal_batches where status = 'posted'")
         ] == posted
         check.close()
 

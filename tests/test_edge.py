@@ -23,8 +23,8 @@ from slack_bolt.request import BoltRequest
 from bot import edge
 from bot.app import HttpServer
 from bot.close.data import SAMPLE_DIR
+from bot.sandbox.slack_api import FakeSlack, fake_slack
 from tests import slack_payloads as sp
-from tests.fake_slack import FakeSlack, fake_slack
 from tests.slack_harness import FORM, Harness
 
 JSON = "application/json"

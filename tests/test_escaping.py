@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.blocks import outgoing
+from bot.sandbox.slack_api import FakeSlack
 from tests.conftest import ScriptedModel, ask_input, text, tool_use
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 NASTY = [

@@ -15,8 +15,8 @@ import pytest
 
 from bot.blocks import RETRY_ACTION, STOP_ACTION
 from bot.errors import ModelUnavailableError
+from bot.sandbox.slack_api import FakeSlack
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 Q = "toolu_q1"

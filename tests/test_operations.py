@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.conftest import WI_QUESTION, ScriptedModel, ask_input, text, tool_use
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import FORM, Harness
 
 

@@ -58,10 +58,11 @@ def test_a_thread_inside_a_transaction_is_not_held_at_its_nested_calls(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A transaction paused at a checkpoint would hold the lock the waiting request needs."""
-    from bot import store as store_module
+    from bot.store import core, locks
 
     gate = AckFirst(max_wait=30)
-    monkeypatch.setattr(store_module, "ACKS", gate)
+    monkeypatch.setattr(locks, "ACKS", gate)  # where the lock is taken
+    monkeypatch.setattr(core, "ACKS", gate)  # where reads pass a checkpoint
     store = Store(db_path)
     try:
         entered = threading.Event()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.fake_slack import fake_slack
+from bot.sandbox.slack_api import fake_slack
 from tests.slack_harness import Harness
 
 

@@ -17,8 +17,8 @@ from bot.blocks import CANCEL_ACTION, SUBMIT_ACTION
 from bot.close.ledger import Ledger
 from bot.close.playbook import PlaybookModel
 from bot.errors import ModelUnavailableError
+from bot.sandbox.slack_api import FakeSlack
 from tests import slack_payloads as sp
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import FORM, Harness
 
 

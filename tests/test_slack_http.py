@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.app import web_client
+from bot.sandbox.slack_api import FakeSlack
 from bot.slack_http import KeepAliveWebClient
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness, settings_for
 
 

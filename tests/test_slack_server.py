@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from bot.app import HttpServer
+from bot.sandbox.slack_api import FakeSlack
 from tests import slack_payloads as sp
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import FORM, Harness
 
 

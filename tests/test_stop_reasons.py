@@ -10,10 +10,10 @@ import pytest
 
 from bot.agent_loop import Failed, Finished
 from bot.models import DEFAULT_MAX_TOKENS, ClaudeModel
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.conftest import ScriptedModel, scripted_loop, text, tool_use
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 THINKING = {

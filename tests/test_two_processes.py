@@ -13,10 +13,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.conftest import ScriptedModel, text
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 

@@ -1,9 +1,10 @@
 """The shape of the close: its eight steps, an exception found by a check (`Finding`), and
 one run's view of a period (`Close`: the data, the DOI in force, the decisions so far).
 
-The checks themselves live in `bot/close/steps/`, one module per step. Adding a check: a
-function there that yields Findings of a new kind, registered in `steps.CHECKS` if it is a
-new step's, and the kind's options and what each books in kinds.py.
+The steps are data in `bot/close/registry.py`; the checks live in `bot/close/steps/`, one
+module per step. Adding a check: a function there that yields Findings of a new kind,
+registered with its step (`@INTAKE.check`), and the kind (its options, what each books and
+leaves open) in kinds.py.
 """
 
 from __future__ import annotations
@@ -20,21 +21,13 @@ from bot.close.data import (
     JibLine,
     RevenueLine,
     cents,
+    months_between,
 )
 from bot.close.master import (
+    ACCRUAL_WINDOW,
     Master,
 )
 
-STEPS = (
-    "Intake",
-    "WI/NRI validation",
-    "JIB reconciliation & LOE accrual",
-    "Revenue accrual",
-    "Severance check",
-    "Journal entries",
-    "Flux review",
-    "Sign-off",
-)
 REVENUE_ACCOUNTS = {"oil": "4010", "gas": "4020", "ngl": "4030"}
 COST_ACCOUNTS = {
     "LOE": "6210",
@@ -46,6 +39,13 @@ COST_ACCOUNTS = {
     "TCC": "1620",
     "LWE": "1620",
 }
+
+
+def revenue_account(product: str, sale_month: str, period: str) -> str:
+    """A sale month older than the accrual window goes to 4090 Prior-Period Revenue Adjustment."""
+    if months_between(sale_month, period) > ACCRUAL_WINDOW:
+        return "4090"
+    return REVENUE_ACCOUNTS[product]
 
 
 def cost_account(line: JibLine) -> str:
@@ -93,6 +93,18 @@ class Close:
         d = self.decisions.get(finding_id)
         return d if d and d.get("status") == "resolved" else None
 
+    def held_lines(self) -> set[str]:
+        """Document lines (jib.csv:N, revenue.csv:N) a decision holds in suspense or replaced:
+        no later check decides them again."""
+        return {
+            ref
+            for d in self.decisions.values()
+            if d.get("status") == "resolved"
+            and d.get("holds")
+            and not d["option"].startswith("map:")
+            for ref in d.get("lines", ())
+        }
+
     # -- documents with their wells resolved -------------------------------
 
     def _well_of(self, kind: str, line: JibLine | RevenueLine, operator: str) -> str | None:
@@ -115,19 +127,23 @@ class Close:
             out.append((r, self._well_of("revenue", r, operator)))
         return out
 
-    def known_jib(self) -> list[tuple[JibLine, DoiRow]]:
+    def known_jib(self, *, unheld: bool = False) -> list[tuple[JibLine, DoiRow]]:
+        """JIB lines of wells in the DOI, with the row in force; `unheld` leaves out the lines a
+        decision already holds."""
+        held = self.held_lines() if unheld else set()
         out = []
         for j, well in self.jib():
             row = self.master.in_force(well, j.service_month) if well else None
-            if row is not None:
+            if row is not None and j.ref not in held:
                 out.append((replace(j, well_id=row.well_id), row))
         return out
 
-    def known_revenue(self) -> list[tuple[RevenueLine, DoiRow]]:
+    def known_revenue(self, *, unheld: bool = False) -> list[tuple[RevenueLine, DoiRow]]:
+        held = self.held_lines() if unheld else set()
         out = []
         for r, well in self.revenue():
             row = self.master.in_force(well, r.sale_month) if well else None
-            if row is not None:
+            if row is not None and r.ref not in held:
                 out.append((replace(r, well_id=row.well_id), row))
         return out
 

@@ -9,11 +9,12 @@ from typing import Any
 
 from bot.close import checks
 from bot.close import data as close_data
-from bot.close.checks import STEPS, Close, Finding
+from bot.close.checks import Close, Finding
 from bot.close.data import add_months, cents
 from bot.close.kinds import book, describe, option_label
 from bot.close.ledger import Ledger
 from bot.close.master import dec8, money, with_change
+from bot.close.registry import FLUX
 from bot.close.steps import flux
 from bot.close.steps.flux import _flux_label
 from bot.close.toolbase import REF_RE, ToolBase, question_for
@@ -394,7 +395,7 @@ class DecisionTools(ToolBase):
                 Finding(
                     kind="flux_item",
                     key=code,
-                    step=STEPS[6],
+                    step=FLUX.name,
                     subject=_flux_label(i),
                     summary=f"explain {_flux_label(i)}",
                     question=f"Explain the change in {_flux_label(i)}: {money(Decimal(i['prior']))} → {money(Decimal(i['current']))} ({money(Decimal(i['change']))}). "

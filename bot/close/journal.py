@@ -8,9 +8,16 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from bot.close.checks import COST_ACCOUNTS, REVENUE_ACCOUNTS, Close, cost_account, stub_parts
+from bot.close.checks import (
+    COST_ACCOUNTS,
+    REVENUE_ACCOUNTS,
+    Close,
+    cost_account,
+    revenue_account,
+    stub_parts,
+)
 from bot.close.data import CATEGORIES, PRODUCTS, ZERO, JibLine, RevenueLine, period_label
-from bot.close.kinds import book, option_label
+from bot.close.kinds import KINDS, held_by_others
 from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.steps.jibs import loe_accrual
 from bot.close.steps.revenue import revenue_accrual
@@ -95,13 +102,21 @@ def build(
     info["reversal_source"] = _reversals(batch, close, prior_accruals)
     _jibs(batch, close)
     _checks(batch, close)
+    held = held_by_others(exceptions)
+    accruals: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     for exc in exceptions:
         if exc["status"] != "resolved" or not exc["resolution"]:
             continue
-        lines = book(exc["kind"], exc["resolution"], exc["details"]["facts"], exc["extra"])
+        kind, facts = KINDS[exc["kind"]], exc["details"]["facts"]
+        lines = kind.book(
+            exc["resolution"], facts, exc["extra"], held=held.get(exc["id"], frozenset())
+        )
         if not lines:
             continue
-        label = option_label(exc["kind"], exc["resolution"], exc["details"]["facts"])
+        if kind.option(exc["resolution"], facts).accrual:
+            accruals.append((exc, lines))  # booked with this month's accruals, reversed next month
+            continue
+        label = kind.label(exc["resolution"], facts)
         e = batch.entry(
             f"Decision: {exc['details']['subject']} — {label} (by {exc['decided_by'] or '-'})",
             "decision",
@@ -117,6 +132,21 @@ def build(
             )
     info["loe_accrual"] = _loe_accrual(batch, close)
     info["revenue_accrual"] = _revenue_accrual(batch, close)
+    for exc, lines in accruals:
+        label = kind_label(exc)
+        e = batch.entry(
+            f"Revenue accrual decided: {exc['details']['subject']} — {label} (by {exc['decided_by'] or '-'})",
+            "accrual",
+        )
+        for line in lines:
+            e.add(
+                line["account"],
+                debit=line["debit"],
+                credit=line["credit"],
+                well_id=line["well_id"],
+                memo=line["memo"],
+                ref=line["ref"],
+            )
     for e in batch.entries:
         e.check_balanced()
     batch.entries = [e for e in batch.entries if e.lines]
@@ -125,6 +155,10 @@ def build(
         for n, line in enumerate(e.lines, start=1):
             line["entry_no"], line["line_no"] = i, n
     return batch, info
+
+
+def kind_label(exc: dict[str, Any]) -> str:
+    return KINDS[exc["kind"]].label(exc["resolution"], exc["details"]["facts"])
 
 
 def _reversals(batch: Batch, close: Close, prior: list[dict[str, Any]] | None) -> str:
@@ -213,9 +247,8 @@ def _checks(batch: Batch, close: Close) -> None:
         by_check[r.check_no].append((r, well))
     for check, lines in by_check.items():
         first = lines[0][0]
-        e = batch.entry(
-            f"Revenue check {check} · {first.payor} · sales {first.sale_month}", "document"
-        )
+        months = ", ".join(sorted({r.sale_month for r, _ in lines}))
+        e = batch.entry(f"Revenue check {check} · {first.payor} · sales {months}", "document")
         cash = ZERO
         for r, well in lines:
             name = close.master.name(well) if well else r.property_no
@@ -223,14 +256,17 @@ def _checks(batch: Batch, close: Close) -> None:
                 e.add(
                     "2310",
                     credit=r.owner_net_value,
-                    memo=f"{name}: {r.product} (unknown property, held)",
+                    memo=f"{name}: {r.product} sales {r.sale_month} (unknown property, held)",
                     ref=r.ref,
                 )
             else:
                 parts = stub_parts(r, r.owner_decimal, net=r.owner_net_value)
-                memo = f"{name}: {r.product} {r.gross_volume} @ {r.price} × {r.owner_decimal:.8f}"
+                memo = f"{name}: {r.product} sales {r.sale_month} {r.gross_volume} @ {r.price} × {r.owner_decimal:.8f}"
+                account = revenue_account(r.product, r.sale_month, close.period)
+                if account == "4090":
+                    memo += " (older than the accrual window: prior-period adjustment)"
                 e.add(
-                    REVENUE_ACCOUNTS[r.product],
+                    account,
                     credit=parts["revenue"],
                     well_id=well,
                     memo=memo,
@@ -290,23 +326,16 @@ def _revenue_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
         )
         for i in items:
             memo = f"accrue {i['well_name']} {i['product']} {i['month']}: {i['formula']}"
-            e.add(
-                "1210", debit=i["receivable"], well_id=i["well_id"], memo=memo, ref="production.csv"
-            )
+            ref = f"production.csv:{i['well_id']}:{i['product']}:{i['month']}"
+            e.add("1210", debit=i["receivable"], well_id=i["well_id"], memo=memo, ref=ref)
             e.add(
                 "6110",
                 debit=i["severance"],
                 well_id=i["well_id"],
                 memo=f"{memo} severance",
-                ref="production.csv",
+                ref=ref,
             )
-            e.add(
-                i["account"],
-                credit=i["revenue"],
-                well_id=i["well_id"],
-                memo=memo,
-                ref="production.csv",
-            )
+            e.add(i["account"], credit=i["revenue"], well_id=i["well_id"], memo=memo, ref=ref)
     return items
 
 

@@ -1,14 +1,20 @@
-"""Exception kinds: the options each offers, what each option books, and the follow-up it
-leaves open. Every booking is an adjusting entry on top of the documents as received, so
-the journal shows the bill as billed and then the decision, each traceable.
+"""Exception kinds as data: each `Kind` owns its options, and each `Option` what it books,
+what it leaves open and whether it settles the document line it is about.
 
-Adding a kind: an entry in KINDS (options with labels) and, if an option books, a branch
-in `book()`; `follow_up()` says what stays open.
+Every booking is an adjusting entry on top of the documents as received, so the journal
+shows the bill as billed and then the decision, each traceable. A decision that holds, maps
+or replaces a document line (`holds_line`) settles every other exception on that line: they
+book nothing for it (`Kind.book(..., held=...)` leaves those lines out).
+
+Adding a kind: a `Kind` in KINDS with its options, each with its booking function (facts,
+extra → balanced lines) and its follow-up (→ the open item's text, or None).
+`Kind.preview` gives what an option books by account, for a question's option descriptions.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -17,239 +23,14 @@ from bot.close.data import ZERO
 from bot.close.master import money
 
 Line = dict[str, Any]
+Facts = dict[str, Any]
+Booker = Callable[[Facts, dict[str, Any]], list[Line]]
+Opener = Callable[[Facts, dict[str, Any], str], str | None]
+
+DOCUMENT_FILES = ("jib.csv:", "revenue.csv:")
 
 
-@dataclass(frozen=True)
-class Kind:
-    name: str
-    header: str
-    options: dict[str, tuple[str, str]]  # code → (label, what it means)
-
-
-_LINE_OPTIONS = {
-    "pay_as_billed": ("Pay as billed", "Book and pay the line as the operator billed it."),
-    "short_pay": (
-        "Short-pay and dispute",
-        "Book and pay what the documents support; dispute the rest (JOA late-payment interest may apply).",
-    ),
-    "protest": (
-        "Pay under protest (receivable)",
-        "Pay as billed; hold the disputed amount as a receivable (1390).",
-    ),
-    "book_computed": (
-        "Book the computed amount",
-        "Book what the line's own figures give; the operator may rebill.",
-    ),
-}
-
-KINDS: dict[str, Kind] = {
-    k.name: k
-    for k in (
-        Kind(
-            "unknown_property",
-            "Intake",
-            {
-                "create": (
-                    "Create the well (DOI row later)",
-                    "Book it to cost/revenue now; a DOI row must be added.",
-                ),
-                "suspense": (
-                    "Hold in suspense",
-                    "JIB: Dr 1395 JIB Suspense; revenue: Cr 2310 Revenue Suspense, until the operator confirms.",
-                ),
-            },
-        ),
-        Kind(
-            "doi_sanity",
-            "Intake",
-            {
-                "use_doi": (
-                    "Book with the DOI as recorded",
-                    "Use the row as it stands; an open item to correct the master.",
-                ),
-                "flag": (
-                    "Book, and flag the well for review",
-                    "Use the row, and list the well for the controller's review.",
-                ),
-            },
-        ),
-        Kind(
-            "decimal_range",
-            "Intake",
-            {
-                "suspense": (
-                    "Hold the line in suspense",
-                    "Move it to 1395 (JIB) or 2310 (revenue) until corrected.",
-                ),
-                "as_received": ("Book as received", "Book the line as the document states."),
-            },
-        ),
-        Kind(
-            "stub_math",
-            "Intake",
-            {
-                "as_paid": ("Book as paid", "Book the check's owner net as paid."),
-                "hold": (
-                    "Hold the excess in suspense",
-                    "Book what the stub's figures support; the excess to 2310.",
-                ),
-                "claim": (
-                    "Claim the shortfall",
-                    "Book as paid and claim the shortfall (Dr 1215 / Cr 4090).",
-                ),
-                "ask_payor": (
-                    "Book, ask the payor to correct",
-                    "Book as paid; ask the payor for a corrected stub.",
-                ),
-            },
-        ),
-        Kind(
-            "missing_document",
-            "Intake",
-            {
-                "accrue": (
-                    "Rely on the accrual",
-                    "The month's accrual covers it; nothing else booked.",
-                ),
-                "request": (
-                    "Request the document",
-                    "Ask the operator or payor for it; an open item.",
-                ),
-            },
-        ),
-        Kind(
-            "tb_unbalanced",
-            "Intake",
-            {
-                "skip_flux": (
-                    "Skip flux against that month",
-                    "Compare nothing against an unbalanced trial balance.",
-                ),
-                "use_anyway": ("Use it for flux anyway", "Compare against it as exported."),
-            },
-        ),
-        Kind(
-            "wi_nri",
-            "WI/NRI",
-            {
-                "accept": (
-                    "Accept operator's decimal, update DOI",
-                    "Book as billed and paid; a new DOI row from an effective date you give, with the catch-up.",
-                ),
-                "protest": (
-                    "Pay under protest (receivable)",
-                    "AP at billed; the difference Dr 1390; revenue at DOI, excess to 2310.",
-                ),
-                "short_pay": (
-                    "Book at DOI, short-pay and dispute",
-                    "AP and cost at DOI; dispute the difference (JOA late-payment interest may apply).",
-                ),
-                "suspense": (
-                    "Book billed, difference in suspense",
-                    "AP at billed, cost at DOI, difference Dr 1395; revenue as received.",
-                ),
-                "defer": (
-                    "Defer, request ownership support",
-                    "Nothing of the well recognised this month: its bill to 1395, its revenue to 2310.",
-                ),
-                "hold_revenue": (
-                    "Hold the revenue excess in suspense",
-                    "Revenue at DOI; the excess Cr 2310 until the division order is confirmed.",
-                ),
-                "claim": (
-                    "Claim the shortfall from the payor",
-                    "Revenue as received; the shortfall Dr 1215 / Cr 4090.",
-                ),
-            },
-        ),
-        Kind("doi_effective", "DOI effective date", {}),
-        Kind(
-            "stub_underpaid",
-            "Underpaid",
-            {
-                "claim": (
-                    "Claim the shortfall",
-                    "Revenue as received; the shortfall Dr 1215 / Cr 4090.",
-                ),
-                "as_paid": ("Accept as paid", "Book the checks as paid; nothing claimed."),
-            },
-        ),
-        Kind("line_math", "JIB line", _LINE_OPTIONS),
-        Kind("duplicate", "JIB duplicate", _LINE_OPTIONS),
-        Kind("stale_charge", "JIB stale charge", _LINE_OPTIONS),
-        Kind("afe_overrun", "AFE overrun", _LINE_OPTIONS),
-        Kind("overhead_rate", "Overhead vs JOA", _LINE_OPTIONS),
-        Kind(
-            "revenue_accrual",
-            "Revenue accrual",
-            {
-                "accrue": (
-                    "Accrue on operator volumes",
-                    "Dr 1210 / Dr 6110 / Cr revenue at operator volumes × net price × NRI.",
-                ),
-                "last_actual": (
-                    "Accrue on the last actual check",
-                    "Repeat the last check's owner revenue for the month.",
-                ),
-                "skip": ("Skip (logged)", "No accrual; the check books it when it comes."),
-            },
-        ),
-        Kind(
-            "severance",
-            "Severance",
-            {
-                "accept": ("Accept as withheld", "Book the taxes as withheld."),
-                "correct": (
-                    "Ask the operator to correct",
-                    "Book as withheld; ask for a corrected stub (open item).",
-                ),
-                "refund": (
-                    "Claim a refund",
-                    "Dr 1220 Severance Refund Receivable / Cr 6110 for our share.",
-                ),
-            },
-        ),
-        Kind("flux_select", "Flux", {}),
-        Kind("flux_item", "Flux explanation", {}),
-        Kind(
-            "signoff",
-            "Sign-off",
-            {
-                "carry_forward": (
-                    "Carry open items forward",
-                    "Each open item moves to next month with an owner and a due date; the period locks.",
-                ),
-                "block_lock": (
-                    "Block the period lock",
-                    "The period stays open until the items are cleared.",
-                ),
-            },
-        ),
-    )
-}
-
-
-def option_label(kind: str, code: str, facts: dict[str, Any]) -> str:
-    if code.startswith("map:"):
-        names = dict(tuple(c) for c in facts.get("candidates", []))
-        return f"Map to {names.get(code[4:], code[4:])}"
-    if kind == "doi_effective":
-        return f"Effective {code}"
-    if kind == "flux_select":
-        return str(facts.get("labels", {}).get(code, code))[:75]
-    if kind == "flux_item":
-        return "Explain"
-    return KINDS[kind].options[code][0]
-
-
-def option_meaning(kind: str, code: str) -> str:
-    if code.startswith("map:"):
-        return "Book the line as this well's; its decimals are then checked against the DOI."
-    if kind == "doi_effective":
-        return "The new decimal applies from this date; months booked at the old one are caught up."
-    if kind in ("flux_select", "flux_item"):
-        return "Needs a written explanation in the close file."
-    return KINDS[kind].options[code][1]
+# -- lines ----------------------------------------------------------------------
 
 
 def _line(
@@ -276,7 +57,7 @@ def _pair(
 ) -> list[Line]:
     if amount < 0:
         dr, cr, amount = cr, dr, -amount
-    if amount == ZERO:
+    if amount == ZERO or dr == cr:
         return []
     return [
         _line(dr, debit=amount, memo=memo, ref=ref, well_id=well_id),
@@ -284,16 +65,26 @@ def _pair(
     ]
 
 
+def _nothing(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    return []
+
+
+def _well(facts: Facts) -> str:
+    return str(facts.get("well_id") or "")
+
+
 def _revenue_to_suspense(stub: dict[str, Any], part: str, memo: str, well_id: str) -> list[Line]:
-    """Move (part of) a stub line's booking into 2310: the revenue, severance and deductions it carried."""
-    paid, doi = stub["paid"], stub["at_doi"]
+    """Move (part of) a stub line's booking into 2310: the revenue, severance and deductions it
+    carried. `part` is "whole", or "difference" (paid less what the DOI NRI gives, only when the
+    stub paid more)."""
+    paid, doi = stub["paid"], stub.get("at_doi") or {}
     if part == "whole":
         rev, tax, ded, net = (Decimal(paid[k]) for k in ("revenue", "taxes", "deductions", "net"))
     else:
         rev, tax, ded, net = (
             Decimal(paid[k]) - Decimal(doi[k]) for k in ("revenue", "taxes", "deductions", "net")
         )
-    if net <= 0 and part != "whole":
+    if net <= 0:
         return []
     out = [_line(stub["account"], debit=rev, memo=memo, ref=stub["ref"], well_id=well_id)]
     if tax:
@@ -304,231 +95,859 @@ def _revenue_to_suspense(stub: dict[str, Any], part: str, memo: str, well_id: st
     return out
 
 
-def book(kind: str, option: str, facts: dict[str, Any], extra: dict[str, Any]) -> list[Line]:
-    """The adjusting lines a decision books (balanced), on top of the documents as received."""
-    well = str(facts.get("well_id") or "")
-    if kind == "wi_nri":
-        name = facts["well_name"]
+def _accrual_lines(items: Iterable[dict[str, Any]], why: str) -> list[Line]:
+    """A revenue accrual per item: Dr 1210 receivable, Dr 6110 severance / Cr revenue."""
+    out = []
+    for i in items:
+        memo = f"accrue {i['well_name']} {i['product']} {i['month']}: {i.get('formula') or why}"
+        ref = f"production.csv:{i['well_id']}:{i['product']}:{i['month']}"
+        out.append(
+            _line("1210", debit=Decimal(i["receivable"]), memo=memo, ref=ref, well_id=i["well_id"])
+        )
+        if Decimal(i["severance"]):
+            out.append(
+                _line(
+                    "6110",
+                    debit=Decimal(i["severance"]),
+                    memo=memo + " severance",
+                    ref=ref,
+                    well_id=i["well_id"],
+                )
+            )
+        out.append(
+            _line(
+                i["account"], credit=Decimal(i["revenue"]), memo=memo, ref=ref, well_id=i["well_id"]
+            )
+        )
+    return out
+
+
+# -- options and kinds ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """One answer to an exception: its label, what it means, what it books and leaves open."""
+
+    code: str
+    label: str
+    meaning: str
+    books: Booker = _nothing
+    leaves: Opener | None = None
+    holds_line: bool = False  # holds, maps or replaces the document line: settles the others on it
+    override: bool = False  # never a default: a person chooses it with a typed reason
+    accrual: bool = False  # its lines are this month's accruals (reversed next month)
+
+
+SETTLED = Option(
+    "settled",
+    "Settled by the decision on the same line",
+    "Another decision held, mapped or replaced this document line; nothing is booked twice.",
+)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """An exception kind: its header on a question and its options."""
+
+    name: str
+    header: str
+    options: dict[str, Option] = field(default_factory=dict)
+
+    def option(self, code: str, facts: Facts) -> Option:
+        if code == SETTLED.code:
+            return SETTLED
+        try:
+            return self.options[code]
+        except KeyError:
+            raise KeyError(f"{code!r} is not an option of {self.name}") from None
+
+    def label(self, code: str, facts: Facts) -> str:
+        return self.option(code, facts).label
+
+    def meaning(self, code: str, facts: Facts | None = None) -> str:
+        return self.option(code, facts or {}).meaning
+
+    def holds(self, code: str, facts: Facts) -> bool:
+        try:
+            return self.option(code, facts).holds_line
+        except KeyError:
+            return False
+
+    def book(
+        self,
+        code: str,
+        facts: Facts,
+        extra: dict[str, Any] | None = None,
+        *,
+        held: frozenset[str] = frozenset(),
+    ) -> list[Line]:
+        """The balanced adjusting lines the option books; lines another decision held are left out."""
+        try:
+            option = self.option(code, facts)
+        except KeyError:
+            return []
+        return option.books(without_lines(facts, held), extra or {})
+
+    def follow_up(self, code: str, facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
+        try:
+            option = self.option(code, facts)
+        except KeyError:
+            return None
+        return option.leaves(facts, extra, subject) if option.leaves else None
+
+    def preview(self, code: str, facts: Facts) -> list[dict[str, Any]]:
+        """What the option books by account: [{account, debit, credit}], for a question's form."""
+        return by_account(self.book(code, facts, {}))
+
+
+class UnknownPropertyKind(Kind):
+    """Its options include "map:WELL" for each of the operator's wells."""
+
+    def option(self, code: str, facts: Facts) -> Option:
+        if code.startswith("map:"):
+            names = dict(tuple(c) for c in facts.get("candidates", []))
+            return Option(
+                code,
+                f"Map to {names.get(code[4:], code[4:])}",
+                "Book the line as this well's; its decimals are then checked against the DOI.",
+                leaves=None,
+                holds_line=True,
+            )
+        return super().option(code, facts)
+
+
+def _catch_up(facts: Facts, extra: dict[str, Any], date: str) -> list[Line]:
+    lines = extra.get("catch_up") or facts.get("catch_up_by_date", {}).get(date, [])
+    return [
+        line
+        for c in lines
+        for line in _pair(
+            c["debit"],
+            c["credit"],
+            Decimal(c["amount"]),
+            c["memo"],
+            c.get("ref", ""),
+            _well(facts),
+        )
+    ]
+
+
+class EffectiveDateKind(Kind):
+    """Its options are dates (YYYY-MM-DD); each books the catch-up since that date."""
+
+    def option(self, code: str, facts: Facts) -> Option:
+        return Option(
+            code,
+            f"Effective {code}",
+            "The new decimal applies from this date; months booked at the old one are caught up.",
+            books=lambda f, e: _catch_up(f, e, code),
+        )
+
+
+class FluxSelectKind(Kind):
+    """Which flagged flux items need an explanation (runs recorded before each item was asked)."""
+
+    def option(self, code: str, facts: Facts) -> Option:
+        return Option(
+            code,
+            str(facts.get("labels", {}).get(code, code))[:75],
+            "Needs a written explanation in the close file.",
+        )
+
+
+def without_lines(facts: Facts, held: frozenset[str]) -> Facts:
+    """The facts with the document lines in `held` left out (another decision settled them)."""
+    if not held:
+        return facts
+    if str(facts.get("ref", "")) in held:
+        return {**facts, "settled": True, "lines": [], "jib_lines": [], "stub_lines": []}
+    out = dict(facts)
+    for key in ("lines", "jib_lines", "stub_lines"):
+        if isinstance(facts.get(key), list):
+            out[key] = [x for x in facts[key] if x.get("ref") not in held]
+    return out
+
+
+def held_by_others(exceptions: list[dict[str, Any]]) -> dict[str, frozenset[str]]:
+    """Per exception id, the document lines another decision settled first: a decision that holds
+    a line settles it for every exception decided after it, and for every exception that does
+    not hold it; the first holding decision books it."""
+    decided = [e for e in exceptions if e["status"] == "resolved" and e.get("resolution")]
+    order = sorted(range(len(decided)), key=lambda i: (decided[i].get("resolved_at") or "", i))
+    holders: list[tuple[int, str, set[str]]] = []  # (position, exception id, lines)
+    for pos, i in enumerate(order):
+        e = decided[i]
+        if KINDS[e["kind"]].holds(e["resolution"], e["details"]["facts"]):
+            holders.append((pos, e["id"], line_refs(e["details"]["facts"])))
+    out: dict[str, frozenset[str]] = {}
+    for pos, i in enumerate(order):
+        e = decided[i]
+        holds = KINDS[e["kind"]].holds(e["resolution"], e["details"]["facts"])
+        held: set[str] = set()
+        for hpos, hid, lines in holders:
+            if hid != e["id"] and (not holds or hpos < pos):
+                held |= lines
+        out[e["id"]] = frozenset(held)
+    return out
+
+
+def line_refs(facts: Facts) -> set[str]:
+    """The document lines (jib.csv:N, revenue.csv:N) an exception is about."""
+    refs = set()
+    if str(facts.get("ref", "")).startswith(DOCUMENT_FILES):
+        refs.add(str(facts["ref"]))
+    for key in ("lines", "jib_lines", "stub_lines"):
+        for x in facts.get(key) or []:
+            if isinstance(x, dict) and str(x.get("ref", "")).startswith(DOCUMENT_FILES):
+                refs.add(str(x["ref"]))
+    return refs
+
+
+# -- what each option books ----------------------------------------------------------
+
+
+def _wi_jib(side: str, how: str) -> Booker:
+    """Each JIB line's difference (billed − at DOI) from its cost account to `side`."""
+
+    def books(facts: Facts, extra: dict[str, Any]) -> list[Line]:
         out: list[Line] = []
-        for j in facts["jib_lines"]:
+        for j in facts.get("jib_lines", []):
             diff = Decimal(j["billed"]) - Decimal(j["at_doi"])
-            memo = f"{name}: {j['invoice']} {j['category']} WI difference"
-            if option == "protest":
-                out += _pair(
-                    "1390", j["account"], diff, memo + " paid under protest", j["ref"], well
-                )
-            elif option == "short_pay":
-                out += _pair(
-                    "2110", j["account"], diff, memo + " short-paid, disputed", j["ref"], well
-                )
-            elif option == "suspense":
-                out += _pair(
-                    "1395", j["account"], diff, memo + " held in JIB suspense", j["ref"], well
-                )
-            elif option == "defer":
-                out += _pair(
-                    "1395",
-                    j["account"],
-                    Decimal(j["billed"]),
-                    f"{name}: {j['invoice']} held pending ownership support",
-                    j["ref"],
-                    well,
-                )
-        for s in facts["stub_lines"]:
-            memo = f"{name}: check {s['check']} {s['product']} NRI difference"
-            if option in ("protest", "short_pay", "hold_revenue"):
-                out += _revenue_to_suspense(
-                    s, "difference", memo + " held in revenue suspense", well
-                )
-            elif option == "defer":
-                out += _revenue_to_suspense(
-                    s,
-                    "whole",
-                    f"{name}: check {s['check']} {s['product']} held pending ownership support",
-                    well,
-                )
-            elif option == "claim":
-                shortfall = Decimal(s["at_doi"]["net"]) - Decimal(s["paid"]["net"])
-                if shortfall > 0:
-                    out += _pair(
-                        "1215", "4090", shortfall, memo + " underpayment claimed", s["ref"], well
-                    )
+            memo = f"{facts['well_name']}: {j['invoice']} {j['category']} WI difference {how}"
+            out += _pair(side, j["account"], diff, memo, j["ref"], _well(facts))
         return out
-    if kind == "doi_effective":
-        lines = extra.get("catch_up") or facts.get("catch_up_by_date", {}).get(option, [])
-        return [
-            *(
-                line
-                for c in lines
-                for line in _pair(
-                    c["debit"], c["credit"], Decimal(c["amount"]), c["memo"], c.get("ref", ""), well
-                )
-            )
-        ]
-    if kind in ("line_math", "duplicate", "stale_charge", "afe_overrun", "overhead_rate"):
-        out = []
-        for item in facts["lines"]:
-            amount = Decimal(item["amount"])
-            memo = f"{facts.get('invoice') or facts.get('afe_no') or ''} {kind.replace('_', ' ')}"
-            if option == "short_pay":
-                out += _pair(
-                    "2110",
-                    item["account"],
-                    amount,
-                    memo + ": short-paid, disputed",
-                    item["ref"],
-                    item["well_id"],
-                )
-            elif option == "protest":
-                out += _pair(
-                    "1390",
-                    item["account"],
-                    amount,
-                    memo + ": paid under protest",
-                    item["ref"],
-                    item["well_id"],
-                )
-            elif option == "book_computed":
-                out += _pair(
-                    item["account"],
-                    "2110",
-                    -amount,
-                    memo + ": booked at the computed amount",
-                    item["ref"],
-                    item["well_id"],
-                )
+
+    return books
+
+
+def _wi_revenue_excess(how: str) -> Booker:
+    """Each stub's excess over the DOI NRI to 2310 (revenue, severance and deductions alike)."""
+
+    def books(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+        out: list[Line] = []
+        for s in facts.get("stub_lines", []):
+            sales = f" sales {s['sale_month']}" if s.get("sale_month") else ""
+            memo = f"{facts['well_name']}: check {s['check']} {s['product']}{sales} NRI difference {how}"
+            out += _revenue_to_suspense(s, "difference", memo, _well(facts))
         return out
-    if kind == "unknown_property" and option == "create":
-        amount = Decimal(facts["amount"])
-        if facts["document"] == "jib":
-            return _pair(
-                facts["account"],
-                "1395",
-                amount,
-                f"{facts['ref']} booked to a new well (DOI row to add)",
-                facts["ref"],
+
+    return books
+
+
+def _wi_claim(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    out: list[Line] = []
+    for s in facts.get("stub_lines", []):
+        shortfall = Decimal(s["at_doi"]["net"]) - Decimal(s["paid"]["net"])
+        if shortfall > 0:
+            memo = f"{facts['well_name']}: check {s['check']} {s['product']} NRI difference underpayment claimed"
+            out += _pair("1215", "4090", shortfall, memo, s["ref"], _well(facts))
+    return out
+
+
+def _wi_defer(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    return _wi_jib("1395", "held pending ownership support")(facts, extra) + _wi_revenue_excess(
+        "held pending ownership support"
+    )(facts, extra)
+
+
+def _wi_text(template: str) -> Opener:
+    def leaves(facts: Facts, extra: dict[str, Any], subject: str) -> str:
+        return template.format(
+            op=facts.get("operator", "the operator"),
+            subject=subject,
+            cost=money(abs(Decimal(facts.get("jib_difference") or "0"))),
+            revenue=money(abs(Decimal(facts.get("stub_difference") or "0"))),
+        )
+
+    return leaves
+
+
+def _line_kind(kind: str, side: str, how: str) -> Booker:
+    """A JIB line's amount at stake from its cost account to `side` (2110 short-pay, 1390 protest)."""
+
+    def books(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+        out: list[Line] = []
+        doc = facts.get("invoice") or facts.get("afe_no") or ""
+        for item in facts.get("lines", []):
+            memo = f"{doc} {kind.replace('_', ' ')}: {how}"
+            out += _pair(
+                side, item["account"], Decimal(item["amount"]), memo, item["ref"], item["well_id"]
             )
+        return out
+
+    return books
+
+
+def _book_computed(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    out: list[Line] = []
+    for item in facts.get("lines", []):
+        out += _pair(
+            item["account"],
+            "2110",
+            -Decimal(item["amount"]),
+            f"{facts.get('invoice', '')}: booked at the computed amount",
+            item["ref"],
+            item["well_id"],
+        )
+    return out
+
+
+def _dispute_text(facts: Facts, extra: dict[str, Any], subject: str) -> str:
+    amount = Decimal(facts.get("amount") or facts.get("share") or facts.get("difference") or "0")
+    return f"dispute {money(abs(amount))} with the operator ({subject})"
+
+
+def _create(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    if facts.get("settled"):
+        return []
+    memo = f"{facts['ref']} booked to a new well (DOI row to add)"
+    if facts["document"] == "jib":
+        return _pair(facts["account"], "1395", Decimal(facts["amount"]), memo, facts["ref"])
+    parts = facts.get("parts")
+    if not parts:  # recorded before the stub's parts were kept
         return _pair(
             "2310",
-            "4010",
-            amount,
-            f"{facts['ref']} booked to a new well (DOI row to add)",
+            facts.get("revenue_account") or "4010",
+            Decimal(facts["amount"]),
+            memo,
             facts["ref"],
         )
-    if kind == "decimal_range" and option == "suspense":
-        amount = Decimal(facts["amount"])
-        if facts["document"] == "jib":
-            return _pair(
-                "1395",
-                facts["account"],
-                amount,
-                f"{facts['ref']} held: decimal out of range",
-                facts["ref"],
-            )
-        return _pair(
-            "4010", "2310", amount, f"{facts['ref']} held: decimal out of range", facts["ref"]
+    out = [_line("2310", debit=Decimal(parts["net"]), memo=memo, ref=facts["ref"])]
+    if Decimal(parts["taxes"]):
+        out.append(_line("6110", debit=Decimal(parts["taxes"]), memo=memo, ref=facts["ref"]))
+    if Decimal(parts["deductions"]):
+        out.append(_line("6130", debit=Decimal(parts["deductions"]), memo=memo, ref=facts["ref"]))
+    out.append(
+        _line(
+            facts["revenue_account"], credit=Decimal(parts["revenue"]), memo=memo, ref=facts["ref"]
         )
-    if kind == "stub_math":
-        diff = Decimal(facts["difference"])
-        account = REVENUE_ACCOUNTS[facts["product"]]
-        if option == "hold" and diff > 0:
-            return _pair(
-                account,
-                "2310",
-                diff,
-                f"{facts['ref']}: paid above the stub's own figures, held",
-                facts["ref"],
-            )
-        if option == "claim" and diff < 0:
-            return _pair(
-                "1215",
-                "4090",
-                -diff,
-                f"{facts['ref']}: paid below the stub's own figures, claimed",
-                facts["ref"],
-            )
+    )
+    return out
+
+
+def _decimal_hold(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    if facts.get("settled") or facts.get("unknown_well"):
+        return []  # an unknown well's line is in suspense as received
+    memo = f"{facts['ref']} held: decimal out of range"
+    if facts["document"] == "jib":
+        return _pair(
+            "1395", facts["account"], Decimal(facts["amount"]), memo, facts["ref"], _well(facts)
+        )
+    parts = facts.get("parts")
+    if not parts:
+        return _pair(
+            facts.get("revenue_account") or "4010",
+            "2310",
+            Decimal(facts["amount"]),
+            memo,
+            facts["ref"],
+        )
+    stub = {"paid": parts, "account": facts["revenue_account"], "ref": facts["ref"]}
+    return _revenue_to_suspense(stub, "whole", memo, _well(facts))
+
+
+def _stub_hold(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    diff = Decimal(facts["difference"])
+    if facts.get("settled") or diff <= 0:
         return []
-    if kind == "stub_underpaid" and option == "claim":
-        out = []
-        for item in facts["lines"]:
-            out += _pair(
-                "1215",
-                "4090",
-                Decimal(item["amount"]),
-                f"{item['ref']}: underpaid at the new NRI, claimed",
-                item["ref"],
-                well,
-            )
-        return out
-    if kind == "severance" and option == "refund":
-        total = Decimal(facts["total"])
-        return _pair(
-            "1220",
-            "6110",
-            total,
-            f"{facts['items'][0]['check']}: severance refund claimed (state rate)",
-            facts["items"][0]["ref"],
-            well,
+    account = facts.get("account") or REVENUE_ACCOUNTS[facts["product"]]
+    return _pair(
+        account,
+        "2310",
+        diff,
+        f"{facts['ref']}: paid above the stub's own figures, held",
+        facts["ref"],
+    )
+
+
+def _stub_claim(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    diff = Decimal(facts["difference"])
+    if facts.get("settled") or diff >= 0:
+        return []
+    return _pair(
+        "1215",
+        "4090",
+        -diff,
+        f"{facts['ref']}: paid below the stub's own figures, claimed",
+        facts["ref"],
+    )
+
+
+def _underpaid_claim(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    out: list[Line] = []
+    for item in facts.get("lines", []):
+        out += _pair(
+            "1215",
+            "4090",
+            Decimal(item["amount"]),
+            f"{item['ref']}: underpaid at the new NRI, claimed",
+            item["ref"],
+            _well(facts),
         )
-    return []
+    return out
+
+
+def _severance_refund(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    return _pair(
+        "1220",
+        "6110",
+        Decimal(facts["total"]),
+        f"{facts['items'][0]['check']}: severance refund claimed (state rate)",
+        facts["items"][0]["ref"],
+        _well(facts),
+    )
+
+
+def _accrue_items(key: str, why: str) -> Booker:
+    def books(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+        return _accrual_lines(facts.get(key) or [], why)
+
+    return books
+
+
+def _sanity_correct(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    """The well's documents at the corrected row: each JIB line's difference from the DOI WI to
+    1395, each stub's excess over the computed NRI to 2310."""
+    if not facts.get("well_name"):
+        return []
+    return _wi_jib("1395", "held until the DOI master is corrected")(
+        facts, extra
+    ) + _wi_revenue_excess("held until the DOI master is corrected")(facts, extra)
+
+
+def _text(template: str) -> Opener:
+    def leaves(facts: Facts, extra: dict[str, Any], subject: str) -> str:
+        return template.format(
+            subject=subject, **{k: v for k, v in facts.items() if isinstance(v, str)}
+        )
+
+    return leaves
+
+
+def _flux_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
+    if extra.get("explanation"):
+        return None
+    return f"explain the flux of {subject}"
+
+
+def _line_options(kind: str) -> dict[str, Option]:
+    return {
+        "pay_as_billed": Option(
+            "pay_as_billed", "Pay as billed", "Book and pay the line as the operator billed it."
+        ),
+        "short_pay": Option(
+            "short_pay",
+            "Short-pay and dispute",
+            "Book and pay what the documents support; dispute the rest (JOA late-payment interest may apply).",
+            books=_line_kind(kind, "2110", "short-paid, disputed"),
+            leaves=_dispute_text,
+        ),
+        "protest": Option(
+            "protest",
+            "Pay under protest (receivable)",
+            "Pay as billed; hold the disputed amount as a receivable (1390).",
+            books=_line_kind(kind, "1390", "paid under protest"),
+            leaves=_dispute_text,
+        ),
+        "book_computed": Option(
+            "book_computed",
+            "Book the computed amount",
+            "Book what the line's own figures give; the operator may rebill.",
+            books=_book_computed,
+        ),
+    }
+
+
+def _kinds() -> Iterable[Kind]:
+    yield UnknownPropertyKind(
+        "unknown_property",
+        "Intake",
+        {
+            "create": Option(
+                "create",
+                "Create the well (DOI row later)",
+                "Book it to cost/revenue now; a DOI row must be added.",
+                books=_create,
+                leaves=_text("add a DOI row for {subject}"),
+                holds_line=True,
+            ),
+            "suspense": Option(
+                "suspense",
+                "Hold in suspense",
+                "JIB: Dr 1395 JIB Suspense; revenue: Cr 2310 Revenue Suspense, until the operator confirms.",
+                leaves=_text("identify {subject} (held in suspense)"),
+                holds_line=True,
+            ),
+        },
+    )
+    yield Kind(
+        "doi_sanity",
+        "DOI sanity",
+        {
+            "correct": Option(
+                "correct",
+                "Correct the master (computed NRI)",
+                "NRI = WI × (1 − royalty − ORRI) from the row's date, in force once the batch is approved; the well's difference held in suspense until then.",
+                books=_sanity_correct,
+                leaves=_text(
+                    "correct the DOI master for {subject}; its difference is held in suspense"
+                ),
+                holds_line=True,
+            ),
+            "use_doi": Option(
+                "use_doi",
+                "Book with the DOI as recorded",
+                "Override: use the row as it stands (say why); an open item to correct the master.",
+                leaves=_text("correct the DOI master for {subject}"),
+                override=True,
+            ),
+        },
+    )
+    yield Kind(
+        "decimal_range",
+        "Intake",
+        {
+            "suspense": Option(
+                "suspense",
+                "Hold the line in suspense",
+                "Move it to 1395 (JIB) or 2310 (revenue) until corrected.",
+                books=_decimal_hold,
+                leaves=_text("ask for a corrected document for {subject} (held in suspense)"),
+                holds_line=True,
+            ),
+            "as_received": Option(
+                "as_received", "Book as received", "Book the line as the document states."
+            ),
+        },
+    )
+    yield Kind(
+        "stub_math",
+        "Intake",
+        {
+            "as_paid": Option("as_paid", "Book as paid", "Book the check's owner net as paid."),
+            "hold": Option(
+                "hold",
+                "Hold the excess in suspense",
+                "Book what the stub's figures support; the excess to 2310.",
+                books=_stub_hold,
+                leaves=_text("ask the payor about {subject}"),
+            ),
+            "claim": Option(
+                "claim",
+                "Claim the shortfall",
+                "Book as paid and claim the shortfall (Dr 1215 / Cr 4090).",
+                books=_stub_claim,
+                leaves=_text("collect the claim on {subject} from the payor"),
+            ),
+            "ask_payor": Option(
+                "ask_payor",
+                "Book, ask the payor to correct",
+                "Book as paid; ask the payor for a corrected stub.",
+                leaves=_text("ask the payor about {subject}"),
+            ),
+        },
+    )
+    yield Kind(
+        "missing_document",
+        "Intake",
+        {
+            "accrue": Option(
+                "accrue",
+                "Rely on the accrual",
+                "The month's accrual covers it; nothing else booked.",
+            ),
+            "request": Option(
+                "request",
+                "Request the document",
+                "Ask the operator or payor for it; an open item.",
+                leaves=lambda f, e, s: (
+                    f"request the missing document: {f.get('document')} from {s}"
+                ),
+            ),
+        },
+    )
+    yield Kind(
+        "tb_unbalanced",
+        "Intake",
+        {
+            "skip_flux": Option(
+                "skip_flux",
+                "Skip flux against that month",
+                "Compare nothing against an unbalanced trial balance.",
+            ),
+            "use_anyway": Option(
+                "use_anyway", "Use it for flux anyway", "Compare against it as exported."
+            ),
+        },
+    )
+    yield Kind(
+        "wi_nri",
+        "WI/NRI",
+        {
+            "accept": Option(
+                "accept",
+                "Accept operator's decimal, update DOI",
+                "Book as billed and paid; a new DOI row from an effective date you give, with the catch-up.",
+            ),
+            "protest": Option(
+                "protest",
+                "Pay under protest (receivable)",
+                "AP at billed; the difference Dr 1390; revenue as received.",
+                books=_wi_jib("1390", "paid under protest"),
+                leaves=_wi_text(
+                    "dispute {cost} paid under protest with {op} ({subject}); receivable in 1390"
+                ),
+            ),
+            "short_pay": Option(
+                "short_pay",
+                "Book at DOI, short-pay and dispute",
+                "AP and cost at DOI; revenue as received; dispute the difference (JOA late-payment interest may apply).",
+                books=_wi_jib("2110", "short-paid, disputed"),
+                leaves=_wi_text("dispute {cost} short-paid with {op} ({subject})"),
+            ),
+            "suspense": Option(
+                "suspense",
+                "Book billed, difference in suspense",
+                "AP at billed, cost at DOI, difference Dr 1395; revenue as received.",
+                books=_wi_jib("1395", "held in JIB suspense"),
+                leaves=_wi_text(
+                    "confirm the interest in {subject} with {op}; {cost} in 1395 JIB Suspense"
+                ),
+            ),
+            "defer": Option(
+                "defer",
+                "Defer, request ownership support",
+                "Cost at DOI with the JIB difference to 1395, revenue at DOI with the stub's excess to 2310; the rest of the well as usual.",
+                books=_wi_defer,
+                leaves=_wi_text(
+                    "request ownership support for {subject} from {op}; differences held (cost {cost} in 1395, revenue {revenue} in 2310)"
+                ),
+            ),
+            "hold_revenue": Option(
+                "hold_revenue",
+                "Hold the revenue excess in suspense",
+                "Revenue at DOI; the excess Cr 2310 until the division order is confirmed.",
+                books=_wi_revenue_excess("held in revenue suspense"),
+                leaves=_wi_text(
+                    "confirm the division order for {subject}; revenue excess {revenue} in 2310"
+                ),
+            ),
+            "claim": Option(
+                "claim",
+                "Claim the shortfall from the payor",
+                "Revenue as received; the shortfall Dr 1215 / Cr 4090.",
+                books=_wi_claim,
+                leaves=_wi_text("collect the underpayment claim for {subject} ({revenue})"),
+            ),
+        },
+    )
+    yield EffectiveDateKind("doi_effective", "DOI effective date")
+    yield Kind(
+        "stub_underpaid",
+        "Underpaid",
+        {
+            "claim": Option(
+                "claim",
+                "Claim the shortfall",
+                "Revenue as received; the shortfall Dr 1215 / Cr 4090.",
+                books=_underpaid_claim,
+                leaves=lambda f, e, s: (
+                    f"collect the underpayment claim for {s} ({money(Decimal(f['total']))})"
+                ),
+            ),
+            "as_paid": Option(
+                "as_paid", "Accept as paid", "Book the checks as paid; nothing claimed."
+            ),
+        },
+    )
+    for name, header in (
+        ("line_math", "JIB line"),
+        ("duplicate", "JIB duplicate"),
+        ("stale_charge", "JIB stale charge"),
+        ("afe_overrun", "AFE overrun"),
+        ("overhead_rate", "Overhead vs JOA"),
+    ):
+        yield Kind(name, header, _line_options(name))
+    yield Kind(
+        "revenue_accrual",
+        "Revenue accrual",
+        {
+            "accrue": Option(
+                "accrue",
+                "Accrue on operator volumes",
+                "Dr 1210 / Dr 6110 / Cr revenue at operator volumes × net price × NRI.",
+                books=_accrue_items("items", "operator volumes"),
+                accrual=True,
+            ),
+            "last_actual": Option(
+                "last_actual",
+                "Accrue on the last actual check",
+                "Repeat the last check's owner revenue for the month.",
+                books=_accrue_items("last_actual", "last actual check"),
+                accrual=True,
+            ),
+            "skip": Option(
+                "skip", "Skip (logged)", "No accrual; the check books it when it comes."
+            ),
+        },
+    )
+    yield Kind(
+        "missing_check",
+        "Expected check",
+        {
+            "accrue": Option(
+                "accrue",
+                "Accrue again on operator volumes",
+                "The month's accrual again (Dr 1210 / Dr 6110 / Cr revenue); the payor is asked for the check.",
+                books=_accrue_items("items", "operator volumes, check still expected"),
+                leaves=_text("ask the payor for the missing check: {subject}"),
+                accrual=True,
+            ),
+            "last_actual": Option(
+                "last_actual",
+                "Accrue on the last actual check",
+                "Accrue the last check's owner revenue for the month; the payor is asked for the check.",
+                books=_accrue_items("last_actual", "last actual check, check still expected"),
+                leaves=_text("ask the payor for the missing check: {subject}"),
+                accrual=True,
+            ),
+            "write_off": Option(
+                "write_off",
+                "Write off (logged)",
+                "No accrual: the reversed accrual stands and the month's revenue is written off, logged.",
+            ),
+            "request": Option(
+                "request",
+                "Ask the payor (nothing booked)",
+                "Book nothing now; an open item to get the check or the stub from the payor.",
+                leaves=_text("ask the payor for the missing check: {subject}"),
+            ),
+        },
+    )
+    yield Kind(
+        "severance",
+        "Severance",
+        {
+            "accept": Option("accept", "Accept as withheld", "Book the taxes as withheld."),
+            "correct": Option(
+                "correct",
+                "Ask the operator to correct",
+                "Book as withheld; ask for a corrected stub (open item).",
+                leaves=lambda f, e, s: (
+                    f"ask for a corrected stub for {s} ({money(Decimal(f['total']))})"
+                ),
+            ),
+            "refund": Option(
+                "refund",
+                "Claim a refund",
+                "Dr 1220 Severance Refund Receivable / Cr 6110 for our share.",
+                books=_severance_refund,
+                leaves=lambda f, e, s: (
+                    f"claim the severance refund for {s} ({money(Decimal(f['total']))})"
+                ),
+            ),
+        },
+    )
+    yield FluxSelectKind("flux_select", "Flux")
+    yield Kind(
+        "flux_item",
+        "Flux",
+        {
+            "explain": Option(
+                "explain",
+                "Explain (as drafted)",
+                "Clears the item with the drafted explanation; type your own under Other.",
+                leaves=_flux_open,
+            ),
+            "adjust": Option(
+                "adjust",
+                "Adjust (describe the entry)",
+                "An adjusting entry you describe next (accounts and amount), posted as its own entry.",
+                leaves=lambda f, e, s: (
+                    None if e.get("adjustment") else f"describe the adjustment for the flux of {s}"
+                ),
+            ),
+            "escalate": Option(
+                "escalate",
+                "Escalate",
+                "Ask someone else to explain it; the item stays open with them as owner.",
+                leaves=lambda f, e, s: (
+                    f"explain the flux of {s} (escalated to {e.get('to') or 'the controller'})"
+                ),
+            ),
+        },
+    )
+    yield Kind("flux_adjust", "Flux adjustment")
+    yield Kind("flux_escalate", "Flux escalation")
+    yield Kind(
+        "signoff",
+        "Sign-off",
+        {
+            "carry_forward": Option(
+                "carry_forward",
+                "Carry open items forward",
+                "Each open item moves to next month with an owner and a due date; the period locks.",
+            ),
+            "block_lock": Option(
+                "block_lock",
+                "Block the period lock",
+                "The period stays open until the items are cleared.",
+            ),
+        },
+    )
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in _kinds()}
+
+
+# -- the functions the close calls ----------------------------------------------------
+
+
+def option_label(kind: str, code: str, facts: dict[str, Any]) -> str:
+    return KINDS[kind].label(code, facts)
+
+
+def option_meaning(kind: str, code: str, facts: dict[str, Any] | None = None) -> str:
+    return KINDS[kind].meaning(code, facts)
+
+
+def book(
+    kind: str,
+    option: str,
+    facts: dict[str, Any],
+    extra: dict[str, Any],
+    *,
+    held: frozenset[str] = frozenset(),
+) -> list[Line]:
+    """The adjusting lines a decision books (balanced), on top of the documents as received."""
+    return KINDS[kind].book(option, facts, extra, held=held)
 
 
 def follow_up(
     kind: str, option: str, facts: dict[str, Any], extra: dict[str, Any], subject: str
 ) -> str | None:
     """What a decision leaves open (a dispute, a request, a suspense balance), or None."""
-    if kind == "wi_nri":
-        op = facts["operator"]
-        diff = money(Decimal(facts["jib_difference"]))
-        return {
-            "protest": f"dispute {diff} paid under protest with {op} ({subject}); receivable in 1390",
-            "short_pay": f"dispute {diff} short-paid with {op} ({subject})",
-            "suspense": f"confirm the interest in {subject} with {op}; {diff} in 1395 JIB Suspense",
-            "defer": f"request ownership support for {subject} from {op}; the well's documents are held in suspense",
-            "hold_revenue": f"confirm the division order for {subject}; revenue excess in 2310",
-            "claim": f"collect the underpayment claim for {subject}",
-        }.get(option)
-    if kind in (
-        "line_math",
-        "duplicate",
-        "stale_charge",
-        "afe_overrun",
-        "overhead_rate",
-    ) and option in ("short_pay", "protest"):
-        return f"dispute {money(abs(Decimal(facts.get('amount') or facts.get('share') or facts.get('difference') or '0')))} with the operator ({subject})"
-    if kind == "unknown_property":
-        return {
-            "create": f"add a DOI row for {subject}",
-            "suspense": f"identify {subject} (held in suspense)",
-        }.get(option)
-    if kind == "stub_math" and option in ("hold", "claim", "ask_payor"):
-        return f"ask the payor about {subject}"
-    if kind == "missing_document" and option == "request":
-        return f"request the missing document: {facts.get('document')} from {subject}"
-    if kind == "stub_underpaid" and option == "claim":
-        return f"collect the underpayment claim for {subject} ({money(Decimal(facts['total']))})"
-    if kind == "severance" and option in ("correct", "refund"):
-        return f"{'claim the severance refund' if option == 'refund' else 'ask for a corrected stub'} for {subject} ({money(Decimal(facts['total']))})"
-    if kind == "doi_sanity":
-        return f"correct the DOI master for {subject}"
-    if kind == "flux_item" and not extra.get("explanation"):
-        return f"explain the flux of {subject}"
-    return None
+    return KINDS[kind].follow_up(option, facts, extra, subject)
+
+
+def by_account(lines: list[Line]) -> list[dict[str, Any]]:
+    """Debits and credits per account, debits first, in the order they appear."""
+    acc: dict[str, list[Decimal]] = {}
+    for line in lines:
+        totals = acc.setdefault(line["account"], [ZERO, ZERO])
+        totals[0] += line["debit"]
+        totals[1] += line["credit"]
+    return [{"account": a, "debit": d, "credit": c} for a, (d, c) in acc.items()]
 
 
 def describe(lines: list[Line]) -> str:
     """'Dr 1390 $1,200.00 / Cr 6210 $1,200.00' — what an option books, per account."""
     if not lines:
         return "books nothing"
-    dr: dict[str, Decimal] = {}
-    cr: dict[str, Decimal] = {}
-    for line in lines:
-        if line["debit"]:
-            dr[line["account"]] = dr.get(line["account"], ZERO) + line["debit"]
-        if line["credit"]:
-            cr[line["account"]] = cr.get(line["account"], ZERO) + line["credit"]
+    totals = by_account(lines)
     return (
-        ", ".join(f"Dr {a} {money(v)}" for a, v in dr.items())
+        ", ".join(f"Dr {a['account']} {money(a['debit'])}" for a in totals if a["debit"])
         + " / "
-        + ", ".join(f"Cr {a} {money(v)}" for a, v in cr.items())
+        + ", ".join(f"Cr {a['account']} {money(a['credit'])}" for a in totals if a["credit"])
     )

@@ -100,12 +100,11 @@ class Ledger:
     def __init__(self, store: Store) -> None:
         self.store = store
         if store not in _migrated:
-            with store._lock:
-                close_migrations.apply(store.db)
+            store.migrate(close_migrations)
             _migrated.add(store)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        return self.store._rows(sql, params)
+        return self.store.query(sql, params)
 
     # -- exceptions --------------------------------------------------------
 
@@ -132,8 +131,7 @@ class Ledger:
                         "created_at": self.store.now(),
                     }
                 )
-                self.store._audit(
-                    db,
+                self.store.audit(
                     run_id=run_id,
                     kind="exception_found",
                     actor="agent",
@@ -181,8 +179,7 @@ class Ledger:
             run_id = self._rows("select run_id from exceptions where id = ?", (exception_id,))[0][
                 "run_id"
             ]
-            self.store._audit(
-                db,
+            self.store.audit(
                 run_id=run_id,
                 kind="exception_resolved" if status == "resolved" else "exception_noted",
                 actor=decided_by,
@@ -236,8 +233,7 @@ class Ledger:
                     for line in lines
                 ]
             )
-            self.store._audit(
-                db,
+            self.store.audit(
                 run_id=run_id,
                 kind="journal_drafted",
                 actor="agent",
@@ -323,8 +319,7 @@ class Ledger:
                 "where run_id = ? and status = 'proposed'",
                 (now, batch_id, batch["run_id"]),
             )
-            self.store._audit(
-                db,
+            self.store.audit(
                 run_id=batch["run_id"],
                 kind="journal_posted",
                 actor=posted_by,
@@ -367,8 +362,7 @@ class Ledger:
                     "created_at": self.store.now(),
                 }
             )
-            self.store._audit(
-                db,
+            self.store.audit(
                 run_id=run_id,
                 kind="doi_proposed",
                 actor=decided_by,

@@ -15,35 +15,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from bot.close.checks import STEPS
 from bot.close.controls import APPROVAL_HEADER as POSTING_HEADER
 from bot.close.controls import SECOND_APPROVAL_HEADER
 from bot.close.data import period_label
 from bot.close.journal import ACCOUNTS
 from bot.close.master import money
+from bot.close.registry import REGISTRY
 from bot.close.toolbase import REF_RE
 from bot.models import Reply
 from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME
-
-# The close as a table: each step, the tool that runs it, and what to say when it starts.
-PLAYBOOK: tuple[tuple[str, str, str], ...] = (
-    (STEPS[0], "load_period", "Loading and checking every file of the period."),
-    (STEPS[1], "validate_interests", "Checking every owner decimal against the DOI in force."),
-    (
-        STEPS[2],
-        "reconcile_jibs",
-        "Reconciling the JIBs (line math, duplicates, AFEs, overhead) and computing the LOE accrual.",
-    ),
-    (STEPS[3], "accrue_revenue", "Accruing revenue for production without a check."),
-    (STEPS[4], "check_severance", "Checking severance against the state rates."),
-    (
-        STEPS[5],
-        "build_journal_entries",
-        "Drafting the journal batch: reversals, documents, decisions, accruals.",
-    ),
-    (STEPS[6], "review_flux", "Comparing this month's activity with last month's."),
-    (STEPS[7], "sign_off", "Listing open items for sign-off."),
-)
 
 
 @dataclass
@@ -164,7 +144,8 @@ class PlaybookModel:
                 "I need an accounting period to close, written as YYYY-MM (for example 2026-10)."
             )
         p = state.period
-        for step, tool, opening in PLAYBOOK:
+        for s in REGISTRY:
+            step, tool, opening = s.name, s.tool, s.opening
             call = state.latest(tool)
             if call is None:
                 return _reply(opening, _use(tool, {"period": p}))
@@ -504,4 +485,4 @@ def summary_text(
     return "\n".join(lines)
 
 
-__all__ = ["PLAYBOOK", "PlaybookModel", "approval_ask", "period_label", "summary_text"]
+__all__ = ["PlaybookModel", "approval_ask", "period_label", "summary_text"]

@@ -9,11 +9,20 @@ from pathlib import Path
 from typing import Any
 
 from bot.close import data as close_data
-from bot.close.checks import STEPS, Close, Finding
+from bot.close.checks import Close, Finding
 from bot.close.data import CloseData, DoiRow, add_months
-from bot.close.kinds import KINDS, book, describe, follow_up, option_label, option_meaning
+from bot.close.kinds import (
+    KINDS,
+    book,
+    describe,
+    follow_up,
+    line_refs,
+    option_label,
+    option_meaning,
+)
 from bot.close.ledger import Ledger
 from bot.close.master import APPROVAL_LIMIT, Master, money
+from bot.close.registry import BOOKS_STEPS
 from bot.errors import DataError, NotFoundError
 from bot.questions import MAX_DESCRIPTION, MAX_HEADER, TOOL_NAME
 from bot.store import QuestionRecord
@@ -103,10 +112,13 @@ class ToolBase:
         added = [_doi_row(r["row"]) for r in ledger.doi_rows(run_id=ctx.run_id)]
         decisions = {}
         for e in ledger.exceptions(ctx.run_id):
+            facts = e["details"]["facts"]
             decisions[e["details"]["ref"]] = {
                 "status": e["status"],
                 "option": e["resolution"] or "",
                 "extra": e["extra"],
+                "lines": sorted(line_refs(facts)),
+                "holds": KINDS[e["kind"]].holds(e["resolution"] or "", facts),
             }
         return Close(data=data, master=Master.of(data, added), decisions=decisions), ledger
 
@@ -237,7 +249,7 @@ class ToolBase:
                     "text": f"batch {batch['id']} ({money(Decimal(batch['total_debit']))}) is a draft, not posted",
                 }
             )
-        for step in STEPS[:6]:
+        for step in (s.name for s in BOOKS_STEPS):
             state = run.steps.get(step, "pending")
             if state not in ("done", "running", "waiting"):
                 items.append(

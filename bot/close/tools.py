@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from bot.close import data as close_data
-from bot.close.checks import STEPS, Finding
+from bot.close.checks import Finding
 from bot.close.data import ZERO, add_months
 from bot.close.decisions import DecisionTools
 from bot.close.journal import totals_by_account
@@ -15,7 +15,18 @@ from bot.close.kinds import option_label
 from bot.close.ledger import Ledger
 from bot.close.master import money
 from bot.close.posting import PostingTools
-from bot.close.steps import flux, intake, interests, jibs, revenue
+from bot.close.registry import (
+    FLUX,
+    INTAKE,
+    INTERESTS,
+    JIBS,
+    REGISTRY,
+    REVENUE,
+    SEVERANCE,
+    SIGNOFF,
+    STEPS,
+)
+from bot.close.steps import flux, jibs, revenue
 from bot.close.steps.flux import _flux_label, _flux_line
 from bot.close.toolbase import MAX_LIST, _short
 from bot.tools import ToolContext, ToolError, ToolRegistry
@@ -26,15 +37,9 @@ class CloseTools(DecisionTools, PostingTools):
 
     def registry(self) -> ToolRegistry:
         reg = ToolRegistry(STEPS)
-        reg.add(self.load_period, step=STEPS[0])
-        reg.add(self.validate_interests, step=STEPS[1])
-        reg.add(self.reconcile_jibs, step=STEPS[2])
-        reg.add(self.accrue_revenue, step=STEPS[3])
-        reg.add(self.check_severance, step=STEPS[4])
-        reg.add(self.build_journal_entries, step=STEPS[5])
-        reg.add(self.post_journal_entries, step=STEPS[5])
-        reg.add(self.review_flux, step=STEPS[6])
-        reg.add(self.sign_off, step=STEPS[7])
+        for step in REGISTRY:
+            for tool in step.tools:
+                reg.add(getattr(self, tool), step=step.name)
         reg.add(self.resolve_exception)
         reg.add(self.exception_details)
         reg.add(self.close_summary)
@@ -47,7 +52,7 @@ class CloseTools(DecisionTools, PostingTools):
           period: the accounting period being closed, YYYY-MM
         """
         close, ledger = self._close(ctx, period)
-        self._record(ctx, ledger, list(intake.intake(close)))
+        self._record(ctx, ledger, INTAKE.findings(close))
         d = close.data
         if not ctx.store.audit_events(ctx.run_id, kind="input_files"):
             ctx.store.audit(
@@ -60,7 +65,7 @@ class CloseTools(DecisionTools, PostingTools):
         return self._step_result(
             ctx,
             ledger,
-            STEPS[0],
+            INTAKE.name,
             period=period,
             period_label=close_data.period_label(period),
             wells=len(close.master.well_ids()),
@@ -83,8 +88,8 @@ class CloseTools(DecisionTools, PostingTools):
           period: the accounting period being closed, YYYY-MM
         """
         close, ledger = self._close(ctx, period)
-        self._record(ctx, ledger, list(interests.interests(close)))
-        return self._step_result(ctx, ledger, STEPS[1], tolerance="0.000001")
+        self._record(ctx, ledger, INTERESTS.findings(close))
+        return self._step_result(ctx, ledger, INTERESTS.name, tolerance="0.000001")
 
     def reconcile_jibs(self, ctx: ToolContext, period: str) -> dict[str, Any]:
         """Step 3: JIB line math, duplicates (within the file and against jib_history), charges over 24 months old, AFE overruns over 10 %, overhead vs the JOA rate; and the LOE accrual (trailing 3-month average × WI).
@@ -93,12 +98,12 @@ class CloseTools(DecisionTools, PostingTools):
           period: the accounting period being closed, YYYY-MM
         """
         close, ledger = self._close(ctx, period)
-        self._record(ctx, ledger, list(jibs.jib_recon(close)))
+        self._record(ctx, ledger, JIBS.findings(close))
         accrual = jibs.loe_accrual(close)
         return self._step_result(
             ctx,
             ledger,
-            STEPS[2],
+            JIBS.name,
             loe_accrual_total=sum((a["amount"] for a in accrual), ZERO),
             loe_accrual=[
                 f"{a['well_name']} {a['category']}: {money(a['amount'])}" for a in accrual
@@ -117,7 +122,7 @@ class CloseTools(DecisionTools, PostingTools):
         return self._step_result(
             ctx,
             ledger,
-            STEPS[3],
+            REVENUE.name,
             revenue_accrual_total=sum((i["revenue"] for i in items), ZERO),
             accruals=[
                 f"{i['well_name']} {i['product']} {i['month']}: {money(i['revenue'])}"
@@ -132,8 +137,8 @@ class CloseTools(DecisionTools, PostingTools):
           period: the accounting period being closed, YYYY-MM
         """
         close, ledger = self._close(ctx, period)
-        self._record(ctx, ledger, list(revenue.severance(close)))
-        return self._step_result(ctx, ledger, STEPS[4])
+        self._record(ctx, ledger, SEVERANCE.findings(close))
+        return self._step_result(ctx, ledger, SEVERANCE.name)
 
     def review_flux(self, ctx: ToolContext, period: str) -> dict[str, Any]:
         """Step 7: this month's P&L activity by account (the current batch) vs the prior month's, flagged beyond ±10 % and ±$5,000; revenue split into volume and price per well and product. Flagged items become a "which need an explanation?" question.
@@ -167,7 +172,7 @@ class CloseTools(DecisionTools, PostingTools):
                     Finding(
                         kind="flux_select",
                         key=period,
-                        step=STEPS[6],
+                        step=FLUX.name,
                         subject=f"flux {period}",
                         summary=f"{len(flagged)} item(s) beyond ±10 % and ±$5,000",
                         question=f"Flux vs {add_months(period, -1)}: {text}. "
@@ -195,7 +200,7 @@ class CloseTools(DecisionTools, PostingTools):
         return self._step_result(
             ctx,
             ledger,
-            STEPS[6],
+            FLUX.name,
             compared_with=add_months(period, -1) if not skip else "nothing (trial balance skipped)",
             accounts=[_flux_line(i) + (" FLAGGED" if i["flagged"] else "") for i in items][
                 :MAX_LIST
@@ -229,7 +234,7 @@ class CloseTools(DecisionTools, PostingTools):
                     Finding(
                         kind="signoff",
                         key=period,
-                        step=STEPS[7],
+                        step=SIGNOFF.name,
                         subject=f"sign-off {period}",
                         summary=f"{len(items)} open item(s)",
                         question=f"Sign-off of {close_data.period_label(period)}: {len(items)} open item(s): {listing}. Carry them forward (owner {owner}, due {due}) and lock the period, or block the lock?",
@@ -246,7 +251,7 @@ class CloseTools(DecisionTools, PostingTools):
         return self._step_result(
             ctx,
             ledger,
-            STEPS[7],
+            SIGNOFF.name,
             open_items=[i["text"] for i in items][:MAX_LIST],
             open_item_count=len(items),
         )

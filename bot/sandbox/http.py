@@ -34,6 +34,8 @@ class Response:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     stream: Iterator[bytes] | None = None  # written chunk by chunk (server-sent events)
+    close: bool = False  # close the connection after answering, without saying so first
+    drop: bool = False  # close the connection without answering at all
 
 
 def json_response(data: Any, status: int = 200, **headers: str) -> Response:
@@ -52,8 +54,16 @@ Route = Callable[[Request], Response | None]  # None: not this route's path
 class LoopbackServer:
     """Serves `routes` (first answer wins) on host:port; port 0 lets the OS choose."""
 
-    def __init__(self, routes: list[Route], *, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        routes: list[Route],
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        on_connection: Callable[[], None] | None = None,
+    ) -> None:
         self.routes = routes
+        self.on_connection = on_connection  # told of each TCP connection accepted
         self.stopping = threading.Event()
         self._server = ThreadingHTTPServer((host, port), self._handler())
         self._server.daemon_threads = True
@@ -99,6 +109,11 @@ class LoopbackServer:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                if server.on_connection is not None:
+                    server.on_connection()
+
             def _serve(self) -> None:
                 parts = urlsplit(self.path)
                 length = int(self.headers.get("content-length") or 0)
@@ -113,6 +128,9 @@ class LoopbackServer:
                     (r for r in (route(request) for route in server.routes) if r is not None),
                     text_response("not found", 404),
                 )
+                if response.drop:  # as a server closing an idle connection as a request came in
+                    self.close_connection = True
+                    return
                 self.send_response(response.status)
                 for key, value in response.headers.items():
                     self.send_header(key, value)
@@ -120,6 +138,8 @@ class LoopbackServer:
                     self.send_header("Content-Length", str(len(response.body)))
                     self.end_headers()
                     self.wfile.write(response.body)
+                    if response.close:  # as a server timing out an idle kept-alive connection
+                        self.close_connection = True
                     return
                 self.send_header("Cache-Control", "no-cache")
                 self.send_header("Connection", "close")

@@ -4,8 +4,12 @@ It keeps a small workspace (channels, people, messages, ephemeral messages, reac
 files) that the sandbox page shows, refuses what Slack would refuse (`invalid_auth`,
 `channel_not_found`, `not_in_channel`, `invalid_blocks` with a pointer to the bad block,
 `msg_blocks_too_long`, `message_not_found`, `already_reacted`, …) and records every call
-for tests. Faults can be injected: the next N calls of a method fail with an HTTP status
-or a Slack error, `ratelimited` with a Retry-After.
+for tests. Faults can be injected: the next N calls of a method (those matching a
+predicate) fail with an HTTP status or a Slack error, `ratelimited` with a Retry-After; a
+call can be held until the test releases it; the server can drop a request unanswered or
+hang up after answering, as a server closing an idle kept-alive connection does.
+
+It is the one fake of Slack: the sandbox, every test (the `fake` fixture) and the bench.
 """
 
 from __future__ import annotations
@@ -62,6 +66,17 @@ class Fault:
     error: str | None = None
     status: int = 200
     retry_after: int | None = None
+    when: Callable[[dict[str, Any]], bool] | None = None  # only calls whose params match
+
+
+@dataclass
+class Hold:
+    """One call held before it is answered (or applied) until `release` is set."""
+
+    method: str
+    when: Callable[[dict[str, Any]], bool] | None
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
 
 
 class SlackError(Exception):
@@ -117,6 +132,11 @@ class FakeSlack:
         self.uploads: dict[str, bytes] = {}  # file id → the uploaded bytes
         self.rate_limit: dict[str, int] = {}  # method → how many 429s to answer first
         self.faults: dict[str, list[Fault]] = {}
+        self.holds: list[Hold] = []
+        self.responses: list[dict[str, Any]] = []  # every body posted to a response_url
+        self.connections = 0  # TCP connections accepted
+        self.hang_up = False  # close each connection after answering, without saying so first
+        self.drop = 0  # the next `drop` requests: connection closed, unanswered, not recorded
         self.version = 0
         self._changed = threading.Condition(threading.RLock())
         self._seq = 0
@@ -169,8 +189,9 @@ class FakeSlack:
         status: int = 200,
         times: int = 1,
         retry_after: int | None = None,
+        when: Callable[[dict[str, Any]], bool] | None = None,
     ) -> None:
-        """Make the next `times` calls of `method` fail.
+        """Make the next `times` calls of `method` (those whose params match `when`) fail.
 
         `error="not_in_channel"` (200, ok=false), `status=503` (an HTTP failure), or
         `error="ratelimited"` (429 with Retry-After, 1 s unless given).
@@ -181,13 +202,41 @@ class FakeSlack:
             status, retry_after = 429, retry_after or 1
         with self._changed:
             self.faults.setdefault(method, []).append(
-                Fault(times=times, error=error, status=status, retry_after=retry_after)
+                Fault(times=times, error=error, status=status, retry_after=retry_after, when=when)
             )
+
+    def failures_left(self, method: str) -> int:
+        with self._changed:
+            return sum(f.times for f in self.faults.get(method, []))
+
+    def hold(self, method: str, when: Callable[[dict[str, Any]], bool] | None = None) -> Hold:
+        """Hold the next call of `method` (matching `when`) until hold.release is set."""
+        hold = Hold(method, when)
+        with self._changed:
+            self.holds.append(hold)
+        return hold
+
+    def _held(self, method: str, params: dict[str, Any]) -> None:
+        with self._changed:
+            hold = next(
+                (
+                    h
+                    for h in self.holds
+                    if h.method == method and (h.when is None or h.when(params))
+                ),
+                None,
+            )
+            if hold is None:
+                return
+            self.holds.remove(hold)
+        hold.arrived.set()
+        hold.release.wait(timeout=15)
 
     def clear_faults(self) -> None:
         with self._changed:
             self.faults.clear()
             self.rate_limit.clear()
+            self.drop, self.hang_up = 0, False
 
     # -- the Web API -------------------------------------------------------
 
@@ -195,6 +244,7 @@ class FakeSlack:
         self, method: str, params: dict[str, Any], token: str | None
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """A Web API request as it arrives over HTTP: the bot token checked, then answered."""
+        self._held(method, params)
         if self._token_ok(token or params.get("token")):
             return self.answer(method, params)
         with self._changed:
@@ -209,7 +259,7 @@ class FakeSlack:
         with self._changed:
             self.calls.append(Call(method, params))
             try:
-                fault = self._take_fault(method)
+                fault = self._take_fault(method, params)
                 if fault is not None:
                     return fault
                 handler = getattr(self, "m_" + method.replace(".", "_"), None)
@@ -230,19 +280,25 @@ class FakeSlack:
             finally:
                 self._bump()
 
-    def _take_fault(self, method: str) -> tuple[int, dict[str, Any], dict[str, str]] | None:
+    def _take_fault(
+        self, method: str, params: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]] | None:
         if self.rate_limit.get(method):
             self.rate_limit[method] -= 1
             return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "1"}
-        queue = self.faults.get(method)
-        if not queue:
+        queue = self.faults.get(method) or []
+        fault = next((f for f in queue if f.when is None or f.when(params)), None)
+        if fault is None:
             return None
-        fault = queue[0]
         fault.times -= 1
         if fault.times <= 0:
-            queue.pop(0)
+            queue.remove(fault)
         headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after else {}
         return fault.status, {"ok": False, "error": fault.error or "fatal_error"}, headers
+
+    def connected(self) -> None:
+        with self._changed:
+            self.connections += 1
 
     def _token_ok(self, token: Any) -> bool:
         if not isinstance(token, str) or not token:
@@ -521,6 +577,23 @@ class FakeSlack:
         self._bot_channel(p.get("channel_id"))
         return {}
 
+    def m_conversations_replies(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self._bot_channel(p.get("channel"))
+        root = self.messages.get(str(p.get("ts") or ""))
+        if root is None or root["channel"] != channel.id:
+            raise SlackError("thread_not_found")
+        ts = root.get("thread_ts") or root["ts"]
+        thread = [m for m in self._sorted() if m["ts"] == ts or m.get("thread_ts") == ts]
+        limit = max(1, min(int(p.get("limit") or 1000), 1000))
+        start = int(p.get("cursor") or 0)
+        page = thread[start : start + limit]
+        more = start + limit < len(thread)
+        return {
+            "messages": [_public(m) for m in page],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
     def m_conversations_info(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self.channel(p.get("channel"))
         return {
@@ -533,14 +606,19 @@ class FakeSlack:
         }
 
     def m_users_info(self, p: dict[str, Any]) -> dict[str, Any]:
-        person = self.people.get(str(p.get("user")))
+        user = str(p.get("user") or "")
+        person = self.people.get(user)
+        if person is None and self.auto_channels and user[:1] in ("U", "W"):
+            person = Person(user, user[1:].title())  # a test's made-up colleague
         if person is None:
             raise SlackError("user_not_found")
         return {"user": {"id": person.id, "name": person.name, "real_name": person.name}}
 
     # -- response_url ------------------------------------------------------
 
-    def response_url(self, *, channel: str, user: str, message_ts: str | None) -> str:
+    def response_url(
+        self, *, channel: str = "CFIN", user: str = "UALICE", message_ts: str | None = None
+    ) -> str:
         """A response_url for one interaction: 5 uses within 30 minutes."""
         key = uuid.uuid4().hex
         with self._changed:
@@ -556,6 +634,7 @@ class FakeSlack:
     def respond(self, key: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """A POST to a response_url: ephemeral (default), in_channel, replace or delete the original."""
         with self._changed:
+            self.responses.append(body)
             ctx = self._responses.get(key)
             if ctx is None or self._clock() > ctx["expires"]:
                 return 404, {"ok": False, "error": "expired_url"}
@@ -596,6 +675,10 @@ class FakeSlack:
     def route(self, request: Request) -> Response | None:
         """/api/<method>, /upload/<file id>, /files/<id>/<name> and /respond/<key>."""
         path = request.path
+        with self._changed:
+            dropped, self.drop = self.drop > 0, max(0, self.drop - 1)
+        if dropped:
+            return Response(drop=True)
         if path.startswith("/api/"):
             params = parse_params(
                 request.headers.get("content-type", ""), request.body, request.query
@@ -603,7 +686,9 @@ class FakeSlack:
             auth = request.headers.get("authorization", "")
             token = auth.removeprefix("Bearer ").strip() or None
             status, body, headers = self.call(path.removeprefix("/api/"), params, token)
-            return json_response(body, status, **headers)
+            response = json_response(body, status, **headers)
+            response.close = self.hang_up
+            return response
         if path.startswith("/upload/") and request.method == "POST":
             ok = self.upload(path.removeprefix("/upload/"), request.body)
             return text_response("OK" if ok else "file_not_found", 200 if ok else 404)
@@ -649,6 +734,6 @@ def _public(message: dict[str, Any]) -> dict[str, Any]:
 def fake_slack(token: str | None = None, **kw: Any) -> Iterator[FakeSlack]:
     """A FakeSlack served on 127.0.0.1 (port 0) until the block ends."""
     fake = FakeSlack(token=token, **kw)
-    with LoopbackServer([fake.route]) as server:
+    with LoopbackServer([fake.route], on_connection=fake.connected) as server:
         fake.url = server.url
         yield fake

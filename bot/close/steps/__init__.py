@@ -1,14 +1,8 @@
-"""The close's checks, one module per step; CHECKS maps a step to the check that finds its
-exceptions (steps 4, 6 and 7 compute more than findings and are called by their tools)."""
+"""The close's checks, one module per step. Each check registers itself with its step in
+`bot/close/registry.py` (`@INTAKE.check`); importing this package registers them all.
+Steps 4, 6 and 7 compute more than findings (accruals, the batch, flux) and their tools
+call those computations too."""
 
-from collections.abc import Callable, Iterator
+from bot.close.steps import flux, intake, interests, jibs, revenue
 
-from bot.close.checks import STEPS, Close, Finding
-from bot.close.steps import intake, interests, jibs, revenue
-
-CHECKS: dict[str, Callable[[Close], Iterator[Finding]]] = {
-    STEPS[0]: intake.intake,
-    STEPS[1]: interests.interests,
-    STEPS[2]: jibs.jib_recon,
-    STEPS[4]: revenue.severance,
-}
+__all__ = ["flux", "intake", "interests", "jibs", "revenue"]

@@ -5,18 +5,21 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from decimal import Decimal
+from typing import Any
 
 from bot.close.checks import (
-    STEPS,
     Close,
     Finding,
     cost_account,
+    revenue_account,
     stub_net,
+    stub_parts,
 )
 from bot.close.data import (
     ZERO,
     DoiRow,
     JibLine,
+    RevenueLine,
     add_months,
     cents,
 )
@@ -26,10 +29,12 @@ from bot.close.master import (
     money,
     signed_money,
 )
+from bot.close.registry import INTAKE
 
 # -- step 1: intake ------------------------------------------------------------
 
 
+@INTAKE.check
 def intake(close: Close) -> Iterator[Finding]:
     master, data = close.master, close.data
     for kind, lines in (("jib", close.jib()), ("revenue", close.revenue())):
@@ -48,7 +53,7 @@ def intake(close: Close) -> Iterator[Finding]:
             yield Finding(
                 kind="unknown_property",
                 key=f"{kind}:{line.line}",
-                step=STEPS[0],
+                step=INTAKE.name,
                 subject=f"{what} on {doc}",
                 summary=f"{what} is not in the DOI master ({money(amount)})",
                 question=(
@@ -68,6 +73,7 @@ def intake(close: Close) -> Iterator[Finding]:
                     "amount": str(amount),
                     "account": cost_account(line) if isinstance(line, JibLine) else "",
                     "candidates": [[w, master.name(w)] for w in candidates],
+                    **_stub_facts(close, line),
                 },
                 options=[*[f"map:{w}" for w in candidates][:8], "create", "suspense"],
                 amount=amount,
@@ -78,7 +84,7 @@ def intake(close: Close) -> Iterator[Finding]:
             yield Finding(
                 kind="doi_sanity",
                 key=f"{row.well_id}:{row.effective_from}",
-                step=STEPS[0],
+                step=INTAKE.name,
                 subject=row.well_name,
                 summary=problem,
                 question=f"doi.csv line {row.line}: {row.well_name} ({row.well_id}): {problem}. How should this well be booked?",
@@ -87,15 +93,17 @@ def intake(close: Close) -> Iterator[Finding]:
                 facts={"ref": f"doi.csv:{row.line}", "well_id": row.well_id},
                 well_id=row.well_id,
             )
+    wells = {line.ref: well for lines in (close.jib(), close.revenue()) for line, well in lines}
     for kind, docs in (("jib", data.jib), ("revenue", data.revenue)):
         for line in docs:
             if ZERO < line.owner_decimal <= 1:
                 continue
+            well = wells.get(line.ref)
             amount = line.owner_net_amount if isinstance(line, JibLine) else line.owner_net_value
             yield Finding(
                 kind="decimal_range",
                 key=f"{kind}:{line.line}",
-                step=STEPS[0],
+                step=INTAKE.name,
                 subject=f"{kind}.csv line {line.line}",
                 summary=f"owner decimal {line.owner_decimal} is outside (0, 1]",
                 question=(
@@ -109,7 +117,11 @@ def intake(close: Close) -> Iterator[Finding]:
                     "document": kind,
                     "amount": str(amount),
                     "account": cost_account(line) if isinstance(line, JibLine) else "",
+                    "well_id": well or "",
+                    "unknown_well": well is None,
+                    **_stub_facts(close, line),
                 },
+                well_id=well,
                 amount=amount,
             )
     for r in data.revenue:
@@ -128,7 +140,7 @@ def intake(close: Close) -> Iterator[Finding]:
         yield Finding(
             kind="stub_math",
             key=str(r.line),
-            step=STEPS[0],
+            step=INTAKE.name,
             subject=f"check {r.check_no} line {r.line}",
             summary="; ".join(parts),
             question=f"revenue.csv line {r.line}: check {r.check_no} ({r.payor}, sale {r.sale_month}, {r.product}): "
@@ -146,6 +158,7 @@ def intake(close: Close) -> Iterator[Finding]:
                 "computed": str(net),
                 "difference": str(diff),
                 "product": r.product,
+                "account": revenue_account(r.product, r.sale_month, close.period),
             },
             options=["as_paid", "hold"]
             if diff > 0
@@ -190,7 +203,7 @@ def intake(close: Close) -> Iterator[Finding]:
             yield Finding(
                 kind="tb_unbalanced",
                 key=month,
-                step=STEPS[0],
+                step=INTAKE.name,
                 subject=f"trial balance activity {month}",
                 summary=f"debits {money(dr)} ≠ credits {money(cr)} ({signed_money(dr - cr)})",
                 question=f"tb_activity.csv: {month} activity does not balance: debits {money(dr)} vs credits {money(cr)} ({signed_money(dr - cr)}). The flux review compares against it.",
@@ -201,11 +214,24 @@ def intake(close: Close) -> Iterator[Finding]:
             )
 
 
+def _stub_facts(close: Close, line: JibLine | RevenueLine) -> dict[str, Any]:
+    """A stub line's owner revenue, severance, deductions and net as paid, and its revenue account."""
+    if not isinstance(line, RevenueLine):
+        return {}
+    parts = stub_parts(line, line.owner_decimal, net=line.owner_net_value)
+    return {
+        "product": line.product,
+        "sale_month": line.sale_month,
+        "revenue_account": revenue_account(line.product, line.sale_month, close.period),
+        "parts": {k: str(v) for k, v in parts.items()},
+    }
+
+
 def _missing(document: str, who: str, text: str) -> Finding:
     return Finding(
         kind="missing_document",
         key=f"{document}:{who}",
-        step=STEPS[0],
+        step=INTAKE.name,
         subject=who,
         summary=text,
         question=text + ". What should happen?",

@@ -7,11 +7,10 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from bot.close.checks import (
-    REVENUE_ACCOUNTS,
-    STEPS,
     Close,
     Finding,
     cost_account,
+    revenue_account,
     stub_net,
     stub_parts,
 )
@@ -29,16 +28,18 @@ from bot.close.master import (
     money,
     signed_money,
 )
+from bot.close.registry import INTERESTS
 
 # -- step 2: WI/NRI --------------------------------------------------------------
 
 
+@INTERESTS.check
 def interests(close: Close) -> Iterator[Finding]:
     jib_by_well: dict[str, list[tuple[JibLine, DoiRow]]] = defaultdict(list)
     rev_by_well: dict[str, list[tuple[RevenueLine, DoiRow]]] = defaultdict(list)
-    for j, row in close.known_jib():
+    for j, row in close.known_jib(unheld=True):
         jib_by_well[j.well_id].append((j, row))
-    for r, row in close.known_revenue():
+    for r, row in close.known_revenue(unheld=True):
         rev_by_well[r.well_id].append((r, row))
     for well_id in sorted(set(jib_by_well) | set(rev_by_well)):
         jibs = [
@@ -117,7 +118,7 @@ def _wi_finding(
     return Finding(
         kind="wi_nri",
         key=well_id,
-        step=STEPS[1],
+        step=INTERESTS.name,
         subject=row.well_name,
         summary=(f"JIB WI {dec8(jib_dec)} vs {dec8(row.wi)} " if jib_dec is not None else "")
         + (f"stub NRI {dec8(stub_dec)} vs {dec8(row.nri)}" if stub_dec is not None else ""),
@@ -157,8 +158,9 @@ def _wi_finding(
                 {
                     "ref": r.ref,
                     "check": r.check_no,
+                    "sale_month": r.sale_month,
                     "product": r.product,
-                    "account": REVENUE_ACCOUNTS[r.product],
+                    "account": revenue_account(r.product, r.sale_month, close.period),
                     "paid": {
                         k: str(v)
                         for k, v in stub_parts(r, r.owner_decimal, net=r.owner_net_value).items()

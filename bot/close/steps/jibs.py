@@ -9,7 +9,6 @@ from typing import Any
 
 from bot.close.checks import (
     COST_ACCOUNTS,
-    STEPS,
     Close,
     Finding,
     cost_account,
@@ -28,10 +27,12 @@ from bot.close.master import (
     signed_money,
     trailing_months,
 )
+from bot.close.registry import JIBS
 
 # -- step 3: JIB reconciliation ---------------------------------------------------
 
 
+@JIBS.check
 def jib_recon(close: Close) -> Iterator[Finding]:
     data, master = close.data, close.master
     known = close.known_jib()
@@ -99,7 +100,7 @@ def jib_recon(close: Close) -> Iterator[Finding]:
             yield Finding(
                 kind="afe_overrun",
                 key=afe_no,
-                step=STEPS[2],
+                step=JIBS.name,
                 subject=f"{afe_no} ({master.name(afe.well_id)})",
                 summary=f"billed {money(billed)} gross vs approved {money(afe.approved_gross)}: over {money(over)} ({over / afe.approved_gross * 100:+.2f} %), our share {money(share)}",
                 question=(
@@ -141,7 +142,7 @@ def jib_recon(close: Close) -> Iterator[Finding]:
         yield Finding(
             kind="overhead_rate",
             key=invoice,
-            step=STEPS[2],
+            step=JIBS.name,
             subject=f"{invoice} overhead",
             summary=f"overhead billed above the JOA rate: {signed_money(diff)}",
             question=f"{invoice} ({items[0][0].operator}, service {items[0][0].service_month}) bills producing overhead above the JOA rate: {detail}. Difference {signed_money(diff)}.",
@@ -200,7 +201,7 @@ def _line_finding(kind: str, j: JibLine, row: DoiRow, amount: Decimal, what: str
     return Finding(
         kind=kind,
         key=str(j.line),
-        step=STEPS[2],
+        step=JIBS.name,
         subject=f"{j.invoice_no} line {j.line}",
         summary=f"{title}: {what}",
         question=(

@@ -9,7 +9,6 @@ from typing import Any
 
 from bot.close.checks import (
     REVENUE_ACCOUNTS,
-    STEPS,
     Close,
     Finding,
     stub_parts,
@@ -28,12 +27,14 @@ from bot.close.master import (
     severance_due,
     signed_money,
 )
+from bot.close.registry import REVENUE, SEVERANCE
 
 # -- step 4: revenue accrual -------------------------------------------------------
 
 
 def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
-    """Accruals per well × product × month with volumes but no check; findings to decide."""
+    """Accruals per well × product × month with volumes but no check, and the findings to decide
+    (new, shut-in and immaterial wells: their accruals are booked by their decision's kind)."""
     data, master = close.data, close.master
     window = {add_months(close.period, -k) for k in range(1, ACCRUAL_WINDOW + 1)}
     checked = {(r.well_id, r.product, r.sale_month) for r, _ in close.known_revenue()}
@@ -105,7 +106,7 @@ def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
         finding = Finding(
             kind="revenue_accrual",
             key=f"{well_id}:{month}",
-            step=STEPS[3],
+            step=REVENUE.name,
             subject=f"{name} {month}",
             summary=f"{name} {month} {what}",
             question=(
@@ -117,18 +118,16 @@ def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
             reasoning=why,
             facts={
                 "items": [{k: str(v) for k, v in i.items()} for i in items],
+                "last_actual": [
+                    {k: str(v) for k, v in i.items()} for i in _last_actual(close, well_id, month)
+                ],
                 "total": str(total),
             },
             options=["accrue", "skip"] if kind == "new_well" else ["accrue", "last_actual", "skip"],
             well_id=well_id,
             amount=total,
         )
-        findings.append(finding)
-        decision = close.decided(finding.id)
-        if decision and decision["option"] == "accrue":
-            accruals.extend(items)
-        elif decision and decision["option"] == "last_actual":
-            accruals.extend(_last_actual(close, well_id, month))
+        findings.append(finding)  # what its decision accrues is booked by its kind
     return accruals, findings
 
 
@@ -160,6 +159,7 @@ def _last_actual(close: Close, well_id: str, month: str) -> list[dict[str, Any]]
 # -- step 5: severance ---------------------------------------------------------------
 
 
+@SEVERANCE.check
 def severance(close: Close) -> Iterator[Finding]:
     by_well: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r, row in close.known_revenue():
@@ -197,7 +197,7 @@ def severance(close: Close) -> Iterator[Finding]:
         yield Finding(
             kind="severance",
             key=well_id,
-            step=STEPS[4],
+            step=SEVERANCE.name,
             subject=name,
             summary=f"severance off the state rate: owner {'overcharge' if total > 0 else 'undercharge'} {money(abs(total))}",
             question=f"{name}, check {items[0]['check']} (sales {items[0]['sale_month']}): {detail}. Total {signed_money(total)}.",

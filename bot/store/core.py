@@ -1,0 +1,177 @@
+"""The transaction core: the writer connection, write transactions, reads, health."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from bot.errors import BusyError, ReadOnlyError
+from bot.migrations import migrations
+from bot.priority import ACKS
+from bot.store.locks import QUICK_BUSY_MS, Locks, Readers
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def insert_row(db: Database, table: str, row: dict[str, Any], *, ignore: bool = False) -> None:
+    """One row by plain SQL: sqlite-utils' insert() reads the table's schema on every call."""
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    verb = "insert or ignore" if ignore else "insert"
+    db.execute(f"{verb} into {table} ({columns}) values ({marks})", tuple(row.values()))
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+FirstWrite = Callable[[sqlite3.Connection], None]
+
+
+class StoreCore:
+    """SQLite with WAL and a busy timeout: one writer connection behind this process's lock,
+    one read connection per thread."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        busy_timeout_ms: int = 10_000,
+    ) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        self._locks = Locks()
+        self._busy_ms = int(busy_timeout_ms)
+        self._readers = Readers(str(self.path), busy_ms=self._busy_ms)
+        self._tx = threading.local()  # whether this thread has a write transaction open
+        # what this thread's next write transaction does first (see SlackReplay.request)
+        self._first_write = threading.local()
+        self._in_memory = str(path) == ":memory:"
+        conn = sqlite3.connect(
+            str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        if str(path) != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        self.db = Database(conn, execute_plugins=False)
+        self.migrate(migrations)
+
+    def migrate(self, more: Migrations) -> None:
+        """Apply a set of migrations (the store's own, or a part's such as the ledger's)."""
+        with self._locks.locked():
+            more.apply(self.db)
+
+    def close(self) -> None:
+        with self._locks.locked():
+            self.db.close()
+
+    def now(self, *, after: timedelta | None = None) -> str:
+        """The store's clock as ISO-8601 UTC text (which sorts as time does), optionally ahead."""
+        moment = self._clock() + (after or timedelta(0))
+        return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+
+    def quick(self) -> AbstractContextManager[None]:
+        """Within this block, this thread waits at most QUICK_BUSY_MS for a lock: BusyError after.
+
+        The ack path runs in here, so a database held by another process (a migration, a
+        backup, a second closebot) costs the user a "busy, try again", not a missed ack.
+        """
+        return self._locks.quick()
+
+    @contextmanager
+    def write(self) -> Iterator[Database]:
+        """One write transaction, taken with BEGIN IMMEDIATE so claims never deadlock. Inside
+        this thread's open transaction, a write joins it: several writes, one commit."""
+        if getattr(self._tx, "open", False):
+            with self._locks.locked():  # a savepoint: a failed inner write undoes only itself
+                self.db.conn.execute("SAVEPOINT joined")
+                try:
+                    yield self.db
+                except BaseException:
+                    self.db.conn.execute("ROLLBACK TO joined")
+                    self.db.conn.execute("RELEASE joined")
+                    raise
+                self.db.conn.execute("RELEASE joined")
+            return
+        with self._locks.locked():
+            conn = self.db.conn
+            quick = self._locks.is_quick
+            if quick:
+                conn.execute(f"PRAGMA busy_timeout = {QUICK_BUSY_MS}")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                if "locked" in str(e) or "busy" in str(e):
+                    raise BusyError(f"the database is locked by another writer ({e})") from e
+                if "readonly" in str(e) or "read-only" in str(e):
+                    raise ReadOnlyError(f"the database is read-only ({e})") from e
+                raise
+            finally:
+                if quick:
+                    conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            first: FirstWrite | None = getattr(self._first_write, "do", None)
+            self._tx.open = True
+            try:
+                if first:  # e.g. a request's first write records it, in the same transaction
+                    first(conn)
+                yield self.db
+            except sqlite3.OperationalError as e:
+                conn.execute("ROLLBACK")
+                if "readonly" in str(e) or "read-only" in str(e):
+                    raise ReadOnlyError(f"the database is read-only ({e})") from e
+                raise
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+                if first:
+                    self._first_write.do = None
+            finally:
+                self._tx.open = False
+
+    def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Rows of a read, as dicts: inside this thread's transaction it sees what the
+        transaction wrote; otherwise it reads on this thread's own connection, without a lock."""
+        if self._locks.held or self._in_memory:
+            # Inside a transaction (read what it has written), or a database only this
+            # connection can see: the writer's connection, under the lock.
+            with self._locks.locked():
+                return _dicts(self.db.conn.execute(sql, params))
+        ACKS.checkpoint()
+        return _dicts(self._readers.connection().execute(sql, params))
+
+    def health(self) -> str:
+        """'ok', 'locked' or 'read-only: …': whether this database can take a write right now."""
+        try:
+            with self.quick(), self.write() as db:
+                db.execute("pragma user_version = " + str(self._user_version()))
+        except BusyError:
+            return "locked"
+        except ReadOnlyError as e:
+            return f"read-only: {e.__cause__}"
+        except sqlite3.Error as e:
+            return f"error: {e}"
+        return "ok"
+
+    def _user_version(self) -> int:
+        return int(self.db.execute("pragma user_version").fetchone()[0])

@@ -1,0 +1,84 @@
+"""Who may touch the writer connection, and when: this process's lock, the ack path's
+bounded waits, and each thread's own read connection."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from bot.errors import BusyError
+from bot.priority import ACKS
+
+QUICK_BUSY_MS = 400  # the ack path waits at most this long for SQLite's lock, then says "busy"
+# ... and at most this long for this process's own lock, whose holders are its other threads'
+# short transactions: under a burst of Submits they queue for it, and must not be told "busy".
+QUICK_LOCK_MS = 1500
+
+
+class Locks:
+    """The writer connection's lock (re-entrant, per process) and the ack path's quick mode."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._quick = threading.local()
+        self._held = threading.local()  # how deep this thread is inside locked()
+
+    @property
+    def is_quick(self) -> bool:
+        return bool(getattr(self._quick, "on", False))
+
+    @property
+    def held(self) -> bool:
+        """Whether this thread holds the lock (is inside a transaction or a locked read)."""
+        return bool(getattr(self._held, "depth", 0))
+
+    @contextmanager
+    def quick(self) -> Iterator[None]:
+        """Within this block, this thread waits at most QUICK_BUSY_MS for a lock: BusyError after.
+
+        The ack path runs in here, so a database held by another process (a migration, a
+        backup, a second closebot) costs the user a "busy, try again", not a missed ack.
+        """
+        before = self.is_quick
+        self._quick.on = True
+        try:
+            yield
+        finally:
+            self._quick.on = before
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        held = getattr(self._held, "depth", 0)
+        if not held:  # never while holding the lock: a request may be waiting for it
+            ACKS.checkpoint()  # background work lets a request being answered go first
+        if self.is_quick:
+            if not self._lock.acquire(timeout=QUICK_LOCK_MS / 1000):
+                raise BusyError("the database is busy (another closebot thread is writing)")
+        else:
+            self._lock.acquire()
+        self._held.depth = held + 1
+        try:
+            yield
+        finally:
+            self._held.depth = held
+            self._lock.release()
+
+
+class Readers:
+    """Each thread's read-only connection: in WAL mode reads need no lock, so they never
+    queue behind another thread's transaction."""
+
+    def __init__(self, path: str, *, busy_ms: int) -> None:
+        self._path = path
+        self._busy_ms = busy_ms
+        self._local = threading.local()
+
+    def connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self._path, timeout=self._busy_ms / 1000)
+            conn.execute("PRAGMA query_only = ON")
+            self._local.conn = conn
+        return conn

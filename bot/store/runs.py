@@ -1,0 +1,177 @@
+"""Runs: their status, steps, where in Slack they live, and Stop."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from bot.errors import NotFoundError
+from bot.store.audit import AuditChain
+from bot.store.core import dumps, insert_row
+
+RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    period: str
+    mode: str
+    status: str
+    started_by: str | None
+    channel: str | None
+    thread_ts: str | None
+    model: str | None
+    steps: dict[str, str]
+    error: str | None
+    created_at: str
+    updated_at: str
+    status_ts: str | None = None
+    stop_requested_by: str | None = None
+
+
+class Runs(AuditChain):
+    def create_run(
+        self,
+        *,
+        period: str,
+        mode: str,
+        started_by: str | None,
+        model: str | None,
+        channel: str | None = None,
+        thread_ts: str | None = None,
+    ) -> Run:
+        run_id = uuid.uuid4().hex[:12]
+        now = self.now()
+        row: dict[str, Any] = {
+            "id": run_id,
+            "period": period,
+            "mode": mode,
+            "status": "running",
+            "started_by": started_by,
+            "channel": channel,
+            "thread_ts": thread_ts,
+            "model": model,
+            "steps": dumps({}),
+            "error": None,
+            "created_at": now,
+            "updated_at": now,
+        }
+        with self.write() as db:
+            insert_row(db, "runs", row)
+            self._audit(
+                db,
+                run_id=run_id,
+                kind="run_started",
+                actor=started_by,
+                detail={"period": period, "mode": mode, "model": model},
+                first=True,
+            )
+        return Run(**{**row, "steps": {}})
+
+    def run(self, run_id: str) -> Run:
+        rows = self.query("select * from runs where id = ?", (run_id,))
+        if not rows:
+            raise NotFoundError(f"no run with id {run_id!r} in {self.path}")
+        row = rows[0]
+        row["steps"] = json.loads(row["steps"] or "{}")
+        return Run(**row)
+
+    def stop_requested(self, run_id: str) -> str | None:
+        """Who pressed Stop on the run, if anyone (a turn asks before each step)."""
+        rows = self.query("select stop_requested_by from runs where id = ?", (run_id,))
+        return rows[0]["stop_requested_by"] if rows else None
+
+    def runs(self, *, limit: int = 20) -> list[Run]:
+        rows = self.query(
+            "select id from runs order by created_at desc, rowid desc limit ?", (limit,)
+        )
+        return [self.run(r["id"]) for r in rows]
+
+    def run_for_thread(self, *, channel: str, thread_ts: str) -> Run | None:
+        rows = self.query(
+            "select id from runs where channel = ? and thread_ts = ? order by created_at desc limit 1",
+            (channel, thread_ts),
+        )
+        return self.run(rows[0]["id"]) if rows else None
+
+    def set_run_thread(
+        self, run_id: str, *, channel: str, thread_ts: str, status_ts: str | None
+    ) -> None:
+        """Where in Slack the run lives: its root message (the thread) and its status message."""
+        with self.write() as db:
+            db.execute(
+                "update runs set channel = ?, thread_ts = ?, status_ts = ?, updated_at = ? where id = ?",
+                (channel, thread_ts, status_ts, self.now(), run_id),
+            )
+
+    def runs_with_status(self, *statuses: str) -> list[Run]:
+        marks = ",".join("?" for _ in statuses)
+        rows = self.query(
+            f"select id from runs where status in ({marks}) order by created_at", statuses
+        )
+        return [self.run(r["id"]) for r in rows]
+
+    def set_run_status(self, run_id: str, status: str, *, error: str | None = None) -> None:
+        if status not in RUN_STATUSES:
+            raise ValueError(f"unknown run status {status!r}")
+        with self.write() as db:
+            previous = self.query("select status from runs where id = ?", (run_id,))
+            db.execute(
+                "update runs set status = ?, error = ?, updated_at = ? where id = ?",
+                (status, error, self.now(), run_id),
+            )
+            if (
+                previous
+                and previous[0]["status"] != status
+                and status in ("done", "failed", "cancelled")
+            ):
+                self._audit(
+                    db, run_id=run_id, kind=f"run_{status}", actor=None, detail={"error": error}
+                )
+
+    def set_step(self, run_id: str, step: str, state: str) -> dict[str, str]:
+        """Record a step's state (pending/running/waiting/done/failed); return all steps."""
+        with self.write() as db:
+            steps = json.loads(
+                self.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
+            )
+            if state in ("running", "waiting"):
+                # one step moves at a time: the one before it is finished
+                for name, old in steps.items():
+                    if name != step and old in ("running", "waiting"):
+                        steps[name] = "done"
+            steps[step] = state
+            db.execute(
+                "update runs set steps = ?, updated_at = ? where id = ?",
+                (dumps(steps), self.now(), run_id),
+            )
+        return steps
+
+    def finish_steps(self, run_id: str) -> dict[str, str]:
+        """At the end of a turn: the step that was running is done; one left waiting was stopped."""
+        with self.write() as db:
+            steps = json.loads(
+                self.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
+            )
+            moved = {"running": "done", "waiting": "stopped"}
+            steps = {k: moved.get(v, v) for k, v in steps.items()}
+            db.execute("update runs set steps = ? where id = ?", (dumps(steps), run_id))
+        return steps
+
+    def touch_run(self, run_id: str) -> None:
+        with self.write() as db:
+            db.execute("update runs set updated_at = ? where id = ?", (self.now(), run_id))
+
+    # -- stop ---------------------------------------------------------------
+
+    def request_stop(self, run_id: str, *, by: str) -> None:
+        """Ask the run to stop at its next step boundary."""
+        with self.write() as db:
+            db.execute(
+                "update runs set stop_requested_by = coalesce(stop_requested_by, ?) where id = ?",
+                (by, run_id),
+            )
+            self._audit(db, run_id=run_id, kind="stop_requested", actor=by, detail={})
