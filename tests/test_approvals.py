@@ -20,10 +20,10 @@ from bot.agent_loop import Failed
 from bot.answers import may_steer
 from bot.close.controls import may_approve
 from bot.close.ledger import Ledger
+from bot.sandbox.slack_api import FakeSlack
 from bot.store import Run, Store
 from tests.cli_run import LOGIN, ONE, TIMEOUT, closebot, run_id_of
 from tests.close_helpers import close_run
-from tests.fake_slack import FakeSlack
 from tests.slack_harness import Harness
 
 REPO = Path(__file__).resolve().parent.parent
