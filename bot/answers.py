@@ -111,7 +111,7 @@ class Answers:
             answer=answer,
             answered_by=user,
             source=source,
-            rationale=rationale_text(whys, len(ask.questions)),
+            rationale=rationale_text(ask, whys),
             overridden=bool(overrides(ask, responses)),
             evidence=evidence,
             known=record,

@@ -1,31 +1,23 @@
 """Builds the Bolt app and the chosen transport; wires handlers, runner and store.
 
-HTTP mode is served by waitress: a production-grade, pure-Python WSGI server with a
-bounded thread pool, in one process. One process matters here: the runner keeps the
-per-thread order of turns in memory, which a pre-forking server (gunicorn) would split
-across workers. Socket Mode (development, no public URL) uses slack_sdk's own client.
+HTTP mode is served by bot/server.py (waitress, the edge checks, /healthz). Socket Mode
+(development, no public URL) uses slack_sdk's own client.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import signal
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from http import HTTPStatus
 from typing import Any
 
 from slack_bolt import App
-from slack_bolt.context import BoltContext
 from slack_bolt.error import BoltError
-from slack_bolt.request import BoltRequest
-from slack_bolt.request.internals import build_context
 from slack_bolt.response import BoltResponse
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -34,14 +26,14 @@ from slack_sdk.http_retry.builtin_handlers import (
     RateLimitErrorRetryHandler,
 )
 
-from bot import edge, handlers
+from bot import handlers
 from bot.assemble import close_loop
 from bot.close.registry import STEPS
 from bot.config import Settings
-from bot.errors import BusyError, ConfigError, ReplayedError, StorageError
+from bot.errors import ConfigError, ReplayedError, StorageError
 from bot.models import Model
-from bot.priority import ACKS
-from bot.runner import Held, Runner
+from bot.runner import Runner
+from bot.server import EVENTS_PATH, HEALTH_PATH, HttpServer
 from bot.slack_http import KeepAliveWebClient
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
@@ -49,9 +41,7 @@ from bot.store import Store
 
 log = logging.getLogger(__name__)
 
-EVENTS_PATH = "/slack/events"
 SWITCH_INTERVAL_S = 0.0005
-HEALTH_PATH = "/healthz"
 
 
 def web_client(settings: Settings) -> WebClient:
@@ -224,184 +214,6 @@ def _require(settings: Settings, *, socket_mode: bool) -> None:
 
 def _driver(model: Model) -> str:
     return "the offline playbook" if model.name == "offline-playbook" else f"Claude ({model.name})"
-
-
-def health(service: Service) -> tuple[int, dict[str, Any]]:
-    """What /healthz answers: 503 when the bot cannot work (database or Slack)."""
-    db = service.store.health()
-    body: dict[str, Any] = {"ok": False, "db": db, "slack": service.work.slack_status}
-    try:
-        with service.store.quick():
-            body["runs_waiting"] = len(service.store.runs_with_status("waiting"))
-            body["runs_stuck"] = len(service.store.stuck_runs(idle_for=service.work.stuck_after))
-    except BusyError:
-        body["db"] = "locked"
-    except Exception as e:  # the health check reports, it does not crash
-        body["db"] = f"error: {e}"
-    body["ok"] = body["db"] == "ok" and body["slack"] == "ok"
-    return (200 if body["ok"] else 503), body
-
-
-class ParsedRequest(BoltRequest):
-    """A Bolt request over a body the edge has already parsed (exactly as Bolt's own
-    parse_body would): a large form's payload is URL-decoded and JSON-parsed once, not twice."""
-
-    def __init__(
-        self, *, raw_body: str, body: dict[str, Any], query: str, headers: dict[str, str]
-    ) -> None:
-        super().__init__(body="", query=query, headers=dict(headers))
-        self.raw_body = raw_body  # what Bolt's signature check reads
-        self.body = body
-        self.context = build_context(BoltContext({}), body)
-
-
-class ThenStart(list[bytes]):
-    """A WSGI answer that starts the jobs its request queued when the server closes it:
-    after the last byte is written (PEP 3333: the server always calls close())."""
-
-    def __init__(self, chunks: list[bytes], held: Held) -> None:
-        super().__init__(chunks)
-        self.held = held
-
-    def close(self) -> None:
-        self.held.release()
-
-
-def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
-    """/slack/events through the edge checks to Bolt (events, commands, interactivity on one
-    path) and GET /healthz. One log line per request: what it was, the status, how long."""
-
-    def answer(
-        start_response: Callable[..., Any], status: int, body: dict[str, Any] | None = None
-    ) -> list[bytes]:
-        raw = json.dumps(body).encode() if body is not None else b""
-        headers = [("Content-Length", str(len(raw)))]
-        if body is not None:
-            headers.append(("Content-Type", "application/json"))
-        start_response(f"{status} {HTTPStatus(status).phrase}", headers)
-        return [raw]
-
-    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        started = time.monotonic()
-        method, path = environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", "")
-        outcome = {"status": 0, "kind": "-"}
-
-        def recording_start(status: str, headers: list[Any], *rest: Any) -> Any:
-            outcome["status"] = int(status.split()[0])
-            return start_response(status, headers, *rest)
-
-        try:
-            with ACKS.ack():
-                return _route(environ, recording_start, method, path, outcome)
-        finally:
-            log.info(
-                "%s %s %s → %s in %.1f ms",
-                method,
-                path,
-                outcome["kind"],
-                outcome["status"],
-                (time.monotonic() - started) * 1000,
-            )
-
-    def _route(
-        environ: dict[str, Any],
-        start_response: Callable[..., Any],
-        method: str,
-        path: str,
-        outcome: dict[str, Any],
-    ) -> Iterable[bytes]:
-        if path == HEALTH_PATH and method in ("GET", "HEAD"):
-            outcome["kind"] = "health"
-            status, body = health(service)
-            return answer(start_response, status, body)
-        if path != EVENTS_PATH:
-            return answer(start_response, 404, {"error": "not found"})
-        if method != "POST":
-            return answer(start_response, 405, {"error": "POST only"})
-        try:
-            length = int(environ.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            return answer(start_response, 400, {"error": "bad Content-Length"})
-        if length < 0 or length > edge.MAX_BODY:
-            return answer(start_response, 413, {"error": "the body is too large"})
-        raw = environ["wsgi.input"].read(length) if length else b""
-        headers = {
-            k[5:].replace("_", "-").lower(): str(v)
-            for k, v in environ.items()
-            if k.startswith("HTTP_")
-        }
-        headers["content-type"] = str(environ.get("CONTENT_TYPE", ""))
-        try:
-            checked = edge.check(raw, headers, service.signing_secret)
-        except edge.Refused as e:
-            outcome["kind"] = f"refused({e.reason})"
-            return answer(start_response, e.status, {"error": e.reason})
-        outcome["kind"] = checked.kind
-        request = ParsedRequest(
-            raw_body=raw.decode("utf-8"),
-            body=checked.body,
-            query=str(environ.get("QUERY_STRING") or ""),
-            headers=headers,
-        )
-        # The request's signature is recorded in the listener's own transaction (a replay is
-        # answered once), and the work it queues starts once the answer has been written.
-        held = service.runner.hold()
-        try:
-            with held, service.store.request(f"sig:{checked.signature}") as sighting:
-                if not sighting.first:
-                    outcome["kind"] += " (replay)"
-                    held.drop()
-                    return answer(start_response, 200)
-                response = service.app.dispatch(request)
-        except BaseException:
-            held.release()  # what was queued before the failure still runs
-            raise
-        if sighting.duplicate:  # its twin, delivered at the same moment, did the work
-            outcome["kind"] += " (duplicate)"
-            held.drop()
-        payload = (response.body or "").encode("utf-8")
-        out_headers = [(k, v) for k, values in response.headers.items() for v in values]
-        out_headers = [(k, v) for k, v in out_headers if k.lower() != "content-length"]
-        start_response(
-            f"{response.status} {HTTPStatus(response.status).phrase}",
-            [*out_headers, ("Content-Length", str(len(payload)))],
-        )
-        return ThenStart([payload], held)
-
-    return application
-
-
-class HttpServer:
-    """waitress on host:port (port 0 picks a free one); start() returns once it listens."""
-
-    def __init__(self, service: Service, *, host: str, port: int, threads: int = 8) -> None:
-        from waitress.server import create_server
-
-        self.server = create_server(
-            wsgi_app(service), host=host, port=port, threads=threads, ident="closebot"
-        )
-        self.port: int = self.server.effective_port
-        self.host = host
-        self._thread: threading.Thread | None = None
-        self._stopping = threading.Event()
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="closebot-http", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.server.run()
-        except (OSError, ValueError):
-            # Closing the listening socket under waitress's select loop ends it this way.
-            if not self._stopping.is_set():
-                raise
-
-    def stop(self) -> None:
-        self._stopping.set()
-        self.server.close()
-        if self._thread:
-            self._thread.join(timeout=10)
 
 
 def _wait_for(stop: threading.Event) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from bot.questions import Ask, Outcome, Question, QuestionType, Response, answer_text, has_defaults
+from bot.questions import Ask, Outcome, Question, Response, answer_text, has_defaults
 
 # Limits from SLACK.md.
 MAX_BLOCKS = 50
@@ -253,37 +253,11 @@ def _option(q: Question, number: int, *, with_description: bool, compact: bool) 
 
 
 def _element(q: Question, *, compact: bool, external: bool = False) -> dict[str, Any]:
-    if q.type is QuestionType.FREE_TEXT:
-        return {
-            "type": "plain_text_input",
-            "action_id": ANSWER_ACTION,
-            "multiline": True,
-            "max_length": 3000,
-        }
     few = len(q.options) <= MAX_CHOICE_BUTTONS
-    single = q.type is QuestionType.SINGLE
-    if external and not few:
-        # Served by the options listener from the store: keeps a huge form in one message.
-        kind = "external_select" if single else "multi_external_select"
-        return {
-            "type": kind,
-            "action_id": ANSWER_ACTION,
-            "placeholder": plain("Type to search the options", 150),
-            "min_query_length": 0,
-        }
     options = [
         _option(q, n, with_description=few, compact=compact) for n in range(1, len(q.options) + 1)
     ]
-    kind = {
-        (True, True): "radio_buttons",
-        (True, False): "static_select",
-        (False, True): "checkboxes",
-        (False, False): "multi_static_select",
-    }[(single, few)]
-    element: dict[str, Any] = {"type": kind, "action_id": ANSWER_ACTION, "options": options}
-    if not few:
-        element["placeholder"] = plain("Choose one" if single else "Choose any", 150)
-    return element
+    return q.kind.element(q, options, action_id=ANSWER_ACTION, external=external)
 
 
 def search_options(
@@ -343,7 +317,7 @@ def question_form(
     per_question = sum(q.recommended is not None for q in ask.questions) > 1
     for number, q in enumerate(ask.questions, start=1):
         blocks.append(section(_question_text(q, number, total, compact=compact)))
-        label = q.header or ("Your answer" if q.type is QuestionType.FREE_TEXT else "Your choice")
+        label = q.header or q.kind.label
         if not q.required:
             label += " (optional)"
         blocks.append(
@@ -483,27 +457,13 @@ def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response
     responses: dict[int, Response] = {}
     for number, q in enumerate(ask.questions, start=1):
         entry = raw.get(number, {})
-        answer = entry.get("q") or {}
         other = _typed(entry.get("o") or {}) or None
-        if q.type is QuestionType.FREE_TEXT:
-            text = _typed(answer) or None
-            responses[number] = Response(text=text) if text else Response(skipped=True)
-            continue
-        options = answer.get("selected_options") or []
-        if answer.get("selected_option"):
-            options = [answer["selected_option"], *options] if isinstance(options, list) else None
         try:
-            if not isinstance(options, list):
-                raise TypeError
-            selected = tuple(_option_number(o) for o in options)
+            responses[number] = q.kind.read(q, entry.get("q") or {}, other)
         except (TypeError, ValueError):
             raise FormError(
                 f"question {number}: the form sent an option this bot did not build"
             ) from None
-        if not selected and not other:
-            responses[number] = Response(skipped=True)
-        else:
-            responses[number] = Response(selected=selected, other=other)
     return responses
 
 
@@ -511,14 +471,6 @@ def _typed(action: dict[str, Any]) -> str:
     """The text of a text input's state ('' when there is none, or it is not text)."""
     value = action.get("value")
     return value.strip() if isinstance(value, str) else ""
-
-
-def _option_number(option: Any) -> int:
-    """The option number a selected option carries; TypeError/ValueError if it is not ours."""
-    value = option.get("value") if isinstance(option, dict) else None
-    if not (isinstance(value, str) and value.isascii() and value.isdigit()):
-        raise ValueError(value)
-    return int(value)
 
 
 def read_rationale(values: dict[str, dict[str, Any]]) -> str | None:

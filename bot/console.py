@@ -15,11 +15,10 @@ from bot.questions import (
     Ask,
     NoDefaultAnswer,
     Question,
-    QuestionType,
     Response,
     check_response,
     default_responses,
-    overridden_questions,
+    overridden,
     parse_typed,
 )
 from bot.store import QuestionRecord, Store
@@ -115,16 +114,7 @@ def render_form(ask: Ask) -> str:
 
 
 def _prompt_for(q: Question) -> str:
-    if q.type is QuestionType.FREE_TEXT:
-        return "  Your answer" + (" (Enter to skip)" if not q.required else "") + ": "
-    span = f"1-{len(q.options)}"
-    what = f"Choice [{span}]" if q.type is QuestionType.SINGLE else f"Choices, e.g. 1,3 [{span}]"
-    extras = []
-    if q.allow_other:
-        extras.append("'other: …'")
-    if not q.required:
-        extras.append("Enter to skip")
-    return f"  {what}" + (f" ({', '.join(extras)})" if extras else "") + ": "
+    return q.kind.prompt(q)
 
 
 class ConsoleAnswerer:
@@ -252,7 +242,7 @@ def drive(
                 return EXIT_PAUSED
         try:
             responses = answerer.collect(record)
-            over = overridden_questions(ask, responses) if responses is not None else {}
+            over = overridden(ask, responses) if responses is not None else {}
             whys = answerer.rationale(over)
         except EOFError:
             print(

@@ -1,12 +1,32 @@
-"""The ask_user_question tool: schema, validation, answers and the tool_result they become."""
+"""The ask_user_question tool, declared once: one pydantic model gives the tool's JSON
+schema and validates the model's input; one object per question type knows its Block Kit
+element, how it reads a submitted form, its console prompt and its answer payload.
+
+Adding a question type: a `QuestionType` member and a `QuestionKind` subclass registered in
+`KINDS`; the form, the console and the stored answer follow from it.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from bot.errors import AnswerError
 
@@ -24,6 +44,11 @@ MAX_FREE_TEXT_ANSWER = 3000
 
 HUMAN_SOURCES = ("user", "console")
 
+Complexity = Literal["low", "medium", "high"]
+# How long a question of each complexity waits before its recommended answer applies, when
+# timeouts are on (seed 001's mapping, in minutes for a person at work rather than seconds).
+COMPLEXITY_MINUTES: dict[str, int] = {"low": 30, "medium": 120, "high": 480}
+
 
 class QuestionType(StrEnum):
     SINGLE = "single_choice"
@@ -31,63 +56,226 @@ class QuestionType(StrEnum):
     FREE_TEXT = "free_text"
 
 
-@dataclass(frozen=True)
-class Option:
-    label: str
-    description: str = ""
+def _problem(kind: str, message: str, at: str = "") -> PydanticCustomError:
+    """A validation problem worded for the model; `at` refines where (e.g. '[2].label')."""
+    return PydanticCustomError(kind, message, {"at": at})
 
 
-@dataclass(frozen=True)
-class Question:
-    question: str
-    type: QuestionType = QuestionType.SINGLE
-    options: tuple[Option, ...] = ()
-    header: str | None = None
-    recommended: int | None = None
-    reasoning: str | None = None
-    allow_other: bool = False
-    required: bool = True
+_MODEL = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class Option(BaseModel):
+    """One choice: a label, what it means or books, and how sure the recommender is of it."""
+
+    model_config = _MODEL
+
+    label: Annotated[StrictStr, Field(min_length=1, max_length=MAX_LABEL)] = Field(
+        description=f"The choice, max {MAX_LABEL} chars."
+    )
+    description: Annotated[StrictStr, Field(max_length=MAX_DESCRIPTION)] = Field(
+        default="",
+        description=f"What choosing it means or books, max {MAX_DESCRIPTION} chars.",
+    )
+    confidence: Annotated[float, Field(ge=0, le=1, strict=False)] | None = Field(
+        default=None,
+        description="Optional: how likely (0–1) this is the answer the person will give; shown as a percentage.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_label(cls, data: Any) -> Any:
+        if isinstance(data, str):  # a bare label is a common and harmless shorthand
+            return {"label": data}
+        if not isinstance(data, dict | Option):
+            raise _problem("option", "must be an object with a label and an optional description")
+        return data
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _a_number(cls, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int | float | None):
+            raise _problem("confidence", f"must be a number from 0 to 1, got {value!r}")
+        return value
+
+
+class Question(BaseModel):
+    """One question of a form: its text, type, options and the recommendation."""
+
+    model_config = _MODEL
+
+    question: Annotated[StrictStr, Field(min_length=1, max_length=MAX_QUESTION_TEXT)] = Field(
+        description=f"The question, with the numbers that matter (max {MAX_QUESTION_TEXT} chars)."
+    )
+    header: Annotated[StrictStr, Field(max_length=MAX_HEADER)] | None = Field(
+        default=None, description=f"Optional short label (max {MAX_HEADER} chars)."
+    )
+    type: QuestionType = Field(
+        default=QuestionType.SINGLE,
+        strict=False,
+        description="single_choice (default), multiple_choice or free_text.",
+    )
+    options: tuple[Option, ...] = Field(
+        default=None,
+        validate_default=True,
+        strict=False,
+        description=f"For choice questions: {MIN_OPTIONS} to {MAX_OPTIONS} options.",
+        json_schema_extra={"minItems": MIN_OPTIONS, "maxItems": MAX_OPTIONS},
+    )
+    recommended: StrictInt | None = Field(
+        default=None,
+        description="1-based number of the option you would pick.",
+        json_schema_extra={"minimum": 1},
+    )
+    reasoning: Annotated[StrictStr, Field(max_length=MAX_REASONING)] | None = Field(
+        default=None, description="Why that option is recommended; shown to the user."
+    )
+    allow_other: StrictBool = Field(
+        default=False, description="Choice questions: also accept a typed 'Other' answer."
+    )
+    required: StrictBool = Field(
+        default=True, description="Default true; optional ones may be skipped."
+    )
+    complexity: Complexity | None = Field(
+        default=None,
+        description="Optional: low (yes/no), medium (a few domain options) or high (open or "
+        "technical); sets how long the question waits when timeouts are on.",
+    )
+
+    @field_validator("header", "reasoning", mode="after")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        return value or None
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _known_type(cls, value: Any) -> Any:
+        if value is None:
+            return QuestionType.SINGLE
+        if value not in {t.value for t in QuestionType}:
+            raise _problem(
+                "type", f"{value!r} is not one of {', '.join(t.value for t in QuestionType)}"
+            )
+        return QuestionType(value)
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _options_for_the_type(cls, value: Any, info: ValidationInfo) -> Any:
+        qtype = info.data.get("type")
+        if qtype is QuestionType.FREE_TEXT:
+            if value not in (None, [], ()):
+                raise _problem("no_options", "a free_text question takes no options")
+            return ()
+        if value is None and qtype is None:
+            return ()  # the type itself was wrong: that is the problem reported
+        if not isinstance(value, list | tuple):
+            raise _problem(
+                "options",
+                f"a choice question needs a list of {MIN_OPTIONS}–{MAX_OPTIONS} options",
+            )
+        return value
+
+    @field_validator("options", mode="after")
+    @classmethod
+    def _options_count_and_labels(
+        cls, value: tuple[Option, ...], info: ValidationInfo
+    ) -> tuple[Option, ...]:
+        if info.data.get("type") in (None, QuestionType.FREE_TEXT):
+            return value
+        if not MIN_OPTIONS <= len(value) <= MAX_OPTIONS:
+            raise _problem(
+                "options",
+                f"{len(value)} options, a choice question takes {MIN_OPTIONS} to {MAX_OPTIONS}",
+            )
+        seen: dict[str, int] = {}
+        for j, option in enumerate(value, start=1):
+            key = option.label.casefold()
+            if key in seen:
+                raise _problem(
+                    "repeat", f"{option.label!r} repeats option {seen[key]}", f"[{j}].label"
+                )
+            seen[key] = j
+        return value
+
+    @field_validator("recommended", mode="before")
+    @classmethod
+    def _an_option_number(cls, value: Any) -> Any:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise _problem("recommended", f"must be a 1-based option number, got {value!r}")
+        return value
+
+    @field_validator("recommended", mode="after")
+    @classmethod
+    def _recommended_in_range(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is None:
+            return None
+        if info.data.get("type") is QuestionType.FREE_TEXT:
+            raise _problem("no_recommended", "a free_text question takes no recommended")
+        options = info.data.get("options")
+        if options is not None and not 1 <= value <= len(options):
+            raise _problem("recommended", f"{value} is not an option number (1–{len(options)})")
+        return value
+
+    @field_validator("reasoning", mode="after")
+    @classmethod
+    def _reasoning_needs_a_recommendation(
+        cls, value: str | None, info: ValidationInfo
+    ) -> str | None:
+        choice = info.data.get("type") not in (None, QuestionType.FREE_TEXT)
+        if value and choice and "recommended" in info.data and info.data["recommended"] is None:
+            raise _problem("reasoning", "explains a recommendation, so give `recommended` too")
+        return value
+
+    @field_validator("allow_other", mode="after")
+    @classmethod
+    def _other_needs_choices(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and info.data.get("type") is QuestionType.FREE_TEXT:
+            raise _problem("no_other", "a free_text question takes no allow_other")
+        return value
+
+    @property
+    def kind(self) -> QuestionKind:
+        return KINDS[self.type]
 
     @property
     def is_choice(self) -> bool:
-        return self.type is not QuestionType.FREE_TEXT
+        return self.kind.choice
 
     def label(self, number: int) -> str:
         """The label of 1-based option `number`."""
         return self.options[number - 1].label
 
+    def confidence(self, number: int) -> float | None:
+        return self.options[number - 1].confidence
+
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["type"] = self.type.value
-        return data
+        return self.model_dump(mode="json")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Question:
-        return cls(
-            question=data["question"],
-            type=QuestionType(data.get("type", "single_choice")),
-            options=tuple(Option(**o) for o in data.get("options", ())),
-            header=data.get("header"),
-            recommended=data.get("recommended"),
-            reasoning=data.get("reasoning"),
-            allow_other=bool(data.get("allow_other", False)),
-            required=bool(data.get("required", True)),
-        )
+        return cls.model_validate(data)
 
 
-@dataclass(frozen=True)
-class Ask:
+class Ask(BaseModel):
     """One ask_user_question call: a context and 1–5 questions, answered together."""
 
-    context: str
-    questions: tuple[Question, ...]
+    model_config = _MODEL
+
+    context: Annotated[StrictStr, Field(min_length=1, max_length=MAX_CONTEXT)] = Field(
+        description=f"Two or three short lines: the situation and its key figures (max {MAX_CONTEXT} chars)."
+    )
+    questions: tuple[Question, ...] = Field(
+        strict=False,
+        min_length=MIN_QUESTIONS,
+        max_length=MAX_QUESTIONS,
+        description=f"{MIN_QUESTIONS} to {MAX_QUESTIONS} questions, shown together in one form.",
+    )
 
     def questions_json(self) -> list[dict[str, Any]]:
         return [q.to_dict() for q in self.questions]
 
     @classmethod
     def from_record(cls, context: str, questions: list[dict[str, Any]]) -> Ask:
-        return cls(context=context, questions=tuple(Question.from_dict(q) for q in questions))
+        return cls.model_validate({"context": context, "questions": questions})
 
 
 @dataclass(frozen=True)
@@ -112,257 +300,331 @@ class AskInvalid(ValueError):
         self.problems = problems
 
 
-TOOL_SCHEMA: dict[str, Any] = {
-    "name": TOOL_NAME,
-    "description": (
-        "Ask the accountant running the close to decide something that is theirs to decide "
-        "(an exception, an approval, a missing fact). The run pauses until they answer in the "
-        "thread; the result tells you what they chose, or that they cancelled or the question "
-        "expired. Give the numbers that matter in the question, recommend an option when the "
-        "data supports one and say why in `reasoning`. Never ask in plain text instead."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "context": {
-                "type": "string",
-                "description": f"One or two sentences: why you are asking (max {MAX_CONTEXT} chars).",
-            },
-            "questions": {
-                "type": "array",
-                "minItems": MIN_QUESTIONS,
-                "maxItems": MAX_QUESTIONS,
-                "description": "1 to 5 questions, shown together in one form.",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "question": {
-                            "type": "string",
-                            "description": f"The question (max {MAX_QUESTION_TEXT} chars).",
-                        },
-                        "header": {
-                            "type": "string",
-                            "description": f"Optional short label (max {MAX_HEADER} chars).",
-                        },
-                        "type": {
-                            "type": "string",
-                            "enum": [t.value for t in QuestionType],
-                            "description": "single_choice (default), multiple_choice or free_text.",
-                        },
-                        "options": {
-                            "type": "array",
-                            "minItems": MIN_OPTIONS,
-                            "maxItems": MAX_OPTIONS,
-                            "description": "For choice questions: 2 to 100 options.",
-                            "items": {
-                                "type": "object",
-                                "properties": {
-                                    "label": {
-                                        "type": "string",
-                                        "description": f"max {MAX_LABEL} chars",
-                                    },
-                                    "description": {
-                                        "type": "string",
-                                        "description": f"max {MAX_DESCRIPTION} chars",
-                                    },
-                                },
-                                "required": ["label"],
-                            },
-                        },
-                        "recommended": {
-                            "type": "integer",
-                            "minimum": 1,
-                            "description": "1-based number of the option you would pick.",
-                        },
-                        "reasoning": {
-                            "type": "string",
-                            "description": "Why that option is recommended; shown to the user.",
-                        },
-                        "allow_other": {
-                            "type": "boolean",
-                            "description": "Choice questions: also accept a typed 'Other' answer.",
-                        },
-                        "required": {
-                            "type": "boolean",
-                            "description": "Default true; optional ones may be skipped.",
-                        },
-                    },
-                    "required": ["question"],
-                },
-            },
-        },
-        "required": ["context", "questions"],
-    },
-}
+# -- the tool's schema and its validation, both from the models above ------
 
-_QUESTION_FIELDS = {
-    "question",
-    "header",
-    "type",
-    "options",
-    "recommended",
-    "reasoning",
-    "allow_other",
-    "required",
-}
+_TEXT_LIMITS = {"context": MAX_CONTEXT, "question": MAX_QUESTION_TEXT, "label": MAX_LABEL}
 
 
-def _text(
-    problems: list[str], where: str, value: Any, *, limit: int, required: bool = True
-) -> str | None:
-    if value is None:
-        if required:
-            problems.append(
-                f"{where}: missing; give a non-empty string of at most {limit} characters"
-            )
-        return None
-    if not isinstance(value, str):
-        problems.append(f"{where}: must be a string, got {type(value).__name__}")
-        return None
-    value = value.strip()
-    if not value and required:
-        problems.append(f"{where}: is empty; give a non-empty string of at most {limit} characters")
-        return None
-    if len(value) > limit:
-        problems.append(f"{where}: {len(value)} characters, the limit is {limit}")
-        return None
-    return value or None
+def _where(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out or "input"
 
 
-def _flag(problems: list[str], where: str, value: Any, default: bool) -> bool:
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        problems.append(f"{where}: must be true or false, got {value!r}")
-        return default
-    return value
+def _words(error: Any) -> tuple[str, str]:
+    """(where, what) of one pydantic error, in the words the model is told."""
+    loc, kind, value = tuple(error["loc"]), error["type"], error.get("input")
+    ctx = error.get("ctx") or {}
+    where = _where(loc)
+    name = loc[-1] if loc else ""
+    limit = _TEXT_LIMITS.get(str(name), ctx.get("max_length"))
+    if kind == "missing":
+        return where, f"missing; give a non-empty string of at most {limit} characters"
+    if kind == "string_too_short":
+        return where, f"is empty; give a non-empty string of at most {limit} characters"
+    if kind == "string_too_long":
+        return where, f"{len(str(value).strip())} characters, the limit is {ctx['max_length']}"
+    if kind == "string_type":
+        return where, f"must be a string, got {type(value).__name__}"
+    if kind == "bool_type":
+        return where, f"must be true or false, got {value!r}"
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        return where, "must be an object" + (" with `context` and `questions`" if not loc else "")
+    if kind in ("tuple_type", "list_type"):
+        return where, f"must be a list of {MIN_QUESTIONS}–{MAX_QUESTIONS} questions"
+    if kind in ("too_short", "too_long"):
+        count = len(value) if isinstance(value, list | tuple) else "?"
+        return where, f"{count} questions, one call takes {MIN_QUESTIONS} to {MAX_QUESTIONS}"
+    if kind == "literal_error":
+        return where, f"{value!r} is not one of " + str(ctx.get("expected", "")).replace("'", "")
+    if kind in ("greater_than_equal", "less_than_equal", "float_parsing", "float_type"):
+        return where, f"must be a number from 0 to 1, got {value!r}"
+    return where + str(ctx.get("at", "")), str(error["msg"])
 
 
-def _options(problems: list[str], where: str, raw: Any) -> tuple[Option, ...]:
-    if not isinstance(raw, list):
-        problems.append(
-            f"{where}: a choice question needs a list of {MIN_OPTIONS}–{MAX_OPTIONS} options"
-        )
-        return ()
-    if not MIN_OPTIONS <= len(raw) <= MAX_OPTIONS:
-        problems.append(
-            f"{where}: {len(raw)} options, a choice question takes {MIN_OPTIONS} to {MAX_OPTIONS}"
-        )
-    options: list[Option] = []
-    seen: dict[str, int] = {}
-    for j, item in enumerate(raw, start=1):
-        at = f"{where}[{j}]"
-        if isinstance(item, str):  # a bare label is a common and harmless shorthand
-            item = {"label": item}
-        if not isinstance(item, dict):
-            problems.append(f"{at}: must be an object with a label and an optional description")
+def _problems(e: ValidationError) -> list[str]:
+    out: list[str] = []
+    unknown: dict[str, list[str]] = {}
+    for error in e.errors():
+        if error["type"] == "extra_forbidden":
+            unknown.setdefault(_where(tuple(error["loc"][:-1])), []).append(str(error["loc"][-1]))
             continue
-        unknown = set(item) - {"label", "description"}
-        if unknown:
-            problems.append(f"{at}: unknown field(s) {', '.join(sorted(unknown))}")
-        label = _text(problems, f"{at}.label", item.get("label"), limit=MAX_LABEL)
-        description = _text(
-            problems,
-            f"{at}.description",
-            item.get("description"),
-            limit=MAX_DESCRIPTION,
-            required=False,
-        )
-        if label is None:
-            continue
-        if label.casefold() in seen:
-            problems.append(f"{at}.label: {label!r} repeats option {seen[label.casefold()]}")
-        seen[label.casefold()] = j
-        options.append(Option(label=label, description=description or ""))
-    return tuple(options)
-
-
-def _question(problems: list[str], i: int, raw: Any) -> Question | None:
-    where = f"questions[{i}]"
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: must be an object")
-        return None
-    unknown = set(raw) - _QUESTION_FIELDS
-    if unknown:
-        problems.append(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
-    text = _text(problems, f"{where}.question", raw.get("question"), limit=MAX_QUESTION_TEXT)
-    header = _text(problems, f"{where}.header", raw.get("header"), limit=MAX_HEADER, required=False)
-    try:
-        qtype = QuestionType(raw.get("type") or QuestionType.SINGLE)
-    except ValueError:
-        problems.append(
-            f"{where}.type: {raw.get('type')!r} is not one of {', '.join(t.value for t in QuestionType)}"
-        )
-        return None
-    reasoning = _text(
-        problems, f"{where}.reasoning", raw.get("reasoning"), limit=MAX_REASONING, required=False
-    )
-    allow_other = _flag(problems, f"{where}.allow_other", raw.get("allow_other"), False)
-    required = _flag(problems, f"{where}.required", raw.get("required"), True)
-    recommended = raw.get("recommended")
-    options: tuple[Option, ...] = ()
-    if qtype is QuestionType.FREE_TEXT:
-        for name in ("options", "recommended", "allow_other"):
-            if raw.get(name) not in (None, False, []):
-                problems.append(f"{where}.{name}: a free_text question takes no {name}")
-        recommended = None
-    else:
-        options = _options(problems, f"{where}.options", raw.get("options"))
-        if recommended is not None:
-            if isinstance(recommended, bool) or not isinstance(recommended, int):
-                problems.append(
-                    f"{where}.recommended: must be a 1-based option number, got {recommended!r}"
-                )
-                recommended = None
-            elif not 1 <= recommended <= len(options):
-                problems.append(
-                    f"{where}.recommended: {recommended} is not an option number (1–{len(options)})"
-                )
-                recommended = None
-        if reasoning and raw.get("recommended") is None:
-            problems.append(
-                f"{where}.reasoning: explains a recommendation, so give `recommended` too"
-            )
-    if text is None:
-        return None
-    return Question(
-        question=text,
-        type=qtype,
-        options=options,
-        header=header,
-        recommended=recommended,
-        reasoning=reasoning,
-        allow_other=allow_other,
-        required=required,
-    )
+        value = error.get("input")
+        if (
+            error["type"] in ("too_short", "too_long")
+            and isinstance(value, list | tuple)
+            and MIN_QUESTIONS <= len(value) <= MAX_QUESTIONS
+        ):
+            continue  # counted after its invalid items were dropped: those are the problem
+        where, what = _words(error)
+        out.append(f"{where}: {what}")
+    out += [f"{where}: unknown field(s) {', '.join(sorted(n))}" for where, n in unknown.items()]
+    return out
 
 
 def parse_ask(raw: Any) -> Ask:
     """Validate the model's tool input; AskInvalid lists every problem, precisely."""
     if not isinstance(raw, dict):
         raise AskInvalid(["input: must be an object with `context` and `questions`"])
-    problems: list[str] = []
-    unknown = set(raw) - {"context", "questions"}
-    if unknown:
-        problems.append(f"input: unknown field(s) {', '.join(sorted(unknown))}")
-    context = _text(problems, "context", raw.get("context"), limit=MAX_CONTEXT)
-    items = raw.get("questions")
-    questions: list[Question] = []
-    if not isinstance(items, list):
-        problems.append(f"questions: must be a list of {MIN_QUESTIONS}–{MAX_QUESTIONS} questions")
-    elif not MIN_QUESTIONS <= len(items) <= MAX_QUESTIONS:
-        problems.append(
-            f"questions: {len(items)} questions, one call takes {MIN_QUESTIONS} to {MAX_QUESTIONS}"
-        )
-    else:
-        for i, item in enumerate(items, start=1):
-            q = _question(problems, i, item)
-            if q is not None:
-                questions.append(q)
-    if problems:
-        raise AskInvalid(problems)
-    assert context is not None
-    return Ask(context=context, questions=tuple(questions))
+    try:
+        return Ask.model_validate(raw)
+    except ValidationError as e:
+        raise AskInvalid(_problems(e)) from None
+
+
+def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+    """The JSON schema with $refs inlined, titles dropped and `X or null` read as optional X."""
+    if isinstance(schema, list):
+        return [_inline(s, defs) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    if "$ref" in schema:
+        out.update(_inline(defs[schema["$ref"].split("/")[-1]], defs))
+    for key, value in schema.items():
+        if key in ("title", "$defs", "default", "$ref"):
+            continue
+        out[key] = _inline(value, defs)
+    options = out.pop("anyOf", None)
+    if options is not None:
+        kept = [o for o in options if o.get("type") != "null"]
+        if len(kept) == 1:
+            out = {**kept[0], **out}
+        else:
+            out["anyOf"] = kept
+    return out
+
+
+def _input_schema() -> dict[str, Any]:
+    raw = Ask.model_json_schema()
+    schema: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
+    schema.pop("additionalProperties", None)
+    return schema
+
+
+TOOL_SCHEMA: dict[str, Any] = {
+    "name": TOOL_NAME,
+    "description": (
+        "Ask the accountant running the close to decide something that is theirs to decide "
+        "(an exception, an approval, a missing fact). The run pauses until they answer in the "
+        "thread; the result tells you what they chose, or that they cancelled or the question "
+        "expired. Put the situation and its key figures in `context`; give each option what it "
+        "books (accounts and amounts) in its description; recommend an option when the data "
+        "supports one, say why in `reasoning`, and give options a `confidence` when you can. "
+        "Never ask in plain text instead."
+    ),
+    "input_schema": _input_schema(),
+}
+
+
+# -- one object per question type ----------------------------------------
+
+
+class QuestionKind:
+    """What a question type does in a form, at the console and in the stored answer."""
+
+    type: ClassVar[QuestionType]
+    choice: ClassVar[bool] = True
+    multiple: ClassVar[bool] = False
+    label: ClassVar[str] = "Your choice"
+
+    # Block Kit
+    def element(
+        self, q: Question, options: list[dict[str, Any]], *, action_id: str, external: bool
+    ) -> dict[str, Any]:
+        """The input element; `options` are the Block Kit options, in order."""
+        few = len(q.options) <= MAX_CHOICE_BUTTONS
+        if external and not few:
+            # Served by the options listener from the store: keeps a huge form in one message.
+            element: dict[str, Any] = {
+                "type": "multi_external_select" if self.multiple else "external_select",
+                "action_id": action_id,
+                "placeholder": _plain("Type to search the options"),
+                "min_query_length": 0,
+            }
+        else:
+            kind = {
+                (False, True): "radio_buttons",
+                (False, False): "static_select",
+                (True, True): "checkboxes",
+                (True, False): "multi_static_select",
+            }[(self.multiple, few)]
+            element = {"type": kind, "action_id": action_id, "options": options}
+            if not few:
+                element["placeholder"] = _plain("Choose any" if self.multiple else "Choose one")
+        if q.recommended is not None and "options" in element:
+            chosen = options[q.recommended - 1]
+            if self.multiple:
+                element["initial_options"] = [chosen]
+            else:
+                element["initial_option"] = chosen
+        return element
+
+    def read(self, q: Question, state: dict[str, Any], other: str | None) -> Response:
+        """A submitted input's state → the Response; ValueError if it is not what was built."""
+        options = state.get("selected_options") or []
+        if state.get("selected_option"):
+            options = [state["selected_option"], *options] if isinstance(options, list) else None
+        if not isinstance(options, list):
+            raise ValueError("options")
+        selected = tuple(_option_number(o) for o in options)
+        if other and not self.multiple:
+            # A radio button cannot be cleared once one is on (and the recommended one starts
+            # on), so typed Other text is the answer to a single-choice question.
+            return Response(other=other)
+        if not selected and not other:
+            return Response(skipped=True)
+        return Response(selected=selected, other=other)
+
+    # console
+    def prompt(self, q: Question) -> str:
+        span = f"1-{len(q.options)}"
+        what = f"Choices, e.g. 1,3 [{span}]" if self.multiple else f"Choice [{span}]"
+        extras = []
+        if q.allow_other:
+            extras.append("'other: …'")
+        if not q.required:
+            extras.append("Enter to skip")
+        return f"  {what}" + (f" ({', '.join(extras)})" if extras else "") + ": "
+
+    def parse_typed(self, q: Question, raw: str) -> Response:
+        """A console line ('2', '1,3', 'other: …') as a Response; AnswerError says why not."""
+        lowered = raw.casefold()
+        if q.allow_other and lowered.startswith("other"):
+            text = raw[5:].lstrip(" :=-").strip()
+            if not text:
+                raise AnswerError(
+                    "type your answer after 'other:', e.g. other: hold until the operator replies"
+                )
+            return Response(other=text)
+        parts = [p.strip() for p in raw.replace(" ", ",").split(",") if p.strip()]
+        if not all(p.isascii() and p.isdigit() for p in parts):  # '²' is a digit, not a number
+            hint = "numbers separated by commas, e.g. 1,3" if self.multiple else "one number"
+            extra = " or 'other: your answer'" if q.allow_other else ""
+            raise AnswerError(
+                f"{raw!r} is not an option; type {hint} from 1 to {len(q.options)}{extra}"
+            )
+        return Response(selected=tuple(int(p) for p in parts))
+
+    # answers
+    def check(self, q: Question, name: str, r: Response) -> None:
+        if r.text:
+            raise AnswerError(f"{name} takes a choice, not free text")
+        bad = [n for n in r.selected if not 1 <= n <= len(q.options)]
+        if bad:
+            raise AnswerError(f"{name}: {bad[0]} is not an option (1–{len(q.options)})")
+        if len(set(r.selected)) != len(r.selected):
+            raise AnswerError(f"{name}: an option is chosen twice")
+        if r.other is not None:
+            if not q.allow_other:
+                raise AnswerError(f"{name} does not take an 'Other' answer")
+            if len(r.other) > MAX_FREE_TEXT_ANSWER:
+                raise AnswerError(
+                    f"{name}: the 'Other' text is {len(r.other)} characters, the limit is {MAX_FREE_TEXT_ANSWER}"
+                )
+        chosen = len(r.selected) + (1 if r.other else 0)
+        if not self.multiple and chosen > 1:
+            raise AnswerError(f"{name} takes one choice, got {chosen}")
+
+    def payload(self, q: Question, r: Response) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "selected": list(r.selected),
+            "labels": [q.label(n) for n in r.selected],
+        }
+        if r.other:
+            entry["other"] = r.other
+        return entry
+
+    def follows(self, q: Question, r: Response) -> bool:
+        """Whether the answer is the recommended one (no recommendation: nothing to follow)."""
+        if q.recommended is None:
+            return True
+        if r.other:
+            return False
+        if self.multiple:
+            return q.recommended in r.selected
+        return r.selected == (q.recommended,)
+
+    def default(self, q: Question) -> Response | None:
+        return Response(selected=(q.recommended,)) if q.recommended is not None else None
+
+
+class SingleChoice(QuestionKind):
+    type = QuestionType.SINGLE
+
+
+class MultipleChoice(QuestionKind):
+    type = QuestionType.MULTIPLE
+    multiple = True
+
+
+class FreeText(QuestionKind):
+    type = QuestionType.FREE_TEXT
+    choice = False
+    label = "Your answer"
+
+    def element(
+        self, q: Question, options: list[dict[str, Any]], *, action_id: str, external: bool
+    ) -> dict[str, Any]:
+        return {
+            "type": "plain_text_input",
+            "action_id": action_id,
+            "multiline": True,
+            "max_length": MAX_FREE_TEXT_ANSWER,
+        }
+
+    def read(self, q: Question, state: dict[str, Any], other: str | None) -> Response:
+        text = _typed(state)
+        return Response(text=text) if text else Response(skipped=True)
+
+    def prompt(self, q: Question) -> str:
+        return "  Your answer" + (" (Enter to skip)" if not q.required else "") + ": "
+
+    def parse_typed(self, q: Question, raw: str) -> Response:
+        return Response(text=raw)
+
+    def check(self, q: Question, name: str, r: Response) -> None:
+        if r.selected or r.other:
+            raise AnswerError(f"{name} takes a typed answer, not options")
+        if r.text is not None and len(r.text) > MAX_FREE_TEXT_ANSWER:
+            raise AnswerError(
+                f"{name}: the answer is {len(r.text)} characters, the limit is {MAX_FREE_TEXT_ANSWER}"
+            )
+
+    def payload(self, q: Question, r: Response) -> dict[str, Any]:
+        return {"text": r.text}
+
+    def follows(self, q: Question, r: Response) -> bool:
+        return True
+
+    def default(self, q: Question) -> Response | None:
+        return None
+
+
+KINDS: dict[QuestionType, QuestionKind] = {
+    k.type: k for k in (SingleChoice(), MultipleChoice(), FreeText())
+}
+
+MAX_CHOICE_BUTTONS = 10  # Slack: radio buttons and checkboxes take at most 10 options
+
+
+def _plain(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text, "emoji": True}
+
+
+def _typed(action: dict[str, Any]) -> str:
+    """The text of a text input's state ('' when there is none, or it is not text)."""
+    value = action.get("value")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _option_number(option: Any) -> int:
+    """The option number a selected option carries; ValueError if it is not ours."""
+    value = option.get("value") if isinstance(option, dict) else None
+    if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+        raise ValueError(value)
+    return int(value)
 
 
 # -- answers -------------------------------------------------------------
@@ -375,31 +637,7 @@ def check_response(q: Question, number: int, r: Response) -> None:
         if q.required:
             raise AnswerError(f"{name} is required")
         return
-    if q.type is QuestionType.FREE_TEXT:
-        if r.selected or r.other:
-            raise AnswerError(f"{name} takes a typed answer, not options")
-        if r.text is not None and len(r.text) > MAX_FREE_TEXT_ANSWER:
-            raise AnswerError(
-                f"{name}: the answer is {len(r.text)} characters, the limit is {MAX_FREE_TEXT_ANSWER}"
-            )
-        return
-    if r.text:
-        raise AnswerError(f"{name} takes a choice, not free text")
-    bad = [n for n in r.selected if not 1 <= n <= len(q.options)]
-    if bad:
-        raise AnswerError(f"{name}: {bad[0]} is not an option (1–{len(q.options)})")
-    if len(set(r.selected)) != len(r.selected):
-        raise AnswerError(f"{name}: an option is chosen twice")
-    if r.other is not None:
-        if not q.allow_other:
-            raise AnswerError(f"{name} does not take an 'Other' answer")
-        if len(r.other) > MAX_FREE_TEXT_ANSWER:
-            raise AnswerError(
-                f"{name}: the 'Other' text is {len(r.other)} characters, the limit is {MAX_FREE_TEXT_ANSWER}"
-            )
-    chosen = len(r.selected) + (1 if r.other else 0)
-    if q.type is QuestionType.SINGLE and chosen > 1:
-        raise AnswerError(f"{name} takes one choice, got {chosen}")
+    q.kind.check(q, name, r)
 
 
 def check_responses(ask: Ask, responses: dict[int, Response]) -> None:
@@ -420,13 +658,8 @@ def answer_payload(ask: Ask, responses: dict[int, Response]) -> dict[str, Any]:
         entry: dict[str, Any] = {"question": q.question}
         if r.skipped or r.empty:
             entry["skipped"] = True
-        elif q.type is QuestionType.FREE_TEXT:
-            entry["text"] = r.text
         else:
-            entry["selected"] = list(r.selected)
-            entry["labels"] = [q.label(n) for n in r.selected]
-            if r.other:
-                entry["other"] = r.other
+            entry.update(q.kind.payload(q, r))
         out[str(number)] = entry
     return out
 
@@ -443,40 +676,54 @@ def answer_text(entry: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def overrides(ask: Ask, responses: dict[int, Response]) -> list[str]:
-    """Where the person chose against the recommendation, in words (empty: they followed it)."""
-    out = []
+def overridden(ask: Ask, responses: dict[int, Response]) -> dict[int, str]:
+    """Per question number, where the person chose against the recommendation, in words."""
+    out: dict[int, str] = {}
     for number, q in enumerate(ask.questions, start=1):
         r = responses.get(number)
-        if r is None or r.skipped or r.empty or q.recommended is None:
+        if r is None or r.skipped or r.empty or q.kind.follows(q, r):
             continue
-        followed = (
-            q.recommended in r.selected
-            if q.type is QuestionType.MULTIPLE
-            else r.selected == (q.recommended,)
+        assert q.recommended is not None
+        chose = "; ".join(
+            [q.label(n) for n in r.selected] + ([f"Other: {r.other}"] if r.other else [])
         )
-        if r.other or not followed:
-            chose = "; ".join(
-                [q.label(n) for n in r.selected] + ([f"Other: {r.other}"] if r.other else [])
-            )
-            out.append(f"question {number}: {chose} over the recommended {q.label(q.recommended)}")
+        out[number] = f"question {number}: {chose} over the recommended {q.label(q.recommended)}"
     return out
 
 
-def check_rationale(ask: Ask, responses: dict[int, Response], rationale: str | None) -> list[str]:
-    """The overrides; AnswerError when there are some and no rationale says why."""
-    over = overrides(ask, responses)
-    if over and not (rationale or "").strip():
-        raise AnswerError(f"you chose {over[0]}: say why in 'Why'")
-    return over
+def overrides(ask: Ask, responses: dict[int, Response]) -> list[str]:
+    """Where the person chose against the recommendation, in words (empty: they followed it)."""
+    return list(overridden(ask, responses).values())
+
+
+def check_rationale(
+    ask: Ask, responses: dict[int, Response], rationale: str | dict[int, str] | None
+) -> list[str]:
+    """The overrides; AnswerError when one has no 'Why'. `rationale` is the form's one Why, or
+    one per question (then each overridden question needs its own)."""
+    over = overridden(ask, responses)
+    for number, words in over.items():
+        why = rationale.get(number) if isinstance(rationale, dict) else rationale
+        if not (why or "").strip():
+            raise AnswerError(
+                f"you chose {words}: say why in that question's 'Why'"
+                if isinstance(rationale, dict)
+                else f"you chose {words}: say why in 'Why'"
+            )
+    return list(over.values())
+
+
+def rationale_text(ask: Ask, whys: dict[int, str]) -> str | None:
+    """Per-question Whys as the one rationale the decision log keeps."""
+    kept = {n: w.strip() for n, w in whys.items() if w and w.strip()}
+    if not kept:
+        return None
+    if len(ask.questions) == 1:
+        return next(iter(kept.values()))
+    return "\n".join(f"Question {n}: {w}" for n, w in sorted(kept.items()))
 
 
 Rationale = str | Mapping[int, str] | None  # one form-level text, or per question (0 = the form's)
-
-
-def overridden_questions(ask: Ask, responses: dict[int, Response]) -> dict[int, str]:
-    """Question number → in words, where the person chose against the recommendation."""
-    return {int(o.split(":", 1)[0].split()[1]): o for o in overrides(ask, responses)}
 
 
 def question_whys(
@@ -497,7 +744,7 @@ def question_whys(
             for n, t in rationale.items()
             if int(n) >= 1 and int(n) <= len(ask.questions) and str(t or "").strip()
         }
-    over = overridden_questions(ask, responses)
+    over = overridden(ask, responses)
     if form:
         if len(over) == 1 and next(iter(over)) not in given:
             given[next(iter(over))] = form
@@ -513,15 +760,6 @@ def question_whys(
             )
         raise AnswerError(f"you chose {what}: say why in 'Why'")
     return given
-
-
-def rationale_text(whys: Mapping[int, str], total: int) -> str | None:
-    """The per-question reasons as one text (the questions table's rationale column)."""
-    if not whys:
-        return None
-    if len(whys) == 1:
-        return next(iter(whys.values()))
-    return "; ".join(f"question {n}: {t}" for n, t in sorted(whys.items()))
 
 
 def with_whys(answer: dict[str, Any], whys: Mapping[int, str]) -> dict[str, Any]:
@@ -547,8 +785,9 @@ def default_responses(ask: Ask) -> dict[int, Response]:
     """The recommended answers (auto mode, timeouts); NoDefaultAnswer for a required one without."""
     out: dict[int, Response] = {}
     for number, q in enumerate(ask.questions, start=1):
-        if q.recommended is not None:
-            out[number] = Response(selected=(q.recommended,))
+        default = q.kind.default(q)
+        if default is not None:
+            out[number] = default
         elif not q.required:
             out[number] = Response(skipped=True)
         else:
@@ -562,6 +801,12 @@ def has_defaults(ask: Ask) -> bool:
     except NoDefaultAnswer:
         return False
     return True
+
+
+def timeout_minutes(ask: Ask) -> int | None:
+    """The longest default wait the form's questions' complexities give, or None."""
+    found = [COMPLEXITY_MINUTES[q.complexity] for q in ask.questions if q.complexity]
+    return max(found) if found else None
 
 
 @dataclass(frozen=True)
@@ -626,25 +871,4 @@ def parse_typed(q: Question, raw: str) -> Response:
     raw = raw.strip()
     if not raw:
         return Response(skipped=True)
-    if q.type is QuestionType.FREE_TEXT:
-        return Response(text=raw)
-    lowered = raw.casefold()
-    if q.allow_other and lowered.startswith("other"):
-        text = raw[5:].lstrip(" :=-").strip()
-        if not text:
-            raise AnswerError(
-                "type your answer after 'other:', e.g. other: hold until the operator replies"
-            )
-        return Response(other=text)
-    parts = [p.strip() for p in raw.replace(" ", ",").split(",") if p.strip()]
-    if not all(p.isascii() and p.isdigit() for p in parts):  # '²' is a digit, not a number
-        hint = (
-            "one number"
-            if q.type is QuestionType.SINGLE
-            else "numbers separated by commas, e.g. 1,3"
-        )
-        extra = " or 'other: your answer'" if q.allow_other else ""
-        raise AnswerError(
-            f"{raw!r} is not an option; type {hint} from 1 to {len(q.options)}{extra}"
-        )
-    return Response(selected=tuple(int(p) for p in parts))
+    return q.kind.parse_typed(q, raw)

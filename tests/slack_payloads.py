@@ -80,8 +80,14 @@ def form_values(
                 }
             }
             continue
-        pick = picks.get(number)
         kind_of = element["type"]
+        if number in picks:
+            pick = picks[number]
+        else:  # untouched: Slack sends what the form preselected
+            first = element.get("initial_option")
+            pick = int(first["value"]) if first else None
+            if element.get("initial_options"):
+                pick = [int(o["value"]) for o in element["initial_options"]]
         if kind_of == "plain_text_input":
             state: dict[str, Any] = {"type": kind_of, "value": pick}
         elif kind_of in ("radio_buttons", "static_select"):

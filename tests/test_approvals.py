@@ -264,7 +264,7 @@ def test_each_override_needs_its_own_why_and_keeps_it() -> None:
         question_whys(ask, both, {1: "AFE approved late"})
     whys = question_whys(ask, both, {1: "AFE approved late", 2: "JOA amended"})
     assert whys == {1: "AFE approved late", 2: "JOA amended"}
-    assert rationale_text(whys, 2) == "question 1: AFE approved late; question 2: JOA amended"
+    assert rationale_text(ask, whys) == "Question 1: AFE approved late\nQuestion 2: JOA amended"
     # one override: the form's own box answers for it, and only for it
     one = {1: Response(selected=(1,)), 2: Response(selected=(2,))}
     assert question_whys(ask, one, "JOA amended") == {2: "JOA amended"}

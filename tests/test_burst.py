@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import HttpServer
 from bot.blocks import SUBMIT_ACTION
 from bot.sandbox.slack_api import FakeSlack, fake_slack
+from bot.server import HttpServer
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness
 

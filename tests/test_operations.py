@@ -74,7 +74,9 @@ def test_serve_logs_at_info_with_timestamps_a_line_per_request_and_per_turn(
 ) -> None:
     err = run_serve(fake, db_path)
     assert re.search(
-        rf"^{STAMP} INFO bot\.app: POST /slack/events command:/close → 200 in [\d.]+ ms$", err, re.M
+        rf"^{STAMP} INFO bot\.server: POST /slack/events command:/close → 200 in [\d.]+ ms$",
+        err,
+        re.M,
     ), err
     assert re.search(
         rf"^{STAMP} INFO bot\.slack_work: run \w+: starting the close → waiting in [\d.]+ s$",
@@ -89,7 +91,9 @@ def test_log_json_writes_one_object_per_line(fake: FakeSlack, db_path: Path) -> 
     err = run_serve(fake, db_path, "--log-json")
     lines = [json.loads(line) for line in err.splitlines() if line.strip()]
     assert lines and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
-    assert any(x["logger"] == "bot.app" and "command:/close → 200" in x["message"] for x in lines)
+    assert any(
+        x["logger"] == "bot.server" and "command:/close → 200" in x["message"] for x in lines
+    )
 
 
 def test_an_unreachable_slack_at_start_up_is_named_as_such(db_path: Path) -> None:

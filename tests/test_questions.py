@@ -331,3 +331,74 @@ def test_typed_answers_parse(index: int, raw: str, expected: Response) -> None:
 def test_typed_nonsense_is_explained(raw: str, message: str) -> None:
     with pytest.raises(AnswerError, match=message):
         parse_typed(_ask().questions[0], raw)
+
+
+def test_the_schema_and_the_validation_come_from_one_declaration() -> None:
+    """What the schema declares is what the validator enforces, including the optional
+    confidence and complexity (so the two can no longer drift apart)."""
+    items = TOOL_SCHEMA["input_schema"]["properties"]["questions"]["items"]["properties"]
+    option = items["options"]["items"]["properties"]
+    assert (option["confidence"]["minimum"], option["confidence"]["maximum"]) == (0, 1)
+    assert items["complexity"]["enum"] == ["low", "medium", "high"]
+    assert items["header"]["maxLength"] == 24 and option["label"]["maxLength"] == 75
+    assert "$ref" not in json.dumps(TOOL_SCHEMA) and "null" not in json.dumps(TOOL_SCHEMA)
+    ok = parse_ask(
+        {
+            "context": "c",
+            "questions": [
+                q(
+                    options=[{"label": "A", "confidence": 0.8}, {"label": "B", "confidence": 0}],
+                    recommended=1,
+                    complexity="high",
+                )
+            ],
+        }
+    )
+    assert ok.questions[0].confidence(1) == 0.8 and ok.questions[0].complexity == "high"
+    for bad, expected in [
+        ({"label": "A", "confidence": 1.5}, "questions[1].options[1].confidence: must be a number"),
+        ({"label": "A", "confidence": "high"}, "questions[1].options[1].confidence: must be"),
+    ]:
+        found = problems({"context": "c", "questions": [q(options=[bad, {"label": "B"}])]})
+        assert any(p.startswith(expected) for p in found), found
+    found = problems({"context": "c", "questions": [q(complexity="extreme")]})
+    assert any(p.startswith("questions[1].complexity: 'extreme' is not one of") for p in found)
+
+
+def test_each_question_type_is_one_object_for_form_console_and_payload() -> None:
+    from bot.questions import KINDS
+
+    assert set(KINDS) == set(QuestionType)
+    ask = _ask()
+    single, multiple, free = ask.questions
+    options = [
+        {"text": {"type": "plain_text", "text": o.label}, "value": str(n)}
+        for n, o in enumerate(single.options, 1)
+    ]
+    element = single.kind.element(single, options, action_id="answer", external=False)
+    assert element["type"] == "radio_buttons" and element["initial_option"] == options[0]
+    assert (
+        multiple.kind.element(multiple, options, action_id="answer", external=False)["type"]
+        == "checkboxes"
+    )
+    assert (
+        free.kind.element(free, [], action_id="answer", external=False)["type"]
+        == "plain_text_input"
+    )
+    assert single.kind.read(single, {"selected_option": {"value": "2"}}, None) == Response(
+        selected=(2,)
+    )
+    assert free.kind.read(free, {"value": " memo "}, None) == Response(text="memo")
+    assert "1,3" in multiple.kind.prompt(multiple) and "Your answer" in free.kind.prompt(free)
+    assert multiple.kind.payload(multiple, Response(selected=(2,))) == {
+        "selected": [2],
+        "labels": ["y"],
+    }
+
+
+def test_complexity_sets_the_default_wait() -> None:
+    from bot.questions import COMPLEXITY_MINUTES, timeout_minutes
+
+    ask = parse_ask({"context": "c", "questions": [q(complexity="low"), q(complexity="high")]})
+    assert timeout_minutes(ask) == COMPLEXITY_MINUTES["high"] > COMPLEXITY_MINUTES["low"]
+    assert timeout_minutes(parse_ask({"context": "c", "questions": [q()]})) is None

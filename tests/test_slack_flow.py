@@ -142,7 +142,7 @@ def test_a_required_question_left_empty_is_named_and_the_form_kept(
     run = bot.start()
     question_id = bot.pending(run.id)
     before = json.dumps(bot.form_of(question_id)["blocks"])
-    bot.submit(question_id, {1: 1})
+    bot.submit(question_id, {1: 1, 2: None})  # question 2's preselection taken away
     bot.idle()
     (notice,) = bot.ephemerals_to("UALICE")
     assert "Not submitted: question 2 (WI/NRI · Smith 14-2H) is required" in notice

@@ -250,6 +250,27 @@ class _Checker:
                 not isinstance(limit, int) or not 1 <= limit <= MAX_INPUT_LENGTH
             ):
                 self.bad(f"{p}/max_length", f"must be between 1 and {MAX_INPUT_LENGTH}")
+        if kind in CHOICE_ELEMENTS or kind in STATIC_SELECTS:
+            self.initial(el, p)
+
+    def initial(self, el: dict[str, Any], p: str) -> None:
+        """initial_option(s) must be exactly one of the element's options."""
+        offered = [o for o in _options_of(el) if isinstance(o, dict)]
+        given = (
+            [el["initial_option"]]
+            if el.get("initial_option") is not None
+            else list(el.get("initial_options") or [])
+        )
+        name = "initial_option" if el.get("initial_option") is not None else "initial_options"
+        if el.get("initial_option") is not None and el["type"] in (
+            "checkboxes",
+            "multi_static_select",
+        ):
+            self.bad(f"{p}/initial_option", "use initial_options for a multi-select element")
+        for i, option in enumerate(given):
+            if option not in offered:
+                where = f"{p}/{name}" + ("" if name == "initial_option" else f"/{i}")
+                self.bad(where, "must match one of the provided options")
 
     def options(self, options: Any, limit: int, p: str) -> None:
         for i, opt in enumerate(self.items(options, limit, p)):
@@ -275,3 +296,11 @@ class _Checker:
         self.text(c.get("text"), MAX_CONFIRM_TEXT, f"{p}/text")
         self.text(c.get("confirm"), MAX_CONFIRM_BUTTON, f"{p}/confirm", plain_only=True)
         self.text(c.get("deny"), MAX_CONFIRM_BUTTON, f"{p}/deny", plain_only=True)
+
+
+def _options_of(el: dict[str, Any]) -> list[Any]:
+    options = list(el.get("options") or [])
+    for group in el.get("option_groups") or []:
+        if isinstance(group, dict):
+            options.extend(group.get("options") or [])
+    return options

@@ -418,14 +418,25 @@ def form_state(blocks: list[dict[str, Any]], picks: dict[str, Any]) -> dict[str,
         element = block.get("element") if block.get("type") == "input" else None
         if not element or "block_id" not in block:
             continue
-        pick = picks.get(block["block_id"])
         kind = element["type"]
+        # untouched: Slack sends what the form preselected
+        pick = picks[block["block_id"]] if block["block_id"] in picks else _initial(element)
         if kind in CHOICE_STATE:
             state = {"type": kind, **_choice_state(element, pick)}
         else:
             state = {"type": kind, "value": pick if isinstance(pick, str) and pick else None}
         values[block["block_id"]] = {element.get("action_id", ""): state}
     return values
+
+
+def _initial(element: dict[str, Any]) -> Any:
+    if element.get("initial_option"):
+        return element["initial_option"].get("value")
+    if element.get("initial_options"):
+        return [o.get("value") for o in element["initial_options"]]
+    return (
+        element.get("initial_value") or element.get("initial_date") or element.get("initial_user")
+    )
 
 
 def _choice_state(element: dict[str, Any], pick: Any) -> dict[str, Any]:

@@ -14,13 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.app import EVENTS_PATH, HttpServer, Service, build_service
+from bot.app import Service, build_service
 from bot.config import Settings
 from bot.models import Model
 from bot.sandbox.client import SlackClient
 from bot.sandbox.http import LoopbackServer
 from bot.sandbox.page import Page
 from bot.sandbox.slack_api import BOT_USER, Channel, FakeSlack, Person
+from bot.server import EVENTS_PATH, HttpServer
 from bot.store import Store
 
 STARTER = Person("UALICE", "Alice Park", "Senior accountant · starts the close", "#e8912d")

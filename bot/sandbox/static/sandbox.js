@@ -271,7 +271,7 @@ function renderElement(element, block, message, where) {
     case "radio_buttons":
     case "checkboxes": {
       const multi = element.type === "checkboxes";
-      const draft = getDraft(message, blockId);
+      const draft = getDraft(message, blockId) ?? initialPick(element);
       const chosen = multi ? new Set(draft || []) : new Set(draft ? [draft] : []);
       return el("div", { class: "choices", role: multi ? "group" : "radiogroup" }, (element.options || []).map((option) => {
         const input = el("input", { type: multi ? "checkbox" : "radio", name, value: option.value, checked: chosen.has(option.value) });
@@ -288,7 +288,7 @@ function renderElement(element, block, message, where) {
       const options = allOptions(element);
       const select = el("select", { class: "select", "aria-label": plainText(element.placeholder) || "Select an item" },
         el("option", { value: "", disabled: true, selected: !getDraft(message, blockId) }, plainText(element.placeholder) || "Select an item"),
-        options.map((o) => el("option", { value: o.value, selected: getDraft(message, blockId) === o.value }, plainText(o.text))));
+        options.map((o) => el("option", { value: o.value, selected: (getDraft(message, blockId) ?? initialPick(element)) === o.value }, plainText(o.text))));
       select.addEventListener("change", () => changed(select.value, select.value));
       return select;
     }
@@ -327,6 +327,13 @@ function renderElement(element, block, message, where) {
     default:
       return el("span", { class: "context" }, `(${element.type})`);
   }
+}
+
+// What an untouched input holds: the option(s) the form preselected, as Slack sends them.
+function initialPick(element) {
+  if (element.initial_option) return element.initial_option.value;
+  if (element.initial_options) return element.initial_options.map((o) => o.value);
+  return undefined;
 }
 
 function allOptions(element) {
@@ -375,7 +382,7 @@ function picksOf(message) {
   const picks = {};
   for (const block of message.blocks || []) {
     if (block.type !== "input" || !block.block_id) continue;
-    const draft = getDraft(message, block.block_id);
+    const draft = getDraft(message, block.block_id) ?? initialPick(block.element || {});
     if (draft !== undefined) picks[block.block_id] = draft;
   }
   return picks;
