@@ -159,6 +159,42 @@ def fits(blocks: list[dict[str, Any]]) -> bool:
 # -- status -------------------------------------------------------------
 
 
+def stop_button(run_id: str) -> dict[str, Any]:
+    """Stop, behind a confirm: the turn ends at its next step, open questions are cancelled."""
+    return {
+        "type": "button",
+        "action_id": STOP_ACTION,
+        "text": plain("Stop", MAX_BUTTON_TEXT),
+        "style": "danger",
+        "value": run_id,
+        "confirm": {
+            "title": plain("Stop this close?", MAX_CONFIRM_TITLE),
+            "text": plain(
+                "The close stops at its next step and any open question is cancelled. Nothing already posted is undone.",
+                MAX_CONFIRM_TEXT,
+            ),
+            "confirm": plain("Stop", MAX_CONFIRM_BUTTON),
+            "deny": plain("Keep going", MAX_CONFIRM_BUTTON),
+        },
+    }
+
+
+def root_blocks(title: str, state: str, *, stop_run_id: str | None = None) -> list[dict[str, Any]]:
+    """The close's message in the channel: what it is and, live, where it stands (running
+    step, waiting on whom, finished / stopped / failed with the reason); Stop while it runs.
+    `title` and `state` are mrkdwn the caller made safe."""
+    out: list[dict[str, Any]] = [section(f"*{title}*"), context(state)]
+    if stop_run_id:
+        out.append(
+            {
+                "type": "actions",
+                "block_id": block_id("root-stop", 0, stop_run_id),
+                "elements": [stop_button(stop_run_id)],
+            }
+        )
+    return out
+
+
 def status_blocks(
     title: str,
     steps: Iterable[tuple[str, str]],

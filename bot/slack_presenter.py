@@ -22,6 +22,7 @@ from bot.close.controls import APPROVAL_HEADERS, header_of
 from bot.close.data import period_label
 from bot.close.ledger import Ledger
 from bot.close.master import money
+from bot.close.progress import intake_figures, loading_messages, step_lines
 from bot.debounce import Debounce
 from bot.identity import mention
 from bot.questions import answer_text
@@ -57,6 +58,18 @@ def who_may_answer(run: Run, approvers: frozenset[str]) -> str:
     return text
 
 
+# A step's state as a task of the streamed plan (Slack's task_update statuses).
+TASK_STATUS = {
+    "pending": "pending",
+    "running": "in_progress",
+    "waiting": "in_progress",
+    "done": "complete",
+    "failed": "error",
+    "stopped": "error",
+}
+PLAN_MODE = "plan"
+
+
 def status_title(run: Run, status: str | None = None) -> str:
     state = status or run.status
     word = {
@@ -84,8 +97,19 @@ class SlackPresenter:
         steps: Sequence[str],
         approvers: frozenset[str] = frozenset(),
         reminder: timedelta | None = None,
+        plan: bool = True,
     ) -> None:
         self.client = client
+        # The status message as a plan streamed with chat.startStream; where Slack refuses the
+        # stream, an ordinary message moved with chat.update (what the plan falls back to).
+        self.plan = plan
+        self._team_id: str | None = None
+        # status ts → True while it is a live stream, False once it is an ordinary message
+        # (refused, or the stream ended); unknown after a restart: tried as a stream first.
+        self._streams: dict[str, bool] = {}
+        self._tasks_shown: dict[str, dict[str, tuple[str, str]]] = {}  # ts → task id → shown
+        self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
+        self._status_step: dict[str, str | None] = {}  # run → the step its status line names
         self.store = store
         self.steps = list(steps)
         self.approvers = approvers
@@ -121,29 +145,203 @@ class SlackPresenter:
         run = self.store.run(run_id)
         assert run.channel
         if not run.thread_ts:
-            title = outgoing(
-                f"Month-end close · {period_label(run.period)} · started by <@{run.started_by}>",
-                [run.started_by or ""],
-            )
-            root = self.client.chat_postMessage(
-                channel=run.channel, text=title, blocks=[blocks.section(f"*{title}*")]
-            )
+            title, root_blocks = self._root(run)
+            root = self.client.chat_postMessage(channel=run.channel, text=title, blocks=root_blocks)
             self.store.set_run_thread(
                 run_id, channel=root["channel"], thread_ts=root["ts"], status_ts=None
             )
             run = self.store.run(run_id)
         if not run.status_ts:
             assert run.channel and run.thread_ts
-            status = self.client.chat_postMessage(
-                channel=run.channel,
-                thread_ts=run.thread_ts,
-                text=outgoing(status_title(run)),
-                blocks=self._status(run, run.steps),
-            )
+            status_ts = self._start_plan(run)
+            if status_ts is None:
+                status = self.client.chat_postMessage(
+                    channel=run.channel,
+                    thread_ts=run.thread_ts,
+                    text=outgoing(status_title(run)),
+                    blocks=self._status(run, run.steps),
+                )
+                status_ts = str(status["ts"])
+                self._streams[status_ts] = False
             self.store.set_run_thread(
-                run_id, channel=run.channel, thread_ts=run.thread_ts, status_ts=status["ts"]
+                run_id, channel=run.channel, thread_ts=run.thread_ts, status_ts=status_ts
             )
         return self.store.run(run_id)
+
+    # -- the root message: the close's live state in the channel -----------------
+
+    def _root(self, run: Run) -> tuple[str, list[dict[str, Any]]]:
+        """(notification text, blocks) of the close's message in the channel, as it stands."""
+        people = [run.started_by or "", *self.approvers]
+        title = outgoing(
+            f"Month-end close · {period_label(run.period)} · started by <@{run.started_by}>",
+            [run.started_by or ""],
+        )
+        state = self.state_line(run)
+        live = run.status in ("running", "waiting") and not run.stop_requested_by
+        return title, blocks.root_blocks(
+            title, outgoing(state, people), stop_run_id=run.id if live else None
+        )
+
+    def state_line(self, run: Run) -> str:
+        """Where the close stands, in one line (plain text; mentions of its people)."""
+        running = [s for s, state in run.steps.items() if state == "running"]
+        if run.status == "running":
+            return f"⏳ Running: {running[-1]}" if running else "⏳ Running"
+        if run.status == "waiting":
+            pending = self.store.pending_question(run.id)
+            what = f" — {header_of(pending)}" if pending is not None and header_of(pending) else ""
+            return f"🙋 Waiting on {who_may_answer(run, self.approvers)}{what}"
+        if run.status == "done":
+            return "✅ Finished: every step ran"
+        if run.status == "cancelled":
+            by = run.stop_requested_by
+            return f"⏹ Stopped by <@{by}>" if by else "⏹ Stopped"
+        if run.status == "failed":
+            return f"❌ Failed: {run.error or 'see the thread'}"
+        return run.status
+
+    def update_root(self, run: Run) -> None:
+        """Move the channel message to the run's state (only when it would change)."""
+        if not (run.channel and run.thread_ts):
+            return
+        text, root_blocks = self._root(run)
+        shown = json.dumps([text, root_blocks], sort_keys=True)
+        with self._shown_lock:
+            if self._shown.get(run.thread_ts) == shown:
+                return
+        self.client.chat_update(
+            channel=run.channel, ts=run.thread_ts, text=text, blocks=root_blocks
+        )
+        with self._shown_lock:
+            self._shown[run.thread_ts] = shown
+
+    # -- the plan: the close's steps streamed as tasks ---------------------------
+
+    def team_id(self) -> str | None:
+        """The workspace's id (auth.test, once), for a stream's recipient_team_id."""
+        if self._team_id is None:
+            try:
+                self._team_id = str(self.client.auth_test().get("team_id") or "") or None
+            except SlackApiError as e:
+                log.warning("auth.test failed: %s", slack_error(e))
+        return self._team_id
+
+    def _tasks(self, run: Run, steps: dict[str, str]) -> list[dict[str, Any]]:
+        """One task_update chunk per step: its state and its one-line result."""
+        results = step_lines(self.store, run.id)
+        ordered = [*self.steps, *(s for s in steps if s not in self.steps)]
+        chunks = []
+        for n, step in enumerate(ordered, start=1):
+            state = steps.get(step, "pending")
+            chunk: dict[str, Any] = {
+                "type": "task_update",
+                "id": f"step-{n}",
+                "title": step,
+                "status": TASK_STATUS.get(state, "pending"),
+            }
+            line = results.get(step) if state != "pending" else None
+            if state == "waiting":
+                line = f"{line} · waiting on a decision" if line else "waiting on a decision"
+            if state == "stopped":
+                line = f"{line} · stopped" if line else "stopped"
+            if line:
+                chunk["output"] = outgoing(line)
+            chunks.append(chunk)
+        return chunks
+
+    def _start_plan(self, run: Run) -> str | None:
+        """chat.startStream with the steps as a plan; None where Slack refuses (the caller
+        posts the ordinary status message instead)."""
+        if not self.plan or not (run.channel and run.thread_ts):
+            return None
+        team = self.team_id()
+        tasks = self._tasks(run, run.steps)
+        try:
+            response = self.client.chat_startStream(
+                channel=run.channel,
+                thread_ts=run.thread_ts,
+                recipient_user_id=run.started_by,
+                recipient_team_id=team,
+                task_display_mode=PLAN_MODE,
+                chunks=[{"type": "plan_update", "title": status_title(run)}, *tasks],
+            )
+        except SlackApiError as e:
+            log.info(
+                "run %s: the plan cannot be streamed here (%s); a status message instead",
+                run.id,
+                slack_error(e),
+            )
+            return None
+        ts = str(response["ts"])
+        self._streams[ts] = True
+        self._tasks_shown[ts] = {t["id"]: (t["status"], t.get("output", "")) for t in tasks}
+        return ts
+
+    def _move_plan(
+        self, run: Run, steps: dict[str, str], *, final: bool, note: str | None = None
+    ) -> bool:
+        """The plan's changed tasks appended (stopped with the final state when `final`);
+        False when the status message is not (or no longer) a stream."""
+        ts = run.status_ts
+        if not (self.plan and ts and run.channel) or self._streams.get(ts) is False:
+            return False
+        tasks = self._tasks(run, steps)
+        shown = self._tasks_shown.get(ts, {})
+        changed = [t for t in tasks if shown.get(t["id"]) != (t["status"], t.get("output", ""))]
+        try:
+            if final:
+                last: list[dict[str, Any]] = [{"type": "plan_update", "title": status_title(run)}]
+                if note:
+                    last.append({"type": "markdown_text", "text": outgoing(note, self.people(run))})
+                self.client.chat_stopStream(channel=run.channel, ts=ts, chunks=[*last, *changed])
+                self._streams[ts] = False  # further changes (a retry) move it as a message
+            elif changed:
+                self.client.chat_appendStream(channel=run.channel, ts=ts, chunks=changed)
+        except SlackApiError as e:
+            log.info(
+                "run %s: the plan no longer streams (%s); its message is updated instead",
+                run.id,
+                slack_error(e),
+            )
+            self._streams[ts] = False
+            return False
+        self._streams.setdefault(ts, True)
+        self._tasks_shown[ts] = {t["id"]: (t["status"], t.get("output", "")) for t in tasks}
+        return True
+
+    # -- the thread's status line (assistant.threads.setStatus) -----------------
+
+    def set_status(self, run_id: str, step: str | None = None) -> None:
+        """ "closebot is working…" under the thread, with loading messages naming the step."""
+        run = self.store.run(run_id)
+        if not (run.channel and run.thread_ts):
+            return
+        if run.id not in self._figures or not self._figures[run.id]:
+            self._figures[run.id] = intake_figures(self.store, run.id)
+        messages = loading_messages(step, period_label(run.period), self._figures[run.id])
+        self._status_step[run_id] = step
+        try:
+            self.client.assistant_threads_setStatus(
+                channel_id=run.channel,
+                thread_ts=run.thread_ts,
+                status="is working on the close…",
+                loading_messages=[outgoing(m) for m in messages],
+            )
+        except SlackApiError as e:  # a nicety: the plan still shows where the close is
+            log.info("run %s: status not set: %s", run_id, slack_error(e))
+
+    def clear_status(self, run_id: str) -> None:
+        self._status_step.pop(run_id, None)
+        run = self.store.run(run_id)
+        if not (run.channel and run.thread_ts):
+            return
+        try:
+            self.client.assistant_threads_setStatus(
+                channel_id=run.channel, thread_ts=run.thread_ts, status=""
+            )
+        except SlackApiError as e:
+            log.info("run %s: status not cleared: %s", run_id, slack_error(e))
 
     def _status(
         self, run: Run, steps: dict[str, str], note: str | None = None
@@ -167,6 +365,12 @@ class SlackPresenter:
                 self._final.add(run_id)
             run = self.store.run(run_id)
             if not (run.channel and run.status_ts):
+                return
+            try:
+                self.update_root(run)
+            except SlackApiError as e:  # the plan still shows the state
+                log.warning("run %s: channel message not updated: %s", run_id, slack_error(e))
+            if self._move_plan(run, run.steps, final=final, note=note):
                 return
             safe_note = outgoing(note, self.people(run)) if note else None
             text = outgoing(status_title(run))
@@ -245,6 +449,9 @@ class SlackPresenter:
             log.warning("run %s: narration not posted: %s", run_id, slack_error(e))
 
     def progress(self, run_id: str, steps: dict[str, str]) -> None:
+        running = next((s for s, state in steps.items() if state == "running"), None)
+        if running and self._status_step.get(run_id) != running:
+            self.set_status(run_id, running)  # the status line names the step now working
         with self._status_locks[hash(run_id) % len(self._status_locks)]:
             self._final.discard(run_id)  # the run moves again
         self._status_updates.touch(run_id)
@@ -274,18 +481,6 @@ class SlackPresenter:
         if not self.store.audit_events(run_id, kind="reports_uploaded"):
             self.upload_reports(run_id)
             self.store.audit(run_id=run_id, kind="reports_uploaded", actor=None)
-        self._react(run_id, "white_check_mark")
-
-    def _react(self, run_id: str, name: str) -> None:
-        """Mark the root message, so the channel sees at a glance which closes are finished."""
-        run = self.store.run(run_id)
-        if not (run.channel and run.thread_ts):
-            return
-        try:
-            self.client.reactions_add(channel=run.channel, timestamp=run.thread_ts, name=name)
-        except SlackApiError as e:
-            if e.response.get("error") != "already_reacted":
-                log.warning("run %s: could not add :%s: (%s)", run_id, name, slack_error(e))
 
     def failed(self, run_id: str, error: str) -> None:
         run = self.store.run(run_id)

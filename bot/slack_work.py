@@ -84,15 +84,19 @@ class SlackWork:
                     log.info("run %s: %s left to %s, which holds its lease", run_id, what, holder)
                     return
                 self._doing[run_id] = what
-                timer = threading.Timer(self.still_working_after, self._still_working, (run_id,))
-                timer.daemon = True
+                done = threading.Event()
+                self._show_working(run_id)
+                timer = threading.Thread(
+                    target=self._still_working, args=(run_id, done), daemon=True
+                )
                 timer.start()
                 started = time.monotonic()
                 try:
                     work()
                 finally:
-                    timer.cancel()
+                    done.set()
                     self._doing.pop(run_id, None)
+                    self.presenter.clear_status(run_id)
                 log.info(
                     "run %s: %s → %s in %.1f s",
                     run_id,
@@ -109,15 +113,18 @@ class SlackWork:
         step = f"the {running[-1]} step" if running else None
         return step or self._doing.get(run_id) or "the previous step"
 
-    def _still_working(self, run_id: str) -> None:
+    def _show_working(self, run_id: str) -> None:
+        """The thread's status line (assistant.threads.setStatus) naming what the run does."""
         try:
-            self.presenter.post(
-                run_id,
-                f"⏳ Still working on {self.doing(run_id)} — it is taking a while; "
-                "I'll post here as soon as it is done.",
-            )
+            running = [s for s, st in self.store.run(run_id).steps.items() if st == "running"]
+            self.presenter.set_status(run_id, running[-1] if running else None)
         except Exception as e:  # a notice only
-            log.warning("run %s: 'still working' not posted: %s", run_id, e)
+            log.warning("run %s: status not shown: %s", run_id, e)
+
+    def _still_working(self, run_id: str, done: threading.Event) -> None:
+        """While a turn works, its status is set again before Slack's two minutes clear it."""
+        while not done.wait(self.still_working_after):
+            self._show_working(run_id)
 
     # -- what listeners ask for ---------------------------------------------
 

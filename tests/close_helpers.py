@@ -157,3 +157,9 @@ def close_run(
         outcome = loop.advance(run.id)
     assert isinstance(outcome, (Finished, Failed)), f"still paused after {max_forms} forms"
     return CloseRun(store=store, run_id=run.id, outcome=outcome, presenter=presenter, asks=asks)
+
+
+def names_line(ref: str, file: str, line: int) -> bool:
+    """Does an entry line's ref ('jib.csv:6', or summarized 'jib.csv:2,6') name `file` line `line`?"""
+    name, _, numbers = ref.partition(":")
+    return name == file and str(line) in numbers.split(" ")[0].split(",")

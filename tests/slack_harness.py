@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from datetime import datetime
@@ -50,6 +51,34 @@ def settings_for(fake: FakeSlack, db_path: Path, **extra: str) -> Settings:
     return Settings.from_env(env)
 
 
+# A streamed plan's task, in the words of the status message it replaces.
+TASK_WORDS = {"pending": "not run yet", "in_progress": "running", "complete": "done"}
+
+
+def status_text(message: dict[str, Any]) -> str:
+    """The status message as a person reads it: the streamed plan's title and one line per
+    step ("✅ Intake — done · 1 exception, all decided"), or an ordinary message's blocks."""
+    stream = message.get("stream")
+    if not stream:
+        return json.dumps(message["blocks"], ensure_ascii=False)
+    lines = [stream.get("title") or ""]
+    for task in stream["tasks"]:
+        output = task.get("output") or ""
+        word = TASK_WORDS.get(task["status"], "failed")
+        if "waiting on a decision" in output:
+            word = "waiting on you"
+        elif task["status"] == "error" and output.endswith("stopped"):
+            word = "stopped"
+        lines.append(f"{task['title']} — {word}" + (f" · {output}" if output else ""))
+    return "\n".join([*lines, stream.get("text") or ""])
+
+
+def refuse_streams(fake: FakeSlack) -> None:
+    """A workspace where chat.startStream is refused: the status message is an ordinary
+    message moved with chat.update (the plan's fallback)."""
+    fake.fail("chat.startStream", error="not_allowed_token_type", times=1_000)
+
+
 class Harness:
     def __init__(
         self,
@@ -96,6 +125,10 @@ class Harness:
 
     def message(self, ts: str) -> dict[str, Any]:
         return self.fake.messages[ts]
+
+    def status(self, run: Run) -> str:
+        """The run's status message (the streamed plan), as text."""
+        return status_text(self.message(self.store.run(run.id).status_ts or ""))
 
     def form_of(self, question_id: str) -> dict[str, Any]:
         record = self.store.question(question_id)

@@ -11,7 +11,7 @@ import pytest
 
 from bot.agent_loop import Failed, Finished
 from bot.close.registry import STEPS
-from tests.close_helpers import choose_label, close_run
+from tests.close_helpers import choose_label, close_run, names_line
 from tests.period_kit import append, edit, write_period
 
 
@@ -176,7 +176,7 @@ def test_an_unknown_property_is_asked_while_the_rest_of_the_close_goes_on(
     assert "property AC-9" in exc["details"]["question"] and exc["resolution"] == "map:W-A"
     steps = run.store.run(run.run_id).steps
     assert [steps.get(s) for s in STEPS] == ["done"] * 8
-    mapped = [x for x in run.lines() if x["ref"] == "jib.csv:6"]
+    mapped = [x for x in run.lines() if names_line(x["ref"], "jib.csv", 6)]
     assert mapped[0]["account"] == "6210" and mapped[0]["well_id"] == "W-A"
 
 
@@ -188,7 +188,7 @@ def test_an_unknown_property_held_in_suspense_books_1395(kit: Path, db_path: Pat
     )
     run = close_run(kit, db_path)
     assert run.exception("unknown_property:jib:6")["resolution"] == "suspense"
-    held = [x for x in run.lines() if x["ref"] == "jib.csv:6"]
+    held = [x for x in run.lines() if names_line(x["ref"], "jib.csv", 6)]
     assert held[0]["account"] == "1395" and held[0]["debit"] == Decimal("2000.00")
 
 

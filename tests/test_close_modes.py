@@ -95,6 +95,27 @@ def test_a_step_that_fails_mid_run_exits_1_naming_the_step(tmp_path: Path, db_pa
     assert Store(db_path).run(run_id).status == "failed"
 
 
+def test_a_resumed_run_whose_files_changed_says_the_data_changed(
+    tmp_path: Path, db_path: Path
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(SAMPLE_DIR, data)
+    first = closebot("run", "2026-10", "--data", str(data), stdin="")
+    assert first.returncode == 3
+    run_id = run_id_of(first.stdout)
+    jib = data / "2026-10" / "jib.csv"
+    jib.write_text(
+        jib.read_text().replace("48000.00,0.27500000,13200.00", "48000.00,0.27500000,13200.01")
+    )
+    resumed = closebot("resume", run_id, "--data", str(data), stdin="5\n" + "1\n" * 40)
+    assert resumed.returncode == 1, resumed.stdout[-2000:]
+    assert "the data changed: jib.csv of 2026-10" in resumed.stdout
+    assert "Traceback" not in resumed.stdout + resumed.stderr
+    store = Store(db_path)
+    assert store.run(run_id).status == "failed"
+    assert Ledger(store).current_batch(run_id) is None  # nothing drafted from the changed files
+
+
 def test_a_failed_step_shows_as_failed_in_slack(
     fake: FakeSlack, db_path: Path, tmp_path: Path
 ) -> None:
@@ -107,11 +128,12 @@ def test_a_failed_step_shows_as_failed_in_slack(
     try:
         run = bot.start()
         assert bot.store.run(run.id).status == "failed"
-        status = json.dumps(bot.message(run.status_ts or "")["blocks"], ensure_ascii=False)
-        assert "❌ Intake — failed" in status and status.count("not run yet") == 7
+        status = bot.status(run)
+        assert "Intake — failed" in status and status.count("not run yet") == 7
         texts = [m["text"] for m in fake.thread(run.thread_ts or "")]
         assert any("the step 'Intake' failed" in t and "prices.csv line 2" in t for t in texts)
-        assert fake.to("reactions.add") == []  # no ✅ on a failed close
+        root = json.dumps(bot.message(run.thread_ts or "")["blocks"], ensure_ascii=False)
+        assert "❌ Failed: the step 'Intake' failed" in root and "Finished" not in root
     finally:
         bot.close()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from bot.debounce import Debounce
 from bot.sandbox.slack_api import FakeSlack
-from tests.slack_harness import Harness
+from tests.slack_harness import Harness, refuse_streams
 
 
 class Sent:
@@ -77,6 +77,7 @@ def status_updates(fake: FakeSlack, ts: str) -> list[dict[str, object]]:
 def test_a_turn_moves_the_status_message_once_and_ends_on_its_true_state(
     fake: FakeSlack, db_path: Path
 ) -> None:
+    refuse_streams(fake)  # the status message as an ordinary message, moved by chat.update
     bot = Harness(fake, db_path)
     run = bot.start()  # intake runs, then the first question
     status_ts = bot.store.run(run.id).status_ts
@@ -93,6 +94,7 @@ def test_a_turn_moves_the_status_message_once_and_ends_on_its_true_state(
 def test_a_folded_update_still_in_flight_never_lands_after_the_final_state(
     fake: FakeSlack, db_path: Path
 ) -> None:
+    refuse_streams(fake)  # the status message as an ordinary message, moved by chat.update
     bot = Harness(fake, db_path)
     run = bot.start()
     presenter = bot.service.presenter
@@ -124,6 +126,7 @@ def test_a_folded_update_still_in_flight_never_lands_after_the_final_state(
 def test_a_folded_update_sent_after_a_failure_leaves_the_failure_showing(
     fake: FakeSlack, db_path: Path
 ) -> None:
+    refuse_streams(fake)  # the status message as an ordinary message, moved by chat.update
     bot = Harness(fake, db_path)
     run = bot.start()
     presenter = bot.service.presenter
@@ -142,6 +145,7 @@ def test_a_folded_update_sent_after_a_failure_leaves_the_failure_showing(
 def test_a_whole_close_moves_each_message_once_a_turn_and_ends_on_its_final_state(
     fake: FakeSlack, db_path: Path
 ) -> None:
+    refuse_streams(fake)  # the status message as an ordinary message, moved by chat.update
     bot = Harness(fake, db_path)
     began = time.monotonic()
     run = bot.start()

@@ -16,6 +16,7 @@ import pytest
 from bot.blocks import RETRY_ACTION, STOP_ACTION
 from bot.errors import ModelUnavailableError
 from bot.sandbox.slack_api import FakeSlack
+from bot.store import Run
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
 from tests.slack_harness import Harness
 
@@ -170,6 +171,7 @@ def test_a_root_post_that_fails_once_is_opened_by_the_watchdog(
 def test_a_root_posted_but_its_status_message_lost_is_completed_not_doubled(
     bot: Harness, fake: FakeSlack, clock: Clock
 ) -> None:
+    fake.fail("chat.startStream", status=500)  # the plan, then its fallback message, both lost
     fake.fail("chat.postMessage", status=500, when=lambda p: bool(p.get("thread_ts")))
     bot.command("2026-10")
     bot.idle()
@@ -302,8 +304,8 @@ def test_stop_on_a_waiting_run_cancels_its_question_and_says_who_stopped_it(
     bot: Harness, fake: FakeSlack
 ) -> None:
     run = bot.start()
-    status = bot.message(run.status_ts or "")
-    (stop,) = status["blocks"][-1]["elements"]
+    root = bot.message(run.thread_ts or "")  # Stop is on the close's message in the channel
+    (stop,) = root["blocks"][-1]["elements"]
     assert stop["action_id"] == STOP_ACTION and stop["confirm"]["confirm"]["text"] == "Stop"
     bot.press(STOP_ACTION, run.id, user="UAPPROVER")
     bot.idle()
@@ -311,11 +313,11 @@ def test_stop_on_a_waiting_run_cancels_its_question_and_says_who_stopped_it(
     assert run.status == "cancelled" and run.stop_requested_by == "UAPPROVER"
     assert bot.store.question(Q).status == "cancelled"
     assert not [b for b in bot.form_of(Q)["blocks"] if b["type"] in ("input", "actions")]
-    status = bot.message(run.status_ts or "")
+    root = bot.message(run.thread_ts or "")
     assert (
-        "Stopped by <@UAPPROVER>" in str(status["blocks"])
-        and status["blocks"][-1]["type"] != "actions"
+        "Stopped by <@UAPPROVER>" in str(root["blocks"]) and root["blocks"][-1]["type"] != "actions"
     )
+    assert "Stopped by <@UAPPROVER>" in bot.status(run)
     bot.say(run, "go on")
     bot.idle()
     assert "This close was stopped by <@UAPPROVER>" in bot.thread_texts(run)[-1]
@@ -378,7 +380,15 @@ def test_the_retry_button_continues_a_failed_run(
 # -- a slow model ---------------------------------------------------------------------
 
 
-def test_a_hung_model_says_still_working_and_answers_a_thread_message_meanwhile(
+def statuses_set(fake: FakeSlack, run: Run) -> list[dict[str, Any]]:
+    return [
+        p
+        for p in fake.to("assistant.threads.setStatus")
+        if p.get("thread_ts") == run.thread_ts and p.get("status")
+    ]
+
+
+def test_a_hung_model_shows_the_threads_status_cleared_after_and_answers_a_thread_message_meanwhile(
     fake: FakeSlack, db_path: Path
 ) -> None:
     release = threading.Event()
@@ -399,7 +409,13 @@ def test_a_hung_model_says_still_working_and_answers_a_thread_message_meanwhile(
     try:
         run = h.start()
         h.submit(Q, {1: 1})
-        assert fake.wait_for(lambda: any("Still working on" in t for t in h.thread_texts(run)))
+        # While the model is out, the thread's status says so (set again before Slack's two
+        # minutes run out), and no "still working" reply is posted.
+        key = f"{run.channel}:{run.thread_ts}"
+        assert fake.wait_for(lambda: key in fake.statuses)
+        assert fake.wait_for(lambda: len(statuses_set(fake, run)) >= 3)
+        assert fake.statuses[key]["status"] and fake.statuses[key]["loading_messages"]
+        assert not any("Still working" in t for t in h.thread_texts(run))
         h.say(run, "status?")
         assert fake.wait_for(lambda: any("I'm in the middle of" in t for t in h.thread_texts(run)))
         assert h.store.run(run.id).status == "running"  # the model has still not answered
@@ -407,6 +423,8 @@ def test_a_hung_model_says_still_working_and_answers_a_thread_message_meanwhile(
         release.set()
         h.idle()
         assert h.store.run(run.id).status == "done"
+        assert key not in fake.statuses  # cleared once the turn was done
+        assert fake.to("assistant.threads.setStatus")[-1]["status"] == ""
         said = [
             b["text"]
             for m in h.store.messages(run.id)

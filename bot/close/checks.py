@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import cached_property
 from typing import Any
 
 from bot.close.data import (
@@ -117,35 +118,58 @@ class Close:
             return self.master.by_property(operator, line.property_no)
         return None
 
-    def jib(self) -> list[tuple[JibLine, str | None]]:
+    # Each is computed once per Close (one tool call's view): the steps share the lists
+    # instead of re-resolving every line, and a line is copied only when its well was mapped.
+
+    @cached_property
+    def _jib(self) -> list[tuple[JibLine, str | None]]:
         return [(j, self._well_of("jib", j, j.operator)) for j in self.data.jib]
 
-    def revenue(self) -> list[tuple[RevenueLine, str | None]]:
+    @cached_property
+    def _revenue(self) -> list[tuple[RevenueLine, str | None]]:
+        return [(r, self._well_of("revenue", r, "")) for r in self.data.revenue]
+
+    @cached_property
+    def _known_jib(self) -> list[tuple[JibLine, DoiRow]]:
         out = []
-        for r in self.data.revenue:
-            operator = ""
-            out.append((r, self._well_of("revenue", r, operator)))
+        for j, well in self._jib:
+            row = self.master.in_force(well, j.service_month) if well else None
+            if row is not None:
+                out.append(
+                    (j if j.well_id == row.well_id else replace(j, well_id=row.well_id), row)
+                )
         return out
+
+    @cached_property
+    def _known_revenue(self) -> list[tuple[RevenueLine, DoiRow]]:
+        out = []
+        for r, well in self._revenue:
+            row = self.master.in_force(well, r.sale_month) if well else None
+            if row is not None:
+                out.append(
+                    (r if r.well_id == row.well_id else replace(r, well_id=row.well_id), row)
+                )
+        return out
+
+    def jib(self) -> list[tuple[JibLine, str | None]]:
+        return self._jib
+
+    def revenue(self) -> list[tuple[RevenueLine, str | None]]:
+        return self._revenue
 
     def known_jib(self, *, unheld: bool = False) -> list[tuple[JibLine, DoiRow]]:
         """JIB lines of wells in the DOI, with the row in force; `unheld` leaves out the lines a
         decision already holds."""
-        held = self.held_lines() if unheld else set()
-        out = []
-        for j, well in self.jib():
-            row = self.master.in_force(well, j.service_month) if well else None
-            if row is not None and j.ref not in held:
-                out.append((replace(j, well_id=row.well_id), row))
-        return out
+        held = self.held_lines() if unheld else None
+        if not held:
+            return self._known_jib
+        return [(j, row) for j, row in self._known_jib if j.ref not in held]
 
     def known_revenue(self, *, unheld: bool = False) -> list[tuple[RevenueLine, DoiRow]]:
-        held = self.held_lines() if unheld else set()
-        out = []
-        for r, well in self.revenue():
-            row = self.master.in_force(well, r.sale_month) if well else None
-            if row is not None and r.ref not in held:
-                out.append((replace(r, well_id=row.well_id), row))
-        return out
+        held = self.held_lines() if unheld else None
+        if not held:
+            return self._known_revenue
+        return [(r, row) for r, row in self._known_revenue if r.ref not in held]
 
 
 def stub_net(r: RevenueLine, decimal: Decimal) -> Decimal:

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import re
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TextIO
 
 from bot.errors import DataError
 
@@ -107,7 +110,7 @@ def parse_amount(raw: str) -> Decimal:
 # -- the rows ------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DoiRow:
     well_id: str
     well_name: str
@@ -124,7 +127,7 @@ class DoiRow:
     source: str = "doi.csv"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class JibLine:
     operator: str
     invoice_no: str
@@ -144,7 +147,7 @@ class JibLine:
         return f"jib.csv:{self.line}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RevenueLine:
     check_no: str
     payor: str
@@ -167,7 +170,7 @@ class RevenueLine:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class JibHistoryLine:
     operator: str
     invoice_no: str
@@ -180,7 +183,7 @@ class JibHistoryLine:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ProductionRow:
     well_id: str
     month: str
@@ -189,7 +192,7 @@ class ProductionRow:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PriceRow:
     month: str
     product: str
@@ -198,7 +201,7 @@ class PriceRow:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class AfeRow:
     afe_no: str
     well_id: str
@@ -208,7 +211,7 @@ class AfeRow:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class JoaRow:
     operator: str
     well_id: str
@@ -218,7 +221,7 @@ class JoaRow:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class AccrualRow:
     kind: str
     well_id: str
@@ -228,7 +231,7 @@ class AccrualRow:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TbRow:
     month: str
     account: str
@@ -244,15 +247,16 @@ Parser = Callable[[str], Any]
 
 
 def _text(raw: str) -> str:
-    return raw
+    return sys.intern(raw)  # names, wells and invoices repeat: one string each
 
 
 def _required(raw: str) -> str:
     if not raw:
         raise ValueError("a value")
-    return raw
+    return sys.intern(raw)
 
 
+@lru_cache(maxsize=4096)
 def _month(raw: str) -> str:
     if not PERIOD_RE.match(raw):
         raise ValueError("a month as YYYY-MM")
@@ -269,7 +273,13 @@ def _date(raw: str) -> str:
     return raw
 
 
+PLAIN_MONEY = re.compile(r"-?[0-9]+\.[0-9][0-9]")
+PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
 def _money(raw: str) -> Decimal:
+    if PLAIN_MONEY.fullmatch(raw):  # what most exports write: no separators, two places
+        return Decimal(raw)
     try:
         value = parse_amount(raw)
     except (ValueError, InvalidOperation):
@@ -279,13 +289,17 @@ def _money(raw: str) -> Decimal:
     return value
 
 
+@lru_cache(maxsize=1 << 14)
 def _number(raw: str) -> Decimal:
+    if PLAIN_NUMBER.fullmatch(raw):
+        return Decimal(raw)
     try:
         return parse_amount(raw)
     except (ValueError, InvalidOperation):
         raise ValueError("a number") from None
 
 
+@lru_cache(maxsize=1 << 14)
 def _decimal_share(raw: str) -> Decimal:
     value = _number(raw)
     if value.as_tuple().exponent < -8:  # type: ignore[operator]
@@ -293,6 +307,7 @@ def _decimal_share(raw: str) -> Decimal:
     return value
 
 
+@lru_cache(maxsize=1 << 14)
 def _product(raw: str) -> str:
     try:
         return PRODUCTS[raw.strip().casefold()]
@@ -300,6 +315,7 @@ def _product(raw: str) -> str:
         raise ValueError("a product: oil, gas, ngl (or condensate)") from None
 
 
+@lru_cache(maxsize=1 << 14)
 def _category(raw: str) -> str:
     try:
         return CATEGORIES[raw.strip().casefold()]
@@ -322,12 +338,13 @@ def _account(raw: str) -> str:
     return raw
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FileSpec:
     name: str
     row_type: type
     columns: dict[str, Parser]
-    required: bool = True
+    attr: str = ""  # CloseData's attribute for the rows
+    extra: tuple[Any, ...] = ()  # after the line number, e.g. the file of a RevenueLine
 
 
 _REVENUE_COLUMNS: dict[str, Parser] = {
@@ -363,6 +380,7 @@ FILES: tuple[FileSpec, ...] = (
             "effective_from": _date,
             "first_prod_month": _optional_month,
         },
+        attr="doi",
     ),
     FileSpec(
         "jib.csv",
@@ -380,8 +398,9 @@ FILES: tuple[FileSpec, ...] = (
             "owner_decimal": _decimal_share,
             "owner_net_amount": _money,
         },
+        attr="jib",
     ),
-    FileSpec("revenue.csv", RevenueLine, _REVENUE_COLUMNS),
+    FileSpec("revenue.csv", RevenueLine, _REVENUE_COLUMNS, attr="revenue"),
     FileSpec(
         "jib_history.csv",
         JibHistoryLine,
@@ -396,11 +415,12 @@ FILES: tuple[FileSpec, ...] = (
             "owner_net_amount": _money,
         },
     ),
-    FileSpec("revenue_history.csv", RevenueLine, _REVENUE_COLUMNS),
+    FileSpec("revenue_history.csv", RevenueLine, _REVENUE_COLUMNS, extra=("revenue_history.csv",)),
     FileSpec(
         "production.csv",
         ProductionRow,
         {"well_id": _required, "month": _month, "product": _product, "volume": _number},
+        attr="production",
     ),
     FileSpec(
         "prices.csv",
@@ -411,6 +431,7 @@ FILES: tuple[FileSpec, ...] = (
             "benchmark_price": _number,
             "differential": _number,
         },
+        attr="prices",
     ),
     FileSpec(
         "afe.csv",
@@ -422,6 +443,7 @@ FILES: tuple[FileSpec, ...] = (
             "approved_gross": _money,
             "billed_to_date_gross": _money,
         },
+        attr="afe",
     ),
     FileSpec(
         "joa.csv",
@@ -433,6 +455,7 @@ FILES: tuple[FileSpec, ...] = (
             "overhead_drilling": _money,
             "effective_from": _date,
         },
+        attr="joa",
     ),
     FileSpec(
         "accruals.csv",
@@ -444,6 +467,7 @@ FILES: tuple[FileSpec, ...] = (
             "month": _month,
             "amount": _money,
         },
+        attr="accruals",
     ),
     FileSpec(
         "tb_activity.csv",
@@ -455,11 +479,15 @@ FILES: tuple[FileSpec, ...] = (
             "debit": _money,
             "credit": _money,
         },
+        attr="tb_activity",
     ),
 )
 
+SPECS = {spec.name: spec for spec in FILES}
+HISTORY_FILES = ("jib_history.csv", "revenue_history.csv")
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class Problem:
     """One thing wrong in one file: where, the value, and what was expected."""
 
@@ -491,21 +519,75 @@ class DataProblems(DataError):
 
 
 @dataclass
+class History:
+    """What the close needs from the 24 months of history, gathered while the history files
+    stream past (their rows are not kept: at volume they are most of the data).
+
+    Each index answers one check's question in one lookup; `lines()` re-reads a file for the
+    few wells a decision needs line by line (catch-ups, the last actual check).
+    """
+
+    folder: Path | None = None
+    hashes: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    # (operator, well, service month, category, gross) → the first history line with it,
+    # kept only for keys this month's JIB also bills (the duplicate check)
+    jib_keys: dict[tuple[str, str, str, str, Decimal], JibHistoryLine] = field(default_factory=dict)
+    # (well, category) → service month → gross, LOE and overhead of the trailing months
+    loe_gross: dict[tuple[str, str], dict[str, Decimal]] = field(default_factory=dict)
+    # well → (service month, decimal) of its latest history line
+    last_jib_decimal: dict[str, tuple[str, Decimal]] = field(default_factory=dict)
+    operators_by_month: dict[str, set[str]] = field(default_factory=dict)
+    payors_by_month: dict[str, set[str]] = field(default_factory=dict)
+    # (well, product, sale month) with a check, for the months the accrual window covers
+    checked: set[tuple[str, str, str]] = field(default_factory=set)
+    paid_wells: set[str] = field(default_factory=set)
+    # (well, product, sale month) → [volume, value, Σ price × volume] for the months before
+    # this month's sale months (the flux split)
+    sales: dict[tuple[str, str, str], list[Decimal]] = field(default_factory=dict)
+    last_sale_month: dict[str, str] = field(default_factory=dict)
+
+    def lines(self, name: str, well_id: str) -> list[Any]:
+        """One well's lines of a history file, re-read (the file must not have changed)."""
+        if self.folder is None:
+            return []
+        spec = SPECS[name]
+        problems: list[Problem] = []
+        by_property = self.property_map if name == "revenue_history.csv" else {}
+        out = []
+        path = self.folder / name
+        with path.open("rb") as raw:
+            hashing = _Hashing(raw)
+            for row in _typed(spec, _text_stream(hashing), problems):
+                well = row.well_id or by_property.get(row.property_no, "")
+                if well == well_id:
+                    out.append(row if row.well_id else replace(row, well_id=well))
+            hashing.drain()
+        if hashing.hexdigest() != self.hashes.get(name):
+            raise DataError(
+                f"{path} changed since this close read it; start a new close for the new data"
+            )
+        return out
+
+    property_map: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
 class CloseData:
-    """One period's documents and reference data, as read (nothing derived yet)."""
+    """One period's documents and reference data, as read (nothing derived yet). The history
+    files are not held: `history` has what the checks need from them."""
 
     period: str
     doi: list[DoiRow]
     jib: list[JibLine]
     revenue: list[RevenueLine]
-    jib_history: list[JibHistoryLine]
-    revenue_history: list[RevenueLine]
     production: list[ProductionRow]
     prices: list[PriceRow]
     afe: list[AfeRow]
     joa: list[JoaRow]
     accruals: list[AccrualRow]
     tb_activity: list[TbRow]
+    history: History = field(default_factory=History)
     hashes: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -513,62 +595,142 @@ class CloseData:
         """The JIB service month this close books (the month before the period)."""
         return add_months(self.period, -1)
 
+    @property
+    def counts(self) -> dict[str, int]:
+        """Rows read per file."""
+        own = {
+            spec.name: len(getattr(self, spec.attr))
+            for spec in FILES
+            if spec.attr and spec.name not in HISTORY_FILES
+        }
+        return {**own, **self.history.counts}
 
-def _read_file(folder: Path, spec: FileSpec, problems: list[Problem]) -> tuple[list[Any], str]:
-    path = folder / spec.name
-    if not path.is_file():
-        problems.append(Problem(spec.name, 0, "", "", "the file (it is missing)"))
-        return [], ""
-    raw = path.read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        problems.append(
-            Problem(spec.name, line, "", raw[e.start : e.start + 1].hex(), "UTF-8 text")
-        )
-        return [], digest
-    reader = csv.reader(text.splitlines())
+
+class _Hashing(io.RawIOBase):
+    """A binary file read through SHA-256: the digest of exactly the bytes parsed."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.sha = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+        if n:
+            self.sha.update(memoryview(buffer)[:n])
+        return n or 0
+
+    def drain(self) -> None:
+        while chunk := self.raw.read(1 << 20):
+            self.sha.update(chunk)
+
+    def hexdigest(self) -> str:
+        return self.sha.hexdigest()
+
+
+def _text_stream(raw: io.RawIOBase) -> TextIO:
+    return io.TextIOWrapper(io.BufferedReader(raw, 1 << 16), encoding="utf-8-sig", newline="")
+
+
+def _rows(
+    spec: FileSpec, stream: TextIO, problems: list[Problem]
+) -> Iterator[tuple[list[Any], int]]:
+    """Each good row's parsed values (in `spec.columns` order) and line number, streamed;
+    every problem collected, bad rows skipped."""
+    reader = csv.reader(stream)
     header = next(reader, None)
     if header is None:
         problems.append(Problem(spec.name, 1, "", "", "a header row"))
-        return [], digest
+        return
     header = [h.strip() for h in header]
     missing = [c for c in spec.columns if c not in header]
     if missing:
         problems.append(
             Problem(spec.name, 1, ", ".join(missing), "", "these column(s) in the header")
         )
-        return [], digest
-    index = {name: header.index(name) for name in spec.columns}
-    rows = []
+        return
+    plan = [(header.index(name), name, parse) for name, parse in spec.columns.items()]
+    fast = [(index, parse) for index, _, parse in plan]
+    width = len(header)
     for line_no, cells in enumerate(reader, start=2):
-        if not any(c.strip() for c in cells):
-            continue
-        if len(cells) != len(header):
+        if len(cells) != width:
+            if not any(c.strip() for c in cells):
+                continue
             problems.append(
                 Problem(
                     spec.name,
                     line_no,
                     "",
                     ",".join(cells)[:80],
-                    f"{len(header)} fields, found {len(cells)} (an unquoted comma in an amount?)",
+                    f"{width} fields, found {len(cells)} (an unquoted comma in an amount?)",
                 )
             )
             continue
-        values: dict[str, Any] = {}
-        ok = True
-        for name, parse in spec.columns.items():
-            raw_value = cells[index[name]].strip()
+        if not cells[0].strip() and not any(c.strip() for c in cells):
+            continue
+        try:
+            values = [parse(cells[index].strip()) for index, parse in fast]
+        except ValueError:
+            for index, name, parse in plan:  # again, cell by cell, to name every problem
+                raw_value = cells[index].strip()
+                try:
+                    parse(raw_value)
+                except ValueError as e:
+                    problems.append(Problem(spec.name, line_no, name, raw_value, str(e)))
+            continue
+        yield values, line_no
+
+
+def _typed(spec: FileSpec, stream: TextIO, problems: list[Problem]) -> Iterator[Any]:
+    make, extra = spec.row_type, spec.extra
+    for values, line_no in _rows(spec, stream, problems):
+        yield make(*values, line_no, *extra)
+
+
+def read_kind(name: str, stream: TextIO, problems: list[Problem]) -> list[Any]:
+    """The typed rows of one file of kind `name` (`jib.csv`, `doi.csv`, …) from a text stream:
+    the loader's one entry point for rows, whatever brought the file (a folder, an upload).
+    Problems (file, line, column, value, what was expected) are appended to `problems`."""
+    return list(_typed(SPECS[name], stream, problems))
+
+
+def _read_file(
+    folder: Path,
+    spec: FileSpec,
+    problems: list[Problem],
+    sink: Callable[[list[Any], int], None] | None,
+) -> tuple[list[Any], str, int]:
+    """One file streamed once: its rows (or each row to `sink`), its SHA-256 and row count."""
+    path = folder / spec.name
+    if not path.is_file():
+        problems.append(Problem(spec.name, 0, "", "", "the file (it is missing)"))
+        return [], "", 0
+    rows: list[Any] = []
+    count = 0
+    with path.open("rb") as raw:
+        hashing = _Hashing(raw)
+        try:
+            if sink is None:
+                rows = list(_typed(spec, _text_stream(hashing), problems))
+                count = len(rows)
+            else:  # history: values to the index, no row objects
+                for values, line_no in _rows(spec, _text_stream(hashing), problems):
+                    count += 1
+                    sink(values, line_no)
+        except UnicodeDecodeError:
+            data = path.read_bytes()
             try:
-                values[name] = parse(raw_value)
-            except ValueError as e:
-                problems.append(Problem(spec.name, line_no, name, raw_value, str(e)))
-                ok = False
-        if ok:
-            rows.append(spec.row_type(**values, line=line_no))
-    return rows, digest
+                data.decode("utf-8-sig")
+            except UnicodeDecodeError as e:
+                line = data[: e.start].count(b"\n") + 1
+                problems.append(
+                    Problem(spec.name, line, "", data[e.start : e.start + 1].hex(), "UTF-8 text")
+                )
+            return [], hashlib.sha256(data).hexdigest(), 0
+        hashing.drain()
+    return rows, hashing.hexdigest(), count
 
 
 def available_periods(data_dir: Path | None = None) -> list[str]:
@@ -651,53 +813,135 @@ def _cross_checks(data: CloseData, problems: list[Problem]) -> None:
             )
 
 
-def load(period: str, data_dir: Path | None = None) -> CloseData:
-    """Read and check one period's files whole; DataProblems lists every problem."""
-    folder = require_period(period, data_dir)
-    problems: list[Problem] = []
-    read: dict[str, list[Any]] = {}
-    hashes: dict[str, str] = {}
-    for spec in FILES:
-        rows, digest = _read_file(folder, spec, problems)
-        read[spec.name] = rows
-        if digest:
-            hashes[spec.name] = digest
-    data = CloseData(
-        period=period,
-        doi=read["doi.csv"],
-        jib=read["jib.csv"],
-        revenue=read["revenue.csv"],
-        jib_history=read["jib_history.csv"],
-        revenue_history=[
-            RevenueLine(**{**r.__dict__, "file": "revenue_history.csv"})
-            for r in read["revenue_history.csv"]
-        ],
-        production=read["production.csv"],
-        prices=read["prices.csv"],
-        afe=read["afe.csv"],
-        joa=read["joa.csv"],
-        accruals=read["accruals.csv"],
-        tb_activity=read["tb_activity.csv"],
-        hashes=hashes,
-    )
-    by_property = {r.operator_property_no: r.well_id for r in data.doi if r.operator_property_no}
-    history = []
-    for r in data.revenue_history:
-        if not r.well_id:
-            if r.property_no not in by_property:
-                problems.append(
+class _HistoryReader:
+    """Feeds the history files' rows into `History`, keeping only what the checks ask."""
+
+    def __init__(self, period: str, data: CloseData, history: History) -> None:
+        self.h = history
+        self.trailing = {add_months(period, -k) for k in (1, 2, 3)}
+        self.window = {add_months(period, -k) for k in range(1, 5)}
+        self.billed = {
+            (j.operator, j.service_month, j.cost_category, j.gross_amount) for j in data.jib
+        }
+        self.before_sales = {add_months(r.sale_month, -1) for r in data.revenue}
+        self.problems: list[Problem] = []
+
+    def jib(self, values: list[Any], line: int) -> None:
+        operator, _, month, well, category, gross, decimal, _ = values
+        index = self.h
+        if (operator, month, category, gross) in self.billed:
+            key = (operator, well, month, category, gross)
+            # the last line with the key, as a dict of them all would keep
+            index.jib_keys[key] = JibHistoryLine(*values, line=line)  # type: ignore[misc]
+        if month in self.trailing and category in ("LOE", "Overhead"):
+            months = index.loe_gross.setdefault((well, category), {})
+            months[month] = months.get(month, ZERO) + gross
+        last = index.last_jib_decimal.get(well)
+        if last is None or month > last[0]:
+            index.last_jib_decimal[well] = (month, decimal)
+        if month in self.window:
+            index.operators_by_month.setdefault(month, set()).add(operator)
+
+    def revenue(self, values: list[Any], line: int) -> None:
+        _, payor, property_no, well, month, product, volume, price, value = values[:9]
+        index = self.h
+        if not well:
+            mapped = index.property_map.get(property_no)
+            if mapped is None:
+                self.problems.append(
                     Problem(
                         "revenue_history.csv",
-                        r.line,
+                        line,
                         "well_id",
-                        r.property_no,
+                        property_no,
                         "a well_id, or a property_no in the DOI",
                     )
                 )
-                continue
-            r = replace(r, well_id=by_property[r.property_no])
-        history.append(r)
-    data.revenue_history = history
+                return
+            well = mapped
+        index.paid_wells.add(well)
+        if month > index.last_sale_month.get(well, ""):
+            index.last_sale_month[well] = month
+        if month in self.window:
+            index.checked.add((well, product, month))
+            index.payors_by_month.setdefault(month, set()).add(payor)
+        if month in self.before_sales:
+            sums = index.sales.setdefault((well, product, month), [ZERO, ZERO, ZERO])
+            sums[0] += volume
+            sums[1] += value
+            sums[2] += price * volume
+
+
+_last_load: list[tuple[tuple[Any, ...], CloseData]] = []
+
+
+def _stamp(folder: Path) -> tuple[Any, ...]:
+    """What identifies the files as read: each one's path, size and modification time."""
+    out: list[Any] = [str(folder.resolve())]
+    for spec in FILES:
+        try:
+            st = (folder / spec.name).stat()
+            out.append((spec.name, st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((spec.name, None))
+    return tuple(out)
+
+
+def load(period: str, data_dir: Path | None = None) -> CloseData:
+    """Read and check one period's files whole, each once as a stream; DataProblems lists
+    every problem. The history files are reduced to `History` as they are read.
+
+    The last period loaded is kept while its files are unchanged (size and mtime), so the
+    check before a run and the run's own intake read the files once between them."""
+    folder = require_period(period, data_dir)
+    stamp = _stamp(folder)
+    if _last_load and _last_load[0][0] == stamp and _last_load[0][1].period == period:
+        return _last_load[0][1]
+    data = _load(period, folder)
+    _last_load[:] = [(stamp, data)]
+    return data
+
+
+def _load(period: str, folder: Path) -> CloseData:
+    problems: list[Problem] = []
+    read: dict[str, list[Any]] = {}
+    hashes: dict[str, str] = {}
+    history = History(folder=folder)
+    data = CloseData(
+        period=period,
+        doi=[],
+        jib=[],
+        revenue=[],
+        production=[],
+        prices=[],
+        afe=[],
+        joa=[],
+        accruals=[],
+        tb_activity=[],
+        history=history,
+        hashes=hashes,
+    )
+    feeder: _HistoryReader | None = None
+    for spec in FILES:
+        sink: Callable[[list[Any], int], None] | None = None
+        if spec.name in HISTORY_FILES:
+            if feeder is None:
+                history.property_map = {
+                    r.operator_property_no: r.well_id for r in data.doi if r.operator_property_no
+                }
+                feeder = _HistoryReader(period, data, history)
+            sink = feeder.jib if spec.name == "jib_history.csv" else feeder.revenue
+        rows, digest, count = _read_file(folder, spec, problems, sink)
+        if spec.name in HISTORY_FILES:
+            history.counts[spec.name] = count
+        else:
+            read[spec.name] = rows
+            setattr(data, spec.attr, rows)
+        if digest:
+            hashes[spec.name] = digest
+    history.hashes = hashes
+    if feeder is not None:
+        problems.extend(feeder.problems)
     _cross_checks(data, problems)
     if problems:
         raise DataProblems(folder, problems)

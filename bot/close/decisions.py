@@ -4,6 +4,7 @@ decision creates (an effective date, flux explanations, the sign-off)."""
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from decimal import Decimal
 from typing import Any
 
@@ -29,7 +30,7 @@ def catch_up_lines(
     cost Dr 6210 (the line's account) / Cr 2110, revenue Dr 1210 / Cr 4090."""
     month = effective[:7]
     out = []
-    for h in close.data.jib_history:
+    for h in close.data.history.lines("jib_history.csv", well_id):
         if h.well_id == well_id and h.service_month >= month and h.owner_decimal != wi:
             out.append(
                 {
@@ -40,7 +41,7 @@ def catch_up_lines(
                     "memo": f"{name} {h.invoice_no} {h.cost_category} service {h.service_month} catch-up {money(h.gross_amount)} × ({dec8(wi)} − {dec8(h.owner_decimal)})",
                 }
             )
-    for r in close.data.revenue_history:
+    for r in close.data.history.lines("revenue_history.csv", well_id):
         if r.well_id == well_id and r.sale_month >= month and r.owner_decimal != nri:
             out.append(
                 {
@@ -51,6 +52,21 @@ def catch_up_lines(
                     "memo": f"{name} check {r.check_no} {r.product} sales {r.sale_month} catch-up 8/8 net {money(r.gross_value - r.gross_taxes - r.gross_deductions)} × ({dec8(nri)} − {dec8(r.owner_decimal)})",
                 }
             )
+    return out
+
+
+FACT_ITEMS = 5  # items of a list shown in exception_details; document_lines pages the rest
+
+
+def _bounded(facts: dict[str, Any]) -> dict[str, Any]:
+    """Facts with each long list cut to its first items and the count of the rest."""
+    out: dict[str, Any] = {}
+    for key, value in facts.items():
+        if isinstance(value, list) and len(value) > FACT_ITEMS:
+            out[key] = value[:FACT_ITEMS]
+            out[f"{key}_more"] = len(value) - FACT_ITEMS
+        else:
+            out[key] = value
     return out
 
 
@@ -72,7 +88,7 @@ class DecisionTools(ToolBase):
             "decision": exc["resolution"],
             "summary": d["summary"],
             "question": question_for(exc),
-            "facts": {k: v for k, v in d["facts"].items() if k not in ("stub_lines",)},
+            "facts": _bounded({k: v for k, v in d["facts"].items() if k not in ("stub_lines",)}),
         }
 
     def resolve_exception(
@@ -313,7 +329,7 @@ class DecisionTools(ToolBase):
         catch_up = catch_up_lines(close, base.well_name, well_id, effective, wi, nri)
         row = {
             k: (str(v) if isinstance(v, Decimal) else v)
-            for k, v in new.__dict__.items()
+            for k, v in ((f.name, getattr(new, f.name)) for f in fields(new))
             if k not in ("line", "source")
         }
         ledger.propose_doi(

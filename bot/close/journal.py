@@ -35,6 +35,12 @@ class Entry:
     description: str
     source: str
     lines: list[dict[str, Any]] = field(default_factory=list)
+    # summarized lines: (account, well, side, group) → the line; and, when the batch keeps
+    # it, each summarized line's detail (the source lines behind it)
+    _groups: dict[tuple[str, str, str, str], dict[str, Any]] = field(
+        default_factory=dict, repr=False
+    )
+    detail: dict[int, list[dict[str, Any]]] | None = field(default=None, repr=False)
 
     def add(
         self,
@@ -45,26 +51,44 @@ class Entry:
         well_id: str = "",
         memo: str = "",
         ref: str = "",
+        group: str = "",
     ) -> None:
+        """One line; with `group`, lines of the same account, well and side in this entry
+        are summed into one whose memo is `group` and the count of its lines."""
         if debit < 0 or credit < 0:  # a negative amount belongs on the other side
             debit, credit = -credit, -debit
         if debit == ZERO and credit == ZERO:
             return
-        self.lines.append(
-            {
-                "entry_no": self.number,
-                "line_no": len(self.lines) + 1,
-                "entry": self.description,
-                "account": account,
-                "account_name": ACCOUNTS[account],
-                "debit": debit,
-                "credit": credit,
-                "well_id": well_id,
-                "memo": memo,
-                "source": self.source,
-                "ref": ref,
-            }
-        )
+        if group:
+            key = (account, well_id, "dr" if debit else "cr", group)
+            line = self._groups.get(key)
+            if line is not None:
+                line["debit"] += debit
+                line["credit"] += credit
+                line["refs"].append(ref)
+                line["memo"] = f"{group} ({len(line['refs'])} lines)"
+                if self.detail is not None:
+                    self.detail[id(line)].append(_detail(debit, credit, memo, ref))
+                return
+        line = {
+            "entry_no": self.number,
+            "line_no": len(self.lines) + 1,
+            "entry": self.description,
+            "account": account,
+            "account_name": ACCOUNTS[account],
+            "debit": debit,
+            "credit": credit,
+            "well_id": well_id,
+            "memo": memo,
+            "source": self.source,
+            "ref": ref,
+        }
+        self.lines.append(line)
+        if group:
+            line["refs"] = [ref]
+            self._groups[key] = line
+        if self.detail is not None:
+            self.detail[id(line)] = [_detail(debit, credit, memo, ref)]
 
     @property
     def amount(self) -> Decimal:
@@ -77,13 +101,37 @@ class Entry:
                 f"entry {self.number} ({self.description}) does not balance: {money(self.amount)} ≠ {money(credit)}"
             )
 
+    def finish(self) -> None:
+        """Summarized lines become plain lines (their count stays in the memo)."""
+        for line in self._groups.values():
+            line["ref"] = _refs(line.pop("refs"))
+        self._groups.clear()
+
+
+def _refs(refs: list[str]) -> str:
+    """'jib.csv:2,6', or for many lines 'jib.csv:2,3,…,40 (17 lines)'."""
+    if len(refs) == 1:
+        return refs[0]
+    file = refs[0].rsplit(":", 1)[0]
+    numbers = [r.rsplit(":", 1)[-1] for r in refs]
+    if len(numbers) <= 8:
+        return f"{file}:{','.join(numbers)}"
+    return f"{file}:{numbers[0]},{numbers[1]},…,{numbers[-1]} ({len(numbers)} lines)"
+
+
+def _detail(debit: Decimal, credit: Decimal, memo: str, ref: str) -> dict[str, Any]:
+    return {"debit": debit, "credit": credit, "memo": memo, "ref": ref}
+
 
 class Batch:
-    def __init__(self) -> None:
+    def __init__(self, *, keep_detail: bool = False) -> None:
         self.entries: list[Entry] = []
+        self.keep_detail = keep_detail
 
     def entry(self, description: str, source: str) -> Entry:
         e = Entry(len(self.entries) + 1, description, source)
+        if self.keep_detail:
+            e.detail = {}
         self.entries.append(e)
         return e
 
@@ -91,13 +139,38 @@ class Batch:
     def lines(self) -> list[dict[str, Any]]:
         return [line for e in self.entries if e.lines for line in e.lines]
 
+    def detail_rows(self) -> list[dict[str, Any]]:
+        """Every source line behind every entry line, keyed to it (entry_no, line_no)."""
+        out = []
+        for e in self.entries:
+            for line in e.lines:
+                for d in (e.detail or {}).get(id(line), []):
+                    out.append(
+                        {
+                            "entry_no": line["entry_no"],
+                            "line_no": line["line_no"],
+                            "account": line["account"],
+                            "well_id": line["well_id"],
+                            **d,
+                        }
+                    )
+        return out
+
 
 def build(
-    close: Close, exceptions: list[dict[str, Any]], prior_accruals: list[dict[str, Any]] | None
+    close: Close,
+    exceptions: list[dict[str, Any]],
+    prior_accruals: list[dict[str, Any]] | None,
+    *,
+    keep_detail: bool = False,
 ) -> tuple[Batch, dict[str, Any]]:
     """The batch and what went into it; `prior_accruals` are last month's stored accrual lines
-    (closebot closed it), or None to reverse accruals.csv."""
-    batch = Batch()
+    (closebot closed it), or None to reverse accruals.csv.
+
+    A JIB's or a check's lines are summarized per well × account (and side): one entry line
+    with the count of its source lines in the memo. `keep_detail` keeps the source lines
+    behind each entry line (`Batch.detail_rows`), for the detail CSV."""
+    batch = Batch(keep_detail=keep_detail)
     info: dict[str, Any] = {}
     info["reversal_source"] = _reversals(batch, close, prior_accruals)
     _jibs(batch, close)
@@ -148,6 +221,7 @@ def build(
                 ref=line["ref"],
             )
     for e in batch.entries:
+        e.finish()
         e.check_balanced()
     batch.entries = [e for e in batch.entries if e.lines]
     for i, e in enumerate(batch.entries, start=1):
@@ -231,7 +305,15 @@ def _jibs(batch: Batch, close: Close) -> None:
             account = cost_account(j) if well else "1395"
             if not well:
                 memo += " (unknown property, held)"
-            e.add(account, debit=j.owner_net_amount, well_id=well or "", memo=memo, ref=j.ref)
+            name = close.master.name(well) if well else "unknown properties"
+            e.add(
+                account,
+                debit=j.owner_net_amount,
+                well_id=well or "",
+                memo=memo,
+                ref=j.ref,
+                group=f"{name}: {ACCOUNTS[account]}",
+            )
             payable += j.owner_net_amount
         e.add(
             "2110",
@@ -258,6 +340,7 @@ def _checks(batch: Batch, close: Close) -> None:
                     credit=r.owner_net_value,
                     memo=f"{name}: {r.product} sales {r.sale_month} (unknown property, held)",
                     ref=r.ref,
+                    group="unknown properties: held",
                 )
             else:
                 parts = stub_parts(r, r.owner_decimal, net=r.owner_net_value)
@@ -271,6 +354,7 @@ def _checks(batch: Batch, close: Close) -> None:
                     well_id=well,
                     memo=memo,
                     ref=r.ref,
+                    group=f"{name}: {r.product}",
                 )
                 e.add(
                     "6110",
@@ -278,6 +362,7 @@ def _checks(batch: Batch, close: Close) -> None:
                     well_id=well,
                     memo=f"{name}: severance on {r.product}",
                     ref=r.ref,
+                    group=f"{name}: severance",
                 )
                 e.add(
                     "6130",
@@ -285,6 +370,7 @@ def _checks(batch: Batch, close: Close) -> None:
                     well_id=well,
                     memo=f"{name}: deductions on {r.product}",
                     ref=r.ref,
+                    group=f"{name}: deductions",
                 )
             cash += r.owner_net_value
         e.add(

@@ -3,7 +3,7 @@ by property number, JOA overhead rates, prices and the severance table."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from bot.close.data import CloseData, DoiRow, JoaRow, add_months, months_between
@@ -74,31 +74,59 @@ def dec8(d: Decimal) -> str:
 
 @dataclass(frozen=True)
 class Master:
-    """The DOI in force for any well and month, wells by property number, JOA rates."""
+    """The DOI in force for any well and month, wells by property number, JOA rates.
+
+    Indexed once by well, property number and operator, so each lookup reads one well's
+    rows, never the whole DOI.
+    """
 
     rows: tuple[DoiRow, ...]
     joa: tuple[JoaRow, ...]
+    _by_well: dict[str, list[DoiRow]] = field(init=False, repr=False, compare=False)
+    _by_property: dict[str, list[DoiRow]] = field(init=False, repr=False, compare=False)
+    _by_operator: dict[str, list[str]] = field(init=False, repr=False, compare=False)
+    _joa: dict[str, list[JoaRow]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_well: dict[str, list[DoiRow]] = {}
+        by_property: dict[str, list[DoiRow]] = {}
+        operators: dict[str, dict[str, None]] = {}
+        for r in self.rows:
+            by_well.setdefault(r.well_id, []).append(r)
+            if r.operator_property_no:
+                by_property.setdefault(r.operator_property_no, []).append(r)
+            operators.setdefault(r.operator, {})[r.well_id] = None
+        joa: dict[str, list[JoaRow]] = {}
+        for j in self.joa:
+            joa.setdefault(j.well_id, []).append(j)
+        object.__setattr__(self, "_by_well", by_well)
+        object.__setattr__(self, "_by_property", by_property)
+        object.__setattr__(self, "_by_operator", {o: sorted(w) for o, w in operators.items()})
+        object.__setattr__(self, "_joa", joa)
 
     @classmethod
     def of(cls, data: CloseData, added: list[DoiRow] = ()) -> Master:  # type: ignore[assignment]
         return cls(rows=tuple(data.doi) + tuple(added), joa=tuple(data.joa))
 
     def well_ids(self) -> list[str]:
-        return sorted({r.well_id for r in self.rows})
+        return sorted(self._by_well)
 
     def in_force(self, well_id: str, month: str) -> DoiRow | None:
         """The row with the latest effective_from on or before the first of `month`."""
+        rows = self._by_well.get(well_id)
+        if not rows:
+            return None
+        if len(rows) == 1:
+            return rows[0]  # the earliest row also stands for months before it
         day = f"{month}-01" if len(month) == 7 else month
-        candidates = [r for r in self.rows if r.well_id == well_id and r.effective_from <= day]
+        candidates = [r for r in rows if r.effective_from <= day]
         if not candidates:
             # a well booked before its first DOI row still needs a decimal: use the earliest
-            candidates = [r for r in self.rows if r.well_id == well_id][:1]
-        if not candidates:
-            return None
+            return rows[0]
         return max(candidates, key=lambda r: (r.effective_from, r.source != "doi.csv", r.line))
 
     def latest(self, well_id: str) -> DoiRow | None:
-        rows = [r for r in self.rows if r.well_id == well_id]
+        rows = self._by_well.get(well_id)
         return max(rows, key=lambda r: (r.effective_from, r.source != "doi.csv")) if rows else None
 
     def name(self, well_id: str) -> str:
@@ -106,21 +134,17 @@ class Master:
         return row.well_name if row else well_id
 
     def by_property(self, operator: str, property_no: str) -> str | None:
-        for r in self.rows:
-            if (
-                r.operator_property_no
-                and r.operator_property_no == property_no
-                and (not operator or r.operator == operator)
-            ):
+        for r in self._by_property.get(property_no, ()):
+            if not operator or r.operator == operator:
                 return r.well_id
         return None
 
     def operator_wells(self, operator: str) -> list[str]:
-        return sorted({r.well_id for r in self.rows if r.operator == operator})
+        return self._by_operator.get(operator, [])
 
     def overhead_rate(self, well_id: str, month: str, *, drilling: bool) -> Decimal | None:
         day = f"{month}-01"
-        rows = [j for j in self.joa if j.well_id == well_id and j.effective_from <= day]
+        rows = [j for j in self._joa.get(well_id, ()) if j.effective_from <= day]
         if not rows:
             return None
         row = max(rows, key=lambda j: j.effective_from)

@@ -343,7 +343,7 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
     elif open_ones:
         recommended, reasoning = (
             2,
-            f"{len(open_ones)} exception(s) are still undecided ({', '.join(open_ones[:5])}); decide them before posting.",
+            f"{b.get('open_exception_count', len(open_ones))} exception(s) are still undecided ({', '.join(open_ones[:5])}); decide them before posting.",
         )
     else:
         recommended, reasoning = (
@@ -361,7 +361,12 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
             "DOI changes that take effect with this approval: " + "; ".join(b["doi_changes"]) + "."
         )
     if defaulted:
-        lines.append(f"Decisions applied by default (not a person's): {', '.join(defaulted)}.")
+        more = b.get("defaulted_count", 0) - len(defaulted)
+        lines.append(
+            f"Decisions applied by default (not a person's): {', '.join(defaulted)}"
+            + (f" and {more} more" if more > 0 else "")
+            + "."
+        )
     over = b.get("entries_over_limit") or []
     if over:
         lines.append(
@@ -370,7 +375,11 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
                 f"#{e['entry_no']} {e['description']} {money(Decimal(e['amount']))}"
                 for e in over[:3]
             )
-            + (f" and {len(over) - 3} more" if len(over) > 3 else "")
+            + (
+                f" and {b.get('over_limit_count', len(over)) - 3} more"
+                if b.get("over_limit_count", len(over)) > 3
+                else ""
+            )
             + (
                 f". A different approver than {second_to} must approve."
                 if second_to
@@ -429,7 +438,7 @@ def summary_text(
         + "; ".join(f"{k}: {v if v != 'pending' else 'not run'}" for k, v in steps.items()),
     ]
     if s["exceptions"]:
-        lines.append(f"*Exceptions ({len(s['exceptions'])})*")
+        lines.append(f"*Exceptions ({s.get('exception_count', len(s['exceptions']))})*")
         for e in s["exceptions"]:
             how = (
                 f"{e['decision']} — decided by {e['decided_by']} ({e['source']})"
@@ -437,6 +446,8 @@ def summary_text(
                 else "open"
             )
             lines.append(f"• {e['subject']}: {e['summary'][:140]} → {how}")
+        if (more := s.get("exception_count", 0) - len(s["exceptions"])) > 0:
+            lines.append(f"• … and {more} more (exception_details has each)")
     else:
         lines.append("*Exceptions*: none.")
     b = s["batch"]
@@ -469,17 +480,24 @@ def summary_text(
             "*Not posted*: the approval was applied by default, and a default never approves posting; a person must approve the batch."
         )
     if s.get("doi_changes"):
-        lines.append("*DOI changes*: " + "; ".join(s["doi_changes"]))
+        more = s.get("doi_change_count", 0) - len(s["doi_changes"])
+        lines.append(
+            "*DOI changes*: "
+            + "; ".join(s["doi_changes"])
+            + (f"; and {more} more" if more > 0 else "")
+        )
     lock = {
         "carry_forward": "locked; open items carried forward",
         "block_lock": "blocked by the sign-off",
     }
     lines.append(f"*Period lock*: {lock.get(s['period_lock'], s['period_lock'])}")
     if s["open_items"]:
-        lines.append(f"*Open items ({len(s['open_items'])})*")
+        lines.append(f"*Open items ({s.get('open_item_count', len(s['open_items']))})*")
         for i in s["open_items"]:
             owner = f" — owner {i['owner']}, due {i['due']}" if i.get("owner") else ""
             lines.append(f"• {i['text']}{owner}")
+        if (more := s.get("open_item_count", 0) - len(s["open_items"])) > 0:
+            lines.append(f"• … and {more} more")
     else:
         lines.append("*Open items*: none")
     return "\n".join(lines)

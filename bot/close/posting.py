@@ -10,7 +10,7 @@ from bot.close.data import ZERO, add_months
 from bot.close.journal import JournalError, build, totals_by_account
 from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.master import money
-from bot.close.toolbase import ToolBase
+from bot.close.toolbase import MAX_LIST, ToolBase
 from bot.errors import NotFoundError
 from bot.identity import same_person
 from bot.questions import HUMAN_SOURCES
@@ -39,6 +39,17 @@ class PostingTools(ToolBase):
         excs = ledger.exceptions(ctx.run_id)
         total_debit, total_credit = Decimal(saved["total_debit"]), Decimal(saved["total_credit"])
         posted = ledger.posted_batch(period)
+        # every list below is bounded, with its count: the result is the same size at any volume
+        open_ones = [e["details"]["ref"] for e in excs if e["status"] != "resolved"]
+        defaulted = [
+            e["details"]["ref"] for e in excs if e["decision_source"] not in (None, *HUMAN_SOURCES)
+        ]
+        over = [e for e in batch.entries if e.amount > self.approval_limit]
+        doi_changes = [
+            f"{r['row'].get('well_name', r['well_id'])} WI {r['row']['wi']} / NRI {r['row']['nri']} from {r['effective_from']}"
+            for r in ledger.doi_rows(run_id=ctx.run_id)
+            if r["status"] == "proposed"
+        ]
         return {
             "batch_id": saved["id"],
             "status": saved["status"],
@@ -55,26 +66,21 @@ class PostingTools(ToolBase):
                 for a in totals_by_account(batch.lines)
             ],
             "reversed_from": info["reversal_source"],
-            "open_exceptions": [e["details"]["ref"] for e in excs if e["status"] != "resolved"],
-            "defaulted_decisions": [
-                e["details"]["ref"]
-                for e in excs
-                if e["decision_source"] not in (None, *HUMAN_SOURCES)
-            ],
+            "open_exceptions": open_ones[:MAX_LIST],
+            "open_exception_count": len(open_ones),
+            "defaulted_decisions": defaulted[:MAX_LIST],
+            "defaulted_count": len(defaulted),
             "period_already_posted": posted["id"] if posted else None,
             "content_hash": short_hash(saved["content_hash"]),
             "approval_limit": self.approval_limit,
             "entries_over_limit": [
                 {"entry_no": e.number, "description": e.description, "amount": e.amount}
-                for e in batch.entries
-                if e.amount > self.approval_limit
+                for e in over[:5]
             ],
+            "over_limit_count": len(over),
             "approvers_set": bool(self.approvers),
-            "doi_changes": [
-                f"{r['row'].get('well_name', r['well_id'])} WI {r['row']['wi']} / NRI {r['row']['nri']} from {r['effective_from']}"
-                for r in ledger.doi_rows(run_id=ctx.run_id)
-                if r["status"] == "proposed"
-            ],
+            "doi_changes": doi_changes[:MAX_LIST],
+            "doi_change_count": len(doi_changes),
         }
 
     def post_journal_entries(

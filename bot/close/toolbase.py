@@ -91,7 +91,6 @@ class ToolBase:
         self.data_dir = data_dir
         self.approvers = approvers
         self.approval_limit = approval_limit
-        self._cache: dict[str, CloseData] = {}
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -99,12 +98,28 @@ class ToolBase:
             raise ToolError(
                 f"this run closes {run.period}, not {period}; use period {run.period!r}"
             )
-        if period not in self._cache:
-            try:
-                self._cache[period] = close_data.load(period, self.data_dir)
-            except DataError as e:
-                raise ToolError(str(e)) from e
-        return self._cache[period]
+        try:
+            # load() keeps the period while its files are unchanged, and reads them again
+            # (a resumed run, a file replaced) when they are not
+            data = close_data.load(period, self.data_dir)
+        except DataError as e:
+            raise ToolError(str(e)) from e
+        evidence = ctx.store.audit_events(ctx.run_id, kind="input_files")
+        if evidence:
+            recorded = evidence[0].detail.get("files") or {}
+            changed = sorted(
+                name
+                for name in set(recorded) | set(data.hashes)
+                if recorded.get(name) != data.hashes.get(name)
+            )
+            if changed:
+                raise ToolError(
+                    f"the data changed: {', '.join(changed)} of {period} no longer "
+                    "match the files this run read (their SHA-256 is in the run's evidence). "
+                    "This run's checks and decisions were made on the files as they were; "
+                    "start a new close for the new data."
+                )
+        return data
 
     def _close(self, ctx: ToolContext, period: str) -> tuple[Close, Ledger]:
         data = self._data(ctx, period)

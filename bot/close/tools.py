@@ -4,7 +4,7 @@ tool per step of CLOSE.md, one to record a person's decision, a drill-down, the 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 from bot.close import data as close_data
 from bot.close.checks import Finding
@@ -42,8 +42,102 @@ class CloseTools(DecisionTools, PostingTools):
                 reg.add(getattr(self, tool), step=step.name)
         reg.add(self.resolve_exception)
         reg.add(self.exception_details)
+        reg.add(self.document_lines)
         reg.add(self.close_summary)
         return reg
+
+    def document_lines(
+        self,
+        ctx: ToolContext,
+        period: str,
+        document: Literal["jib", "revenue"],
+        well_id: str = "",
+        invoice_or_check: str = "",
+        page: int = 1,
+    ) -> dict[str, Any]:
+        """Drill down into this month's documents: the JIB or revenue stub lines of one well (or one invoice or check), a page of 12 at a time, each with its file line, amounts and decimal; with how many match and their totals. Step results and exceptions give counts and summaries; this gives the lines behind them.
+
+        Args:
+          period: the accounting period being closed, YYYY-MM
+          document: jib or revenue
+          well_id: the well (a well_id of the DOI), or empty for any
+          invoice_or_check: a JIB invoice number or a revenue check number, or empty for any
+          page: which page of 12 lines, from 1
+        """
+        if not well_id and not invoice_or_check:
+            raise ToolError("name a well_id or an invoice_or_check to drill into")
+        close, _ = self._close(ctx, period)
+        per_page = 12
+        first, last = (max(page, 1) - 1) * per_page, max(page, 1) * per_page
+        shown: list[list[str]] = []
+        count = 0
+        gross = net = ZERO
+        if document == "jib":
+            for j, well in close.jib():
+                if (well_id and well != well_id) or (
+                    invoice_or_check and j.invoice_no != invoice_or_check
+                ):
+                    continue
+                gross += j.gross_amount
+                net += j.owner_net_amount
+                count += 1
+                if first < count <= last:
+                    shown.append(
+                        [
+                            j.ref,
+                            j.invoice_no,
+                            j.service_month,
+                            well or f"property {j.property_no}",
+                            j.cost_category,
+                            _short(j.description, 40),
+                            str(j.gross_amount),
+                            str(j.owner_decimal),
+                            str(j.owner_net_amount),
+                        ]
+                    )
+            columns = "ref invoice service_month well category description gross decimal net"
+        else:
+            for r, well in close.revenue():
+                if (well_id and well != well_id) or (
+                    invoice_or_check and r.check_no != invoice_or_check
+                ):
+                    continue
+                gross += r.gross_value
+                net += r.owner_net_value
+                count += 1
+                if first < count <= last:
+                    shown.append(
+                        [
+                            r.ref,
+                            r.check_no,
+                            r.sale_month,
+                            well or f"property {r.property_no}",
+                            r.product,
+                            str(r.gross_volume),
+                            str(r.price),
+                            str(r.gross_value),
+                            str(r.gross_taxes),
+                            str(r.gross_deductions),
+                            str(r.owner_decimal),
+                            str(r.owner_net_value),
+                        ]
+                    )
+            columns = (
+                "ref check sale_month well product volume price value taxes deductions decimal net"
+            )
+        pages = max(1, -(-count // per_page))
+        return {
+            "document": document,
+            "well_id": well_id or None,
+            "invoice_or_check": invoice_or_check or None,
+            "lines": count,
+            "gross_total": gross,
+            "owner_net_total": net,
+            "page": page,
+            "pages": pages,
+            "columns": columns.split(),
+            "rows": shown,
+        }
 
     def load_period(self, ctx: ToolContext, period: str) -> dict[str, Any]:
         """Step 1, intake: load and check every file of the period, map property numbers to wells, and record intake exceptions (unknown property or well, DOI sanity, decimals out of range, stub math, missing documents, an unbalanced trial balance).
@@ -283,6 +377,11 @@ class CloseTools(DecisionTools, PostingTools):
                     }
                 )
         lock = [e for e in excs if e["kind"] == "signoff"]
+        decided = [e for e in excs if e["kind"] not in ("signoff",)]
+        doi_changes = [
+            f"{r['well_id']} from {r['effective_from']}: WI {r['row']['wi']} / NRI {r['row']['nri']} ({r['status']})"
+            for r in ledger.doi_rows(run_id=ctx.run_id)
+        ]
         return {
             "period": period,
             "period_label": close_data.period_label(period),
@@ -298,9 +397,9 @@ class CloseTools(DecisionTools, PostingTools):
                     "decided_by": e["decided_by"],
                     "source": e["decision_source"],
                 }
-                for e in excs
-                if e["kind"] not in ("signoff",)
-            ][:30],
+                for e in decided[:MAX_LIST]
+            ],
+            "exception_count": len(decided),
             "batch": {
                 "batch_id": batch["id"],
                 "status": batch["status"],
@@ -313,12 +412,11 @@ class CloseTools(DecisionTools, PostingTools):
             }
             if batch
             else None,
-            "doi_changes": [
-                f"{r['well_id']} from {r['effective_from']}: WI {r['row']['wi']} / NRI {r['row']['nri']} ({r['status']})"
-                for r in ledger.doi_rows(run_id=ctx.run_id)
-            ],
+            "doi_changes": doi_changes[:MAX_LIST],
+            "doi_change_count": len(doi_changes),
             "period_lock": (lock[0]["resolution"] or "pending")
             if lock
             else ("locked" if not items else "not signed off"),
-            "open_items": items,
+            "open_items": items[:MAX_LIST],
+            "open_item_count": len(items),
         }

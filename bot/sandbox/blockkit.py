@@ -27,6 +27,14 @@ MAX_CONFIRM_TITLE, MAX_CONFIRM_TEXT, MAX_CONFIRM_BUTTON = 100, 300, 30
 MAX_PLACEHOLDER = 150
 MAX_INPUT_LENGTH = 3000
 MAX_MESSAGE_BLOCKS_CHARS = 13_000  # Slack answers msg_blocks_too_long around here
+MAX_VIEW_BLOCKS = 100  # a Home tab or a modal
+MAX_TABLE_ROWS, MAX_TABLE_CELLS = 100, 20
+TABLE_ALIGN = {"left", "center", "right"}
+MAX_LOADING_MESSAGES = 10
+MAX_STREAM_MARKDOWN = 12_000
+TASK_STATUSES = {"pending", "in_progress", "complete", "error"}
+TASK_DISPLAY_MODES = {"timeline", "plan"}
+CHUNK_TYPES = {"markdown_text", "task_update", "plan_update", "blocks"}
 
 BLOCK_TYPES = {
     "section",
@@ -37,6 +45,7 @@ BLOCK_TYPES = {
     "input",
     "rich_text",
     "image",
+    "table",
 }
 CHOICE_ELEMENTS = {"radio_buttons", "checkboxes"}
 STATIC_SELECTS = {"static_select", "multi_static_select"}
@@ -64,10 +73,52 @@ class BlocksTooLong(ValueError):
     """The blocks of one message are larger than Slack accepts (`msg_blocks_too_long`)."""
 
 
-def problems(blocks: Any) -> list[str]:
+def problems(blocks: Any, *, limit: int = MAX_BLOCKS) -> list[str]:
     """Every limit `blocks` breaks, as Slack words it; empty when Slack would accept them."""
     check = _Checker()
-    check.blocks(blocks)
+    check.blocks(blocks, limit)
+    if check.tables > 1:
+        check.bad("/blocks", "only one table block is allowed per message")
+    return check.found
+
+
+def view_problems(view: Any) -> list[str]:
+    """What Slack would refuse in a view (`views.publish`): a Home tab of at most 100 blocks."""
+    if not isinstance(view, dict):
+        return ["must provide an object [json-pointer:/view]"]
+    found = []
+    if view.get("type") != "home":
+        found.append("must be home [json-pointer:/view/type]")
+    return found + problems(view.get("blocks"), limit=MAX_VIEW_BLOCKS)
+
+
+def chunk_problems(chunks: Any) -> list[str]:
+    """What Slack would refuse in a stream's chunks (chat.startStream / appendStream / stopStream):
+    markdown_text ≤ 12,000 characters, task_update with id, title and a known status,
+    plan_update with a title, blocks that pass the Block Kit checks."""
+    check = _Checker()
+    for i, chunk in enumerate(check.items(chunks, 100, "/chunks", least=0)):
+        p = f"/chunks/{i}"
+        if not isinstance(chunk, dict) or chunk.get("type") not in CHUNK_TYPES:
+            check.bad(f"{p}/type", f"must be one of {', '.join(sorted(CHUNK_TYPES))}")
+            continue
+        kind = chunk["type"]
+        if kind == "markdown_text":
+            check.length(chunk.get("text"), MAX_STREAM_MARKDOWN, f"{p}/text")
+        elif kind == "plan_update":
+            check.length(chunk.get("title"), 256, f"{p}/title")
+        elif kind == "task_update":
+            check.length(chunk.get("id"), MAX_ID, f"{p}/id")
+            check.length(chunk.get("title"), 256, f"{p}/title")
+            if chunk.get("status") not in TASK_STATUSES:
+                check.bad(f"{p}/status", f"must be one of {', '.join(sorted(TASK_STATUSES))}")
+            for key in ("details", "output"):
+                check.length(chunk.get(key), MAX_SECTION_TEXT, f"{p}/{key}", required=False)
+        else:
+            found = problems(chunk.get("blocks"))
+            check.found += [
+                f.replace("json-pointer:/blocks", f"json-pointer:{p}/blocks") for f in found
+            ]
     return check.found
 
 
@@ -87,6 +138,7 @@ class _Checker:
     def __init__(self) -> None:
         self.found: list[str] = []
         self.block_ids: set[str] = set()
+        self.tables = 0
 
     def bad(self, pointer: str, message: str) -> None:
         self.found.append(f"{message} [json-pointer:{pointer}]")
@@ -142,8 +194,8 @@ class _Checker:
 
     # -- blocks ------------------------------------------------------------
 
-    def blocks(self, blocks: Any) -> None:
-        for i, block in enumerate(self.items(blocks, MAX_BLOCKS, "/blocks", least=0)):
+    def blocks(self, blocks: Any, limit: int = MAX_BLOCKS) -> None:
+        for i, block in enumerate(self.items(blocks, limit, "/blocks", least=0)):
             self.block(block, f"/blocks/{i}")
 
     def block(self, block: Any, p: str) -> None:
@@ -209,6 +261,36 @@ class _Checker:
         for i, part in enumerate(self.items(b.get("elements"), 100, f"{p}/elements")):
             if not isinstance(part, dict) or part.get("type") not in RICH_TEXT_PARTS:
                 self.bad(f"{p}/elements/{i}/type", "unsupported rich text element")
+
+    def block_table(self, b: dict[str, Any], p: str) -> None:
+        """Slack's table: ≤ 100 rows of ≤ 20 cells, each raw_text or rich_text; one per message."""
+        self.tables += 1
+        rows = self.items(b.get("rows"), MAX_TABLE_ROWS, f"{p}/rows")
+        for r, row in enumerate(rows):
+            cells = self.items(row, MAX_TABLE_CELLS, f"{p}/rows/{r}")
+            for c, cell in enumerate(cells):
+                q = f"{p}/rows/{r}/{c}"
+                kind = cell.get("type") if isinstance(cell, dict) else None
+                if kind == "raw_text":
+                    self.length(cell.get("text"), MAX_SECTION_TEXT, f"{q}/text", required=False)
+                elif kind == "rich_text":
+                    self.block_rich_text(cell, q)
+                else:
+                    self.bad(f"{q}/type", "must be one of raw_text, rich_text")
+        settings = b.get("column_settings")
+        if settings is not None:
+            for i, setting in enumerate(
+                self.items(settings, MAX_TABLE_CELLS, f"{p}/column_settings", least=0)
+            ):
+                if setting is None:
+                    continue  # a column left at its defaults
+                if not isinstance(setting, dict):
+                    self.bad(f"{p}/column_settings/{i}", "must provide an object")
+                    continue
+                if setting.get("align") not in (None, *TABLE_ALIGN):
+                    self.bad(f"{p}/column_settings/{i}/align", "must be one of left, center, right")
+                if not isinstance(setting.get("is_wrapped", False), bool):
+                    self.bad(f"{p}/column_settings/{i}/is_wrapped", "must be a boolean")
 
     # -- elements ----------------------------------------------------------
 

@@ -145,6 +145,8 @@ class Page:
                 ],
                 "messages": messages,
                 "ephemerals": [e for e in fake.ephemerals if e["visible_to"] == user],
+                "statuses": json.loads(json.dumps(fake.statuses)),
+                "home": json.loads(json.dumps(fake.homes.get(user))),
             }
 
     def events(self) -> Iterator[bytes]:

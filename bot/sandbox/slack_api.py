@@ -26,7 +26,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
-from bot.sandbox.blockkit import message_problems
+from bot.sandbox.blockkit import (
+    MAX_LOADING_MESSAGES,
+    TASK_DISPLAY_MODES,
+    chunk_problems,
+    message_problems,
+    view_problems,
+)
 from bot.sandbox.http import LoopbackServer, Request, Response, json_response, text_response
 
 BOT_USER = "UBOT"
@@ -130,6 +136,11 @@ class FakeSlack:
         self.ephemerals: list[dict[str, Any]] = []
         self.files: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, bytes] = {}  # file id → the uploaded bytes
+        # "channel:thread_ts" → the bot's status in that thread (assistant.threads.setStatus);
+        # gone when the bot replies there or sets an empty status.
+        self.statuses: dict[str, dict[str, Any]] = {}
+        self.homes: dict[str, dict[str, Any]] = {}  # user id → the Home tab published for them
+        self.prompts: dict[str, dict[str, Any]] = {}  # "channel:thread_ts" → suggested prompts
         self.rate_limit: dict[str, int] = {}  # method → how many 429s to answer first
         self.faults: dict[str, list[Fault]] = {}
         self.holds: list[Hold] = []
@@ -442,6 +453,8 @@ class FakeSlack:
             user=BOT_USER,
             bot_id=BOT_ID,
         )
+        if thread_ts:  # the bot spoke in the thread: its status there is cleared
+            self.statuses.pop(f"{channel.id}:{thread_ts}", None)
         return {"channel": channel.id, "ts": message["ts"], "message": _public(message)}
 
     def m_chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -453,6 +466,7 @@ class FakeSlack:
             raise SlackError("cant_update_message")
         text, blocks = self._content(p)
         message.update(text=text, blocks=blocks, edited={"user": BOT_USER, "ts": self._ts()})
+        message.pop("stream", None)  # a stopped stream replaced by an ordinary message
         return {"channel": channel.id, "ts": message["ts"], "text": text}
 
     def m_chat_delete(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -574,8 +588,178 @@ class FakeSlack:
             return True
 
     def m_assistant_threads_setStatus(self, p: dict[str, Any]) -> dict[str, Any]:
-        self._bot_channel(p.get("channel_id"))
+        """The bot's "is working…" line under a thread: `status` ('' clears it) and up to 10
+        `loading_messages` Slack rotates through; cleared by the bot's next reply."""
+        channel = self._bot_channel(p.get("channel_id"))
+        status = p.get("status")
+        if not isinstance(status, str):
+            raise SlackError("invalid_arguments", ["status: must provide a string"])
+        thread = self._status_thread(channel.id, p.get("thread_ts"))
+        loading = p.get("loading_messages")
+        if isinstance(loading, str):  # a form body carries it as JSON
+            loading = json.loads(loading)
+        if loading is not None and (
+            not isinstance(loading, list)
+            or len(loading) > MAX_LOADING_MESSAGES
+            or not all(isinstance(m, str) and m for m in loading)
+        ):
+            raise SlackError(
+                "invalid_arguments",
+                [f"loading_messages: at most {MAX_LOADING_MESSAGES} non-empty strings"],
+            )
+        key = f"{channel.id}:{thread}"
+        if status:
+            self.statuses[key] = {"status": status, "loading_messages": loading or []}
+        else:
+            self.statuses.pop(key, None)
         return {}
+
+    def _status_thread(self, channel: str, thread_ts: Any) -> str:
+        root = self.messages.get(str(thread_ts or ""))
+        if root is None or root["channel"] != channel or root.get("thread_ts"):
+            raise SlackError("invalid_thread_ts")
+        return str(root["ts"])
+
+    def status_of(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
+        """The status shown under a thread now, or None."""
+        with self._changed:
+            return self.statuses.get(f"{channel}:{thread_ts}")
+
+    def m_assistant_threads_setSuggestedPrompts(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self.channel(p.get("channel_id"))
+        prompts = p.get("prompts")
+        if isinstance(prompts, str):
+            prompts = json.loads(prompts)
+        if (
+            not isinstance(prompts, list)
+            or not 1 <= len(prompts) <= 4
+            or not all(isinstance(x, dict) and x.get("title") and x.get("message") for x in prompts)
+        ):
+            raise SlackError(
+                "invalid_arguments", ["prompts: 1 to 4 objects with a title and a message"]
+            )
+        self.prompts[f"{channel.id}:{p.get('thread_ts') or ''}"] = {
+            "title": p.get("title"),
+            "prompts": prompts,
+        }
+        return {}
+
+    # -- streamed messages: chat.startStream / appendStream / stopStream ---------
+
+    def _chunks(self, p: dict[str, Any]) -> list[dict[str, Any]]:
+        chunks = p.get("chunks")
+        if isinstance(chunks, str):
+            chunks = json.loads(chunks)
+        chunks = list(chunks or [])
+        if p.get("markdown_text"):
+            chunks.insert(0, {"type": "markdown_text", "text": p["markdown_text"]})
+        found = chunk_problems(chunks)
+        if found:
+            raise SlackError("invalid_chunks", found)
+        return chunks
+
+    @staticmethod
+    def _apply_chunks(stream: dict[str, Any], chunks: list[dict[str, Any]]) -> None:
+        for chunk in chunks:
+            kind = chunk["type"]
+            if kind == "markdown_text":
+                stream["text"] += chunk["text"]
+            elif kind == "plan_update":
+                stream["title"] = chunk["title"]
+            elif kind == "blocks":
+                stream["blocks"] += chunk["blocks"]
+            else:
+                task = {
+                    k: chunk[k]
+                    for k in ("id", "title", "status", "details", "output")
+                    if k in chunk
+                }
+                tasks = stream["tasks"]
+                at = next((i for i, t in enumerate(tasks) if t["id"] == task["id"]), None)
+                if at is None:
+                    tasks.append(task)
+                else:
+                    tasks[at] = {**tasks[at], **task}
+
+    def m_chat_startStream(self, p: dict[str, Any]) -> dict[str, Any]:
+        """A streamed reply: in a channel (not a DM) Slack needs whom it answers
+        (`recipient_user_id`, `recipient_team_id`)."""
+        channel = self._bot_channel(p.get("channel"))
+        if channel.id[0] != "D":
+            if not p.get("recipient_user_id"):
+                raise SlackError("missing_recipient_user_id")
+            if not p.get("recipient_team_id"):
+                raise SlackError("missing_recipient_team_id")
+        mode = p.get("task_display_mode") or "timeline"
+        if mode not in TASK_DISPLAY_MODES:
+            raise SlackError("invalid_arguments", ["task_display_mode: must be timeline or plan"])
+        chunks = self._chunks(p)
+        thread_ts = self._thread_root(channel.id, p.get("thread_ts"))
+        stream: dict[str, Any] = {
+            "mode": mode,
+            "state": "streaming",
+            "title": None,
+            "tasks": [],
+            "text": "",
+            "blocks": [],
+            "recipient": p.get("recipient_user_id"),
+        }
+        self._apply_chunks(stream, chunks)
+        message = self.add_message(
+            channel.id, text="", thread_ts=thread_ts, user=BOT_USER, bot_id=BOT_ID, stream=stream
+        )
+        if thread_ts:
+            self.statuses.pop(f"{channel.id}:{thread_ts}", None)
+        return {"channel": channel.id, "ts": message["ts"]}
+
+    def _streaming(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = self._bot_channel(p.get("channel"))
+        message = self.messages.get(str(p.get("ts") or ""))
+        if message is None or message["channel"] != channel.id:
+            raise SlackError("message_not_found")
+        if message.get("bot_id") != BOT_ID:
+            raise SlackError("message_not_owned_by_app")
+        if (message.get("stream") or {}).get("state") != "streaming":
+            raise SlackError("message_not_in_streaming_state")
+        return message
+
+    def m_chat_appendStream(self, p: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming(p)
+        chunks = self._chunks(p)
+        if not chunks:
+            raise SlackError("no_text")
+        self._apply_chunks(message["stream"], chunks)
+        self._bump()
+        return {"channel": message["channel"], "ts": message["ts"]}
+
+    def m_chat_stopStream(self, p: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming(p)
+        chunks = self._chunks(p)
+        blocks = p.get("blocks") or []
+        if blocks:
+            _, blocks = self._content({"blocks": blocks})
+        self._apply_chunks(message["stream"], chunks)
+        message["stream"]["state"] = "stopped"
+        message["blocks"] = blocks
+        self._bump()
+        return {"channel": message["channel"], "ts": message["ts"], "message": _public(message)}
+
+    # -- App Home -----------------------------------------------------------
+
+    def m_views_publish(self, p: dict[str, Any]) -> dict[str, Any]:
+        user = p.get("user_id")
+        if not isinstance(user, str) or not user:
+            raise SlackError("invalid_arguments", ["user_id: must provide a string"])
+        view = p.get("view")
+        if isinstance(view, str):
+            view = json.loads(view)
+        found = view_problems(view)
+        if found:
+            raise SlackError("invalid_arguments", found)
+        assert isinstance(view, dict)
+        published = {**view, "id": f"V{self._next():08d}"}
+        self.homes[user] = published
+        return {"view": published}
 
     def m_conversations_replies(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self._bot_channel(p.get("channel"))

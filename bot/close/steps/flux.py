@@ -60,39 +60,48 @@ def flux(close: Close, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def revenue_split(close: Close) -> list[dict[str, Any]]:
-    """Per well × product: this check's sale month vs the prior sale month, split volume / price."""
+    """Per well × product: this month's checks for a sale month vs the prior sale month's in
+    the history, split volume / price. Stub lines of one well, product and month are summed
+    (a check may pay a product on several lines); the price is their volume-weighted mean."""
+    current: dict[tuple[str, str, str], list[Any]] = {}
+    for r, row in close.known_revenue():
+        key = (r.well_id, r.product, r.sale_month)
+        sums = current.get(key)
+        if sums is None:
+            nri = row.nri if abs(r.owner_decimal - row.nri) <= TOLERANCE else r.owner_decimal
+            current[key] = [r.gross_volume, r.gross_value, r.price * r.gross_volume, nri, row]
+        else:
+            sums[0] += r.gross_volume
+            sums[1] += r.gross_value
+            sums[2] += r.price * r.gross_volume
+    history = close.data.history.sales
     out = []
-    current = close.known_revenue()
-    for r, row in current:
-        prev_month = add_months(r.sale_month, -1)
-        prev = [
-            h
-            for h in close.data.revenue_history
-            if h.well_id == r.well_id and h.product == r.product and h.sale_month == prev_month
-        ]
-        if not prev or not prev[0].gross_volume:
+    for (well_id, product, month), (volume, value, pv, nri, row) in current.items():
+        prev_month = add_months(month, -1)
+        prev = history.get((well_id, product, prev_month))
+        if prev is None or not prev[0] or not volume:
             continue
-        p = prev[0]
-        nri = row.nri if abs(r.owner_decimal - row.nri) <= TOLERANCE else r.owner_decimal
-        before = cents(p.gross_value * nri)
-        after = cents(r.gross_value * nri)
-        volume = cents((r.gross_volume - p.gross_volume) * p.price * nri)
-        price = cents((r.price - p.price) * r.gross_volume * nri)
+        p_volume, p_value, p_pv = prev
+        p_price, price = p_pv / p_volume, pv / volume
+        before = cents(p_value * nri)
+        after = cents(value * nri)
+        volume_part = cents((volume - p_volume) * p_price * nri)
+        price_part = cents((price - p_price) * volume * nri)
         change = after - before
         pct = change / before if before else None
         out.append(
             {
-                "well_id": r.well_id,
+                "well_id": well_id,
                 "well_name": row.well_name,
-                "product": r.product,
+                "product": product,
                 "prior_month": prev_month,
-                "month": r.sale_month,
+                "month": month,
                 "prior": before,
                 "current": after,
                 "change": change,
                 "percent": pct,
-                "volume_part": volume,
-                "price_part": price,
+                "volume_part": volume_part,
+                "price_part": price_part,
                 "nri": dec8(nri),
                 "flagged": abs(change) > FLUX_AMOUNT and (pct is None or abs(pct) > FLUX_PERCENT),
             }

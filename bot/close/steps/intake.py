@@ -72,7 +72,8 @@ def intake(close: Close) -> Iterator[Finding]:
                     "operator": operator,
                     "amount": str(amount),
                     "account": cost_account(line) if isinstance(line, JibLine) else "",
-                    "candidates": [[w, master.name(w)] for w in candidates],
+                    "candidates": [[w, master.name(w)] for w in candidates[:8]],
+                    "operator_wells": len(candidates),
                     **_stub_facts(close, line),
                 },
                 options=[*[f"map:{w}" for w in candidates][:8], "create", "suspense"],
@@ -169,7 +170,7 @@ def intake(close: Close) -> Iterator[Finding]:
     expected_service = add_months(close.period, -2)
     billed_now = {j.operator for j in data.jib}
     for operator in sorted(
-        {h.operator for h in data.jib_history if h.service_month == expected_service} - billed_now
+        data.history.operators_by_month.get(expected_service, set()) - billed_now
     ):
         yield _missing(
             "jib",
@@ -184,9 +185,7 @@ def intake(close: Close) -> Iterator[Finding]:
         )
     expected_sale = add_months(close.period, -3)
     paid_now = {r.payor for r in data.revenue}
-    for payor in sorted(
-        {h.payor for h in data.revenue_history if h.sale_month == expected_sale} - paid_now
-    ):
+    for payor in sorted(data.history.payors_by_month.get(expected_sale, set()) - paid_now):
         yield _missing(
             "revenue",
             payor,

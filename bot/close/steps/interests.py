@@ -179,8 +179,8 @@ def _wi_finding(
 
 
 def _last_billed_decimal(data: CloseData, well_id: str) -> Decimal | None:
-    rows = [h for h in data.jib_history if h.well_id == well_id]
-    return max(rows, key=lambda h: h.service_month).owner_decimal if rows else None
+    last = data.history.last_jib_decimal.get(well_id)
+    return last[1] if last else None
 
 
 def _wi_recommendation(

@@ -48,10 +48,7 @@ def jib_recon(close: Close) -> Iterator[Finding]:
                 f"{money(j.gross_amount)} × {dec8(j.owner_decimal)} = {money(computed)} but the line bills {money(j.owner_net_amount)} ({signed_money(diff)})",
             )
     seen: dict[tuple[str, str, str, str, Decimal], JibLine] = {}
-    history = {
-        (h.operator, h.well_id, h.service_month, h.cost_category, h.gross_amount): h
-        for h in data.jib_history
-    }
+    history = data.history.jib_keys  # only the keys this month's lines also bill
     for j, row in known:
         key = (j.operator, j.well_id, j.service_month, j.cost_category, j.gross_amount)
         first = seen.get(key)
@@ -241,9 +238,10 @@ def loe_accrual(close: Close) -> list[dict[str, Any]]:
     gross: dict[tuple[str, str], dict[str, Decimal]] = defaultdict(
         lambda: defaultdict(lambda: ZERO)
     )
-    for h in close.data.jib_history:
-        if h.cost_category in ("LOE", "Overhead") and h.service_month in months:
-            gross[(h.well_id, h.cost_category)][h.service_month] += h.gross_amount
+    for key, by_month in close.data.history.loe_gross.items():
+        for month, amount in by_month.items():
+            if month in months:
+                gross[key][month] += amount
     for j, _ in close.known_jib():
         if j.cost_category in ("LOE", "Overhead") and not j.afe_no and j.service_month in months:
             gross[(j.well_id, j.cost_category)][j.service_month] += j.gross_amount

@@ -38,10 +38,8 @@ def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
     data, master = close.data, close.master
     window = {add_months(close.period, -k) for k in range(1, ACCRUAL_WINDOW + 1)}
     checked = {(r.well_id, r.product, r.sale_month) for r, _ in close.known_revenue()}
-    checked |= {(r.well_id, r.product, r.sale_month) for r in data.revenue_history}
-    ever_paid = {r.well_id for r in data.revenue_history} | {
-        r.well_id for r, _ in close.known_revenue()
-    }
+    checked |= data.history.checked
+    ever_paid = data.history.paid_wells | {r.well_id for r, _ in close.known_revenue()}
     prices = {(p.month, p.product): p for p in data.prices}
     by_well_month: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for p in data.production:
@@ -132,7 +130,7 @@ def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
 
 
 def _last_actual(close: Close, well_id: str, month: str) -> list[dict[str, Any]]:
-    rows = [r for r in close.data.revenue_history if r.well_id == well_id]
+    rows = close.data.history.lines("revenue_history.csv", well_id)
     if not rows:
         return []
     last = max(r.sale_month for r in rows)

@@ -239,9 +239,43 @@ function renderBlock(block, message) {
         label, renderElement(block.element, block, message, "input"),
         block.hint ? el("div", { class: "hint" }, plainText(block.hint)) : null));
     }
+    case "table": return wrap(renderTable(block));
     default:
       return wrap(el("div", { class: "context" }, `(a ${block.type} block)`));
   }
+}
+
+// Slack's table block: rows of raw_text / rich_text cells, the first row a header.
+function renderTable(block) {
+  const settings = block.column_settings || [];
+  const cell = (c, i, tag) => el(tag, {
+    class: settings[i] && settings[i].align ? `align-${settings[i].align}` : null,
+  }, c.type === "rich_text" ? richText(c) : (c.text || ""));
+  const rows = block.rows || [];
+  return el("div", { class: "table-wrap" }, el("table", { class: "bk-table" },
+    rows.length ? el("thead", {}, el("tr", {}, rows[0].map((c, i) => cell(c, i, "th")))) : null,
+    el("tbody", {}, rows.slice(1).map((r) => el("tr", {}, r.map((c, i) => cell(c, i, "td")))))));
+}
+
+// A streamed message (chat.startStream): its markdown and, in plan mode, every task on one
+// card with its state and one-line result, as Slack draws a plan.
+const TASK_ICONS = { pending: "○", in_progress: "◐", complete: "✓", error: "✕" };
+function renderStream(message) {
+  const stream = message.stream;
+  const tasks = (stream.tasks || []).map((t) => el("li", { class: `task task-${t.status}`, "data-task": t.id },
+    el("span", { class: "task-icon", "aria-label": t.status }, TASK_ICONS[t.status] || "○"),
+    el("span", { class: "task-body" },
+      el("span", { class: "task-title" }, t.title),
+      t.output ? el("span", { class: "task-output" }, t.output) : null,
+      t.details ? el("span", { class: "task-output" }, t.details) : null)));
+  const done = (stream.tasks || []).filter((t) => t.status === "complete").length;
+  return el("div", { class: `stream stream-${stream.mode} stream-${stream.state}` },
+    stream.mode === "plan" && tasks.length ? el("div", { class: "plan", role: "group", "aria-label": "Plan" },
+      el("div", { class: "plan-title" }, stream.title || "Plan",
+        el("span", { class: "plan-count" }, `${done} of ${tasks.length}`)),
+      el("ol", { class: "tasks" }, tasks)) : el("ol", { class: "tasks" }, tasks),
+    stream.text ? el("div", { class: "mrkdwn", html: mrkdwn(stream.text) }) : null,
+    stream.state === "streaming" ? el("span", { class: "streaming-dot", title: "streaming" }, "●") : null);
 }
 
 function optionLabel(option) {
@@ -493,6 +527,7 @@ function renderMessage(message, continued, inThread) {
       isApp ? el("span", { class: "app-badge" }, "APP") : null,
       el("a", { class: "time", title: date.toLocaleString() }, clock(date))),
     message.ephemeral ? el("div", { class: "only-you" }, "👁 Only visible to you") : null,
+    message.stream ? renderStream(message) : null,
     message.blocks && message.blocks.length ? renderBlocks(message) : (message.text ? el("div", { class: "mrkdwn", html: mrkdwn(message.text) }) : null),
     message.edited ? el("span", { class: "edited" }, "(edited)") : null,
     renderFiles(message),
@@ -611,6 +646,22 @@ function renderWorkspace(state) {
   $("thread-channel").textContent = `# ${channel.name}`;
   const replies = [root, ...[...inChannel.filter((m) => m.thread_ts === root.ts), ...mine.filter((e) => e.thread_ts === root.ts)].sort(byTs)];
   renderList($("thread-messages"), replies, true, (n) => el("div", { class: "replies-divider" }, `${n} ${n === 1 ? "reply" : "replies"}`));
+  renderStatus((state.statuses || {})[`${channel.id}:${root.ts}`]);
+}
+
+// assistant.threads.setStatus: "closebot is working…" under the thread, its loading
+// messages rotating, until the bot replies or clears it.
+function renderStatus(status) {
+  const line = $("thread-status");
+  clearInterval(app.statusTimer);
+  if (!status) { line.hidden = true; line.replaceChildren(); return; }
+  const messages = status.loading_messages && status.loading_messages.length ? status.loading_messages : [status.status];
+  let n = 0;
+  const text = el("span", { class: "status-text" }, messages[0]);
+  line.replaceChildren(el("span", { class: "status-dots" }, el("i"), el("i"), el("i")),
+    el("b", {}, person(app.state.bot).name), " ", el("span", { class: "status-what" }, status.status), " ", text);
+  line.hidden = false;
+  app.statusTimer = setInterval(() => { n = (n + 1) % messages.length; text.textContent = messages[n]; }, 2500);
 }
 
 // -- navigation and state -----------------------------------------------------

@@ -1,0 +1,93 @@
+"""What a close is doing, in words: the loading messages while a step works ("Reconciling 214
+JIB lines…") and each step's one-line result ("3 exceptions: 2 decided, 1 open").
+
+Front-end neutral (no Slack here): the Slack presenter shows these as the thread's status
+(assistant.threads.setStatus) and as the plan's task lines.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from typing import Any
+
+from bot.close.ledger import Ledger
+from bot.close.master import money
+from bot.close.registry import STEPS
+from bot.store import Store
+
+THINKING = "Working out the next step…"
+
+
+def intake_figures(store: Store, run_id: str) -> dict[str, Any]:
+    """The counts the intake step reported (JIB lines, revenue lines, wells), or {} before it ran."""
+    for message in store.messages(run_id):
+        if message.role != "assistant":
+            continue
+        for block in message.content:
+            if block.get("type") == "tool_use" and block.get("name") == "load_period":
+                result = store.tool_result(str(block.get("id")))
+                if result is None or result.is_error:
+                    continue
+                try:
+                    figures = json.loads(result.content)
+                except ValueError:
+                    continue
+                if isinstance(figures, dict):
+                    return figures
+    return {}
+
+
+def _count(figures: dict[str, Any], key: str, noun: str) -> str:
+    n = figures.get(key)
+    return f"{n:,} {noun}" if isinstance(n, int) else noun
+
+
+def loading_messages(step: str | None, period: str, figures: dict[str, Any]) -> list[str]:
+    """What Slack shows while `step` works (at most 10, rotated); a model call when no step runs."""
+    jib = _count(figures, "jib_lines", "JIB lines")
+    stubs = _count(figures, "revenue_lines", "revenue stub lines")
+    wells = _count(figures, "wells", "wells")
+    said = {
+        STEPS[0]: [f"Reading the {period} files…", "Mapping property numbers to wells…"],
+        STEPS[1]: [f"Checking {jib} against the DOI…", f"Checking {stubs} against the DOI…"],
+        STEPS[2]: [
+            f"Reconciling {jib}…",
+            "Looking for duplicates, old charges and AFE overruns…",
+            "Accruing LOE…",
+        ],
+        STEPS[3]: [f"Accruing revenue for {wells}…", "Pricing volumes with no check…"],
+        STEPS[4]: [f"Checking severance on {stubs}…"],
+        STEPS[5]: ["Drafting the journal entries…", "Balancing the batch…"],
+        STEPS[6]: [
+            "Comparing P&L activity with last month…",
+            "Splitting revenue into volume and price…",
+        ],
+        STEPS[7]: ["Carrying open items forward…"],
+    }
+    return said.get(step or "", [THINKING])
+
+
+def step_lines(store: Store, run_id: str) -> dict[str, str]:
+    """Each step's one-line result so far: its exceptions, and the batch for the journal."""
+    ledger = Ledger(store)
+    lines: dict[str, str] = {}
+    by_step: dict[str, list[str]] = {}
+    for e in ledger.exceptions(run_id):
+        by_step.setdefault(str(e["details"].get("step")), []).append(str(e["status"]))
+    for step, statuses in by_step.items():
+        open_ = sum(1 for s in statuses if s == "open")
+        n = len(statuses)
+        noun = "exception" if n == 1 else "exceptions"
+        lines[step] = (
+            f"{n} {noun}, all decided"
+            if not open_
+            else f"{n} {noun}: {n - open_} decided, {open_} open"
+        )
+    batch = ledger.current_batch(run_id)
+    if batch is not None:
+        entries = len({line["entry_no"] for line in ledger.lines(batch["id"])})
+        lines[STEPS[5]] = (
+            f"{entries} entries, {money(Decimal(batch['total_debit']))} ({batch['status']})"
+        )
+    return lines

@@ -1,0 +1,128 @@
+"""Slack's own progress surfaces: the thread's status line (assistant.threads.setStatus) while a
+turn works, and the close's steps as a streamed plan (chat.startStream with
+task_display_mode "plan", a task_update per step, chat.stopStream with the final state) — with
+the ordinary status message where Slack refuses the stream. All on the one fake, which checks
+every chunk the way Slack does."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from bot.close.registry import STEPS
+from bot.sandbox.slack_api import FakeSlack
+from tests.slack_harness import Harness, refuse_streams, status_text
+
+STATUSES = {"pending", "in_progress", "complete", "error"}
+ORDER = {"pending": 0, "in_progress": 1, "complete": 2, "error": 2}
+
+
+def stream_calls(fake: FakeSlack, ts: str) -> list[tuple[str, dict[str, Any]]]:
+    return [
+        (c.method, c.params)
+        for c in fake.calls
+        if c.method in ("chat.appendStream", "chat.stopStream") and c.params.get("ts") == ts
+    ]
+
+
+def test_a_whole_close_is_one_streamed_plan_with_a_task_per_step(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        (start,) = fake.to("chat.startStream")
+        assert start["task_display_mode"] == "plan" and start["thread_ts"] == run.thread_ts
+        # In a channel Slack needs whom the stream answers.
+        assert start["recipient_user_id"] == "UALICE" and start["recipient_team_id"]
+        first = [c for c in start["chunks"] if c["type"] == "task_update"]
+        assert [c["title"] for c in first] == list(STEPS)
+        assert {c["status"] for c in first} <= STATUSES
+        bot.finish(run.id)
+        run = bot.store.run(run.id)
+        assert run.status == "done"
+        calls = stream_calls(fake, run.status_ts or "")
+        # appended while the close moved, stopped once at the end, nothing after the stop
+        assert [m for m, _ in calls].count("chat.stopStream") == 1
+        assert calls[-1][0] == "chat.stopStream"
+        assert all(m == "chat.appendStream" for m, _ in calls[:-1]) and len(calls) > 3
+        # every step moved forward only (pending → in_progress → complete; fast changes are
+        # folded into one update, so a quick step may go straight to complete)
+        seen: dict[str, list[str]] = {}
+        for _, params in [("start", start), *calls]:
+            for chunk in params.get("chunks") or []:
+                if chunk["type"] == "task_update":
+                    seen.setdefault(chunk["title"], []).append(chunk["status"])
+        for step in STEPS:
+            assert seen[step][-1] == "complete", (step, seen[step])
+            order = [ORDER[status] for status in seen[step]]
+            assert order == sorted(order), (step, seen[step])
+        assert any("in_progress" in statuses for statuses in seen.values())
+        plan = fake.messages[run.status_ts or ""]["stream"]
+        assert plan["state"] == "stopped" and "finished" in (plan["title"] or "")
+        assert [t["status"] for t in plan["tasks"]] == ["complete"] * len(STEPS)
+        # each step's one-line result travels with it
+        journal = next(t for t in plan["tasks"] if t["title"] == "Journal entries")
+        assert "entries, $" in journal["output"] and "(posted)" in journal["output"]
+        # no ordinary status message was posted, and nothing was moved with chat.update
+        assert not fake.to("chat.update") or all(
+            p["ts"] != run.status_ts for p in fake.to("chat.update")
+        )
+    finally:
+        bot.close()
+
+
+def test_a_refused_stream_falls_back_to_the_status_message_and_loses_nothing(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    refuse_streams(fake)
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        assert len(fake.to("chat.startStream")) == 1  # tried once, refused
+        status = bot.message(run.status_ts or "")
+        assert "stream" not in status and status["blocks"]
+        assert "WI/NRI validation — waiting on you" in status_text(status)
+        bot.finish(run.id)
+        text = status_text(bot.message(run.status_ts or ""))
+        assert text.count(" — done") == len(STEPS) and "finished" in text
+        assert fake.to("chat.appendStream") == [] and fake.to("chat.stopStream") == []
+    finally:
+        bot.close()
+
+
+def test_a_stream_slack_ends_early_is_carried_on_as_a_message(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        fake.fail("chat.appendStream", error="message_not_in_streaming_state", times=1_000)
+        fake.fail("chat.stopStream", error="message_not_in_streaming_state", times=1_000)
+        bot.finish(run.id)
+        status = bot.message(bot.store.run(run.id).status_ts or "")
+        text = status_text(status)
+        assert "stream" not in status and text.count(" — done") == len(STEPS)
+    finally:
+        bot.close()
+
+
+def test_the_threads_status_names_the_step_with_its_figures_and_is_cleared(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        bot.finish(run.id)
+        sent = [p for p in fake.to("assistant.threads.setStatus") if p["status"]]
+        assert sent and all(p["thread_ts"] == run.thread_ts for p in sent)
+        assert all(1 <= len(p["loading_messages"]) <= 10 for p in sent)
+        # An independent count of the JIB lines the close read.
+        with (Path(bot.service.work.data_dir or "") / "2026-10" / "jib.csv").open() as f:
+            lines = sum(1 for _ in csv.DictReader(f))
+        said = [m for p in sent for m in p["loading_messages"]]
+        assert f"Reconciling {lines} JIB lines…" in said
+        assert fake.status_of(run.channel or "", run.thread_ts or "") is None
+    finally:
+        bot.close()
