@@ -60,6 +60,7 @@ class Answers:
         source: str,
         read: ReadAnswers | None,
         rationale: Rationale = None,
+        require_rationale: bool = True,
         evidence: dict[str, Any] | None = None,
         check_user: bool = True,
     ) -> QuestionRecord:
@@ -67,7 +68,8 @@ class Answers:
 
         Each question that overrides its recommendation needs its own "Why" (`rationale`: per
         question number, 0 for a form-level text; see questions.question_whys), stored beside
-        that question's answer. Every refusal is audited. Raises NotFoundError, AlreadyAnsweredError, NotAuthorizedError
+        that question's answer (`require_rationale` False: the form had no "Why" box, an
+        earlier release's). Every refusal is audited. Raises NotFoundError, AlreadyAnsweredError, NotAuthorizedError
         (a stranger, or a refusal by the vet), or the reader's FormError / AnswerError;
         nothing changes unless it returns.
         """
@@ -104,7 +106,7 @@ class Answers:
                 },
             )
             raise NotAuthorizedError(refusal, started_by=run.started_by, reason=refusal)
-        whys = question_whys(ask, responses, rationale)
+        whys = question_whys(ask, responses, rationale, required=require_rationale)
         answer = with_whys(answer, whys)
         return self.store.claim_answer(
             question_id,

@@ -45,6 +45,12 @@ DECISION_COLUMNS = (
 )
 
 
+def _no_why(evidence: dict[str, Any], overridden: bool) -> str:
+    """An override taken on a form without a "Why" box (an earlier release's) says so."""
+    form = evidence.get("form")
+    return f"(none: {form})" if overridden and isinstance(form, str) else ""
+
+
 def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     """One row per question asked in the run, in the order asked: what was shown, what was
     chosen, by whom, when, how, whether it overrode the recommendation and why, and the
@@ -91,7 +97,8 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     "overridden": ("yes" if overrode[number] else "no")
                     if record.status == "answered"
                     else "",
-                    "rationale": _why(record, entry, overrode, number),
+                    "rationale": _why(record, entry, overrode, number)
+                    or _no_why(evidence, overrode[number]),
                     "os_login": evidence.get("os_login") or "",
                     "input_files": files,
                 }

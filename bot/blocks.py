@@ -509,6 +509,18 @@ def _typed(action: dict[str, Any]) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
+def has_why_box(shown: Any) -> bool:
+    """Whether a form as Slack shows it (the payload's message blocks) has the "Why" box;
+    forms posted by releases before it (68fe5b6) have none. Unknown: assume it has."""
+    if not isinstance(shown, list):
+        return True
+    return any(
+        (parse_block_id(str(b.get("block_id") or "")) or ("", 0))[0] == "w"
+        for b in shown
+        if isinstance(b, dict)
+    )
+
+
 def read_rationale(values: dict[str, dict[str, Any]]) -> str | None:
     """The form's own 'Why' text (block w0), or None."""
     return read_whys(values).get(0)

@@ -41,6 +41,9 @@ BUSY = "The database is busy right now, so nothing was changed — please try ag
 DB_DOWN = "I can't write to my database right now, so nothing was changed; please tell whoever runs closebot."
 
 
+NO_WHY_BOX = "answered on a form from an earlier release, which had no Why box"
+
+
 def _storage(e: StorageError) -> str:
     return BUSY if isinstance(e, BusyError) else DB_DOWN
 
@@ -167,6 +170,9 @@ class Listeners:
             return
         question_id = str(actions[0].get("value") or "")
         values = (body.get("state") or {}).get("values") or {}
+        # A form an earlier release posted has no "Why" box: its answer is taken without one
+        # (an override could never be recorded otherwise), and recorded as such.
+        why_box = blocks.has_why_box((body.get("message") or {}).get("blocks"))
         try:
             with self.store.quick():
                 record = self.answers.settle(
@@ -175,6 +181,8 @@ class Listeners:
                     source="user",
                     read=None if cancel else (lambda ask: blocks.read_form(ask, values)),
                     rationale=blocks.read_whys(values) if isinstance(values, dict) else None,
+                    require_rationale=why_box,
+                    evidence=None if why_box else {"form": NO_WHY_BOX},
                 )
         except NotFoundError:
             ack()

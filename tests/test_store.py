@@ -291,7 +291,7 @@ def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path:
     store = Store(path)
     Ledger(store)
     assert migrations.pending(store.db) == []
-    assert [m.name for m in close_migrations.applied(store.db)] == ["c001_v2", "c002_content_hash"]
+    assert close_migrations.pending(store.db) == []
     assert store.run("r1").period == "2026-09"
     assert {"rationale", "overridden"} <= set(store.db.table("questions").columns_dict)
     assert {"prev_hash", "hash"} <= set(store.db.table("audit_events").columns_dict)

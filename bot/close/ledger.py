@@ -76,6 +76,68 @@ def c002_content_hash(db: Database) -> None:
     db.table("journal_batches").add_column("content_hash", str)
 
 
+# Exception kinds of release 68fe5b6 whose name changed since, and the step that finds each.
+LEGACY_KINDS = {"wi_nri_mismatch": ("wi_nri", "WI/NRI validation")}
+
+
+@close_migrations()
+def c003_carry_earlier_releases(db: Database) -> None:
+    """What earlier releases left, in today's shape (issue 15).
+
+    - Periods posted before `period_posts` existed (release 68fe5b6) are claimed by the batch
+      that posted them (the first, if ever there were two), so posting refuses them.
+    - Exceptions of release 68fe5b6 (no `ref`, `step` or `summary` in their details) get them,
+      derived from their id and kind; their original details and decision stay under
+      `legacy`. Those of runs still in flight are reopened: a step finds them again in today's
+      shape and a person decides them on today's form (nothing of such a run was posted).
+    """
+    db.execute(
+        "insert or ignore into period_posts (period, batch_id, posted_at, posted_by) "
+        "select period, id, coalesce(posted_at, created_at, ''), posted_by from journal_batches "
+        "where status = 'posted' order by coalesce(posted_at, created_at), rowid"
+    )
+    legacy = db.execute(
+        "select e.id, e.run_id, e.kind, e.details, e.status, e.resolution, e.note, "
+        "e.decided_by, e.decision_source, r.status from exceptions e "
+        "join runs r on r.id = e.run_id where e.details not like '%\"ref\":%'"
+    ).fetchall()
+    for exc_id, run_id, kind, raw, status, resolution, note, by, source, run_status in legacy:
+        old = json.loads(raw)
+        new_kind, step = LEGACY_KINDS.get(kind, (kind, ""))
+        subject = old.get("well_name") or old.get("well_id") or exc_id
+        details = {
+            "ref": exc_id.removeprefix(f"{run_id}:"),
+            "step": step,
+            "subject": subject,
+            "summary": f"{subject}: found by an earlier release ({kind})",
+            "question": "",
+            "recommended": "",
+            "reasoning": old.get("reasoning") or "",
+            "facts": {},
+            "amount": "0.00",
+            "options": [],
+            "legacy": {
+                "kind": kind,
+                "details": old,
+                "status": status,
+                "resolution": resolution,
+                "note": note,
+                "decided_by": by,
+                "source": source,
+            },
+        }
+        db.execute(
+            "update exceptions set kind = ?, details = ?, note = ? where id = ?",
+            (new_kind, _dumps(details), _dumps({"note": note}) if note else None, exc_id),
+        )
+        if run_status not in ("done", "cancelled"):
+            db.execute(
+                "update exceptions set status = 'open', resolution = null, decided_by = null, "
+                "decision_source = null, question_id = null, resolved_at = null where id = ?",
+                (exc_id,),
+            )
+
+
 class AlreadyPostedError(CloseBotError):
     """The period was posted by another batch; posting this one would book it twice."""
 
@@ -117,9 +179,38 @@ class Ledger:
         well_id: str | None,
         details: dict[str, Any],
     ) -> dict[str, Any]:
-        """Record an exception once; a re-run of its check keeps the first (and its decision)."""
+        """Record an exception once; a re-run of its check keeps the first (and its decision).
+
+        An exception an earlier release recorded (its details under `legacy`, see c003) and
+        found again here takes today's details; the earlier ones stay under `legacy`."""
         with self.store.write() as db:
-            if not self._rows("select id from exceptions where id = ?", (exception_id,)):
+            found = self._rows(
+                "select details, status from exceptions where id = ?", (exception_id,)
+            )
+            before = json.loads(found[0]["details"]) if found else {}
+            if "legacy" in before and "legacy" not in details and found[0]["status"] == "open":
+                db.execute(
+                    "update exceptions set kind = ?, well_id = ?, details = ? where id = ?",
+                    (
+                        kind,
+                        well_id,
+                        _dumps({**details, "legacy": before["legacy"]}),
+                        exception_id,
+                    ),
+                )
+                self.store._audit(
+                    db,
+                    run_id=run_id,
+                    kind="exception_upgraded",
+                    actor="agent",
+                    detail={
+                        "id": exception_id,
+                        "kind": kind,
+                        "summary": details.get("summary"),
+                        "legacy": before["legacy"],
+                    },
+                )
+            if not found:
                 db.table("exceptions").insert(
                     {
                         "id": exception_id,
@@ -296,6 +387,18 @@ class Ledger:
             batch = self._rows("select * from journal_batches where id = ?", (batch_id,))[0]
             if batch["status"] == "posted":
                 return False
+            other = self._rows(  # posted by a release before period_posts, or an older process
+                "select id, posted_by, posted_at from journal_batches "
+                "where period = ? and status = 'posted' and id != ? order by posted_at limit 1",
+                (batch["period"], batch_id),
+            )
+            if other:
+                raise AlreadyPostedError(
+                    batch["period"],
+                    other[0]["id"],
+                    other[0]["posted_by"],
+                    other[0]["posted_at"] or "",
+                )
             now = self.store.now()
             try:
                 db.execute(

@@ -149,6 +149,11 @@ class PlaybookModel:
             call = state.latest(tool)
             if call is None:
                 return _reply(opening, _use(tool, {"period": p}))
+            if _from_an_earlier_release(tool, call):
+                return _reply(
+                    f"{opening} (again: this run was started by an earlier version of closebot)",
+                    _use(tool, {"period": p}),
+                )
             if call.is_error:
                 return _reply(f"The step '{step}' failed: {call.result}")
             if tool == "build_journal_entries":
@@ -301,6 +306,16 @@ class PlaybookModel:
             "I'm running offline (no ANTHROPIC_API_KEY), so I follow the close playbook and can't hold a "
             "free conversation. Say *status* for this run's summary, or start a new close with `/close YYYY-MM`."
         )
+
+
+def _from_an_earlier_release(tool: str, call: _Call) -> bool:
+    """A step's result in the shape of an earlier release (a run in flight at the upgrade):
+    without its step and exception refs, or a draft without its content hash. The step runs
+    again, finding its exceptions again in today's shape (Ledger.record_exception)."""
+    if not call.done or call.is_error or not isinstance(call.result, dict):
+        return False
+    key = "content_hash" if tool == "build_journal_entries" else "step"
+    return key not in call.result
 
 
 def _approved_by_a_person(ask: _Call) -> bool:
