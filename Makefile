@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: sandbox demo auto test lint bench clean
+.PHONY: sandbox demo auto test lint bench bench-volume bench-ack clean
 
 PORT ?= 8000
 
@@ -30,7 +30,12 @@ lint: $(STAMP)
 test: lint  ## lint, type-check and the whole test suite
 	$(VENV)/bin/pytest -q
 
-bench: $(STAMP)  ## performance figures beside their targets (issue 11); a few minutes
+bench: bench-volume bench-ack  ## every performance figure beside its target; ten minutes or so
+
+bench-volume: $(STAMP)  ## a month at 2,000 / 20,000 / 200,000 JIB lines vs the csv read (issue 19)
+	nice -n 10 $(PY) bench/volume.py
+
+bench-ack: $(STAMP)  ## acks, bursts, model cost, memory of paused runs (issue 11); about five minutes
 	$(PY) bench/perf.py
 
 clean:

@@ -38,6 +38,7 @@ ANSWER_ACTION = "answer"
 OTHER_ACTION = "other"
 WHY_ACTION = "why"
 BLOCK_PREFIX = "closebot"
+PER_QUESTION_WHY = "v"  # a form whose questions each have their own Why (where it can be needed)
 
 STEP_ICONS = {
     "done": "✅",
@@ -275,15 +276,40 @@ def parse_block_id(value: str) -> tuple[str, int] | None:
     return (m.group(1), int(m.group(2))) if m else None
 
 
+def fit(text: str, limit: int) -> str:
+    """Text no longer than `limit`, cut only between words (never inside an amount)."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;·/") + "…"
+
+
+def percent(confidence: float | None) -> str:
+    return "" if confidence is None else f"{round(confidence * 100)}%"
+
+
+def _described_apart(q: Question) -> bool:
+    """Whether the options' descriptions go in the question's text (one too long for a radio
+    description, or a menu, which shows none) rather than under each option."""
+    few = len(q.options) <= MAX_CHOICE_BUTTONS
+    return any(o.description for o in q.options) and (
+        not few or any(len(o.description) > MAX_OPTION_DESCRIPTION for o in q.options)
+    )
+
+
 def _option(q: Question, number: int, *, with_description: bool, compact: bool) -> dict[str, Any]:
     opt = q.options[number - 1]
-    star = " ⭐" if q.recommended == number else ""
+    marks = " ⭐" if q.recommended == number else ""
+    if (sure := percent(opt.confidence)) and q.is_choice:
+        marks += f" {sure}"
+    prefix = f"{number}. " if _described_apart(q) and not compact else ""
     limit = 40 if compact else MAX_OPTION_TEXT
     out: dict[str, Any] = {
-        "text": plain(cut(opt.label, limit - len(star)) + star, limit),
+        "text": plain(prefix + fit(opt.label, limit - len(prefix) - len(marks)) + marks, limit),
         "value": str(number),
     }
-    if with_description and opt.description:
+    if with_description and opt.description and not _described_apart(q):
         out["description"] = plain(opt.description, MAX_OPTION_DESCRIPTION)
     return out
 
@@ -305,29 +331,33 @@ def search_options(
     return [_option(q, n, with_description=False, compact=False) for n in numbers[:limit]]
 
 
-def _question_text(q: Question, number: int, total: int, *, compact: bool) -> str:
+def _option_details(q: Question) -> str:
+    """'*1.* what option 1 books' per line; options that say the same thing share a line."""
+    said: dict[str, list[int]] = {}
+    for n, o in enumerate(q.options, start=1):
+        if o.description:
+            said.setdefault(o.description, []).append(n)
+    return "\n".join(
+        f"*{', '.join(map(str, numbers))}.* {escape(text)}" for text, numbers in said.items()
+    )
+
+
+def _question_sections(q: Question, number: int, total: int, *, compact: bool) -> list[str]:
+    """The question as mrkdwn: its text, what each option books (when that cannot ride under
+    the option), and the recommendation's reasoning — each option's words once, never cut."""
     head = f"*{number}/{total}" + (f" · {escape(q.header)}" if q.header else "") + "*"
     if not q.required:
         head += " _(optional)_"
     parts = [head, escape(q.question)]
-    few = len(q.options) <= MAX_CHOICE_BUTTONS
-    long_descriptions = [
-        (n, o)
-        for n, o in enumerate(q.options, start=1)
-        if o.description and (len(o.description) > MAX_OPTION_DESCRIPTION or not few)
-    ]
-    if long_descriptions and not compact:
-        parts.append(
-            "\n".join(
-                f"• *{escape(o.label)}*: {escape(o.description)}" for _, o in long_descriptions
-            )
-        )
+    if _described_apart(q) and not compact:
+        parts.append(_option_details(q))
     if q.recommended:
-        rec = f"⭐ *Recommended: {escape(q.label(q.recommended))}*"
+        sure = percent(q.confidence(q.recommended))
+        rec = "⭐ *Recommended, preselected*" + (f" ({sure} confident)" if sure else "")
         if q.reasoning:
-            rec += f"\n{escape(cut(q.reasoning, 300) if compact else q.reasoning)}"
+            rec += f": {escape(fit(q.reasoning, 300) if compact else q.reasoning)}"
         parts.append(rec)
-    return "\n".join(parts)
+    return split_text("\n".join(parts))
 
 
 def question_form(
@@ -341,28 +371,29 @@ def question_form(
     deadline: str | None = None,
     confirm: str | None = None,
 ) -> list[dict[str, Any]]:
-    """One message: the context, each question as an input, Why, Submit and Cancel.
+    """One message: the situation, each question with its options once (the recommended one
+    preselected), an Other box where allowed, a Why per question that has a recommendation
+    (needed only when it is overridden), Submit and Cancel.
 
     `nonce` makes the block ids fresh each time a form is (re)built, so Slack keeps no
     stale input state; the Submit handler reads values by question number, not nonce.
     """
     blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
     total = len(ask.questions)
-    # A reason belongs to one decision: with several recommendations on the form, each
-    # question has its own "Why" (block w<n>); otherwise one box for the form (w0).
-    per_question = sum(q.recommended is not None for q in ask.questions) > 1
     for number, q in enumerate(ask.questions, start=1):
-        blocks.append(section(_question_text(q, number, total, compact=compact)))
-        label = q.header or q.kind.label
-        if not q.required:
-            label += " (optional)"
+        blocks.extend(section(t) for t in _question_sections(q, number, total, compact=compact))
+        few = len(q.options) <= MAX_CHOICE_BUTTONS
+        options = [
+            _option(q, n, with_description=few, compact=compact)
+            for n in range(1, len(q.options) + 1)
+        ]
         blocks.append(
             {
                 "type": "input",
                 "block_id": block_id("q", number, nonce),
-                "label": plain(label, MAX_LABEL),
+                "label": plain(q.kind.label, MAX_LABEL),
                 "optional": not q.required,
-                "element": _element(q, compact=compact, external=external),
+                "element": q.kind.element(q, options, action_id=ANSWER_ACTION, external=external),
             }
         )
         if q.allow_other and q.is_choice:
@@ -370,7 +401,7 @@ def question_form(
                 {
                     "type": "input",
                     "block_id": block_id("o", number, nonce),
-                    "label": plain("Other (type your own answer instead)", MAX_LABEL),
+                    "label": plain("Other (your own answer, instead of a choice)", MAX_LABEL),
                     "optional": True,
                     "element": {
                         "type": "plain_text_input",
@@ -379,11 +410,42 @@ def question_form(
                     },
                 }
             )
-        if per_question and q.recommended is not None:
-            blocks.append(_why_input(number, nonce, f"Why, for question {number}"))
-    if not per_question:
-        blocks.append(_why_input(0, nonce, "Why"))
-    blocks.append(context(f"Who may answer: {who_may_answer}", *([deadline] if deadline else [])))
+        if q.recommended is not None:
+            blocks.append(
+                {
+                    "type": "input",
+                    "block_id": block_id("w", number, nonce),
+                    "label": plain("Why (only if you choose other than recommended)", MAX_LABEL),
+                    "optional": True,
+                    "element": {
+                        "type": "plain_text_input",
+                        "action_id": WHY_ACTION,
+                        "max_length": 3000,
+                    },
+                }
+            )
+    footer = context(f"Who may answer: {who_may_answer}", *([deadline] if deadline else []))
+    footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)  # marks a Why per question
+    blocks.append(footer)
+    blocks.append(_form_actions(question_id, nonce, confirm))
+    if not fits(blocks) and not external:
+        # Too big for one message: first compact (no option details, shorter option texts),
+        # then with large menus served from the store (external_select).
+        return question_form(
+            ask,
+            question_id=question_id,
+            who_may_answer=who_may_answer,
+            nonce=nonce,
+            compact=True,
+            external=compact,
+            deadline=deadline,
+            confirm=confirm,
+        )
+    return blocks
+
+
+def _form_actions(question_id: str, nonce: str, confirm: str | None) -> dict[str, Any]:
+    """Submit (with a confirm dialog when the answer is irreversible) and Cancel."""
     submit: dict[str, Any] = {
         "type": "button",
         "action_id": SUBMIT_ACTION,
@@ -398,58 +460,27 @@ def question_form(
             "confirm": plain("Submit", MAX_CONFIRM_BUTTON),
             "deny": plain("Not yet", MAX_CONFIRM_BUTTON),
         }
-    blocks.append(
-        {
-            "type": "actions",
-            "block_id": block_id("a", 0, nonce),
-            "elements": [
-                submit,
-                {
-                    "type": "button",
-                    "action_id": CANCEL_ACTION,
-                    "text": plain("Cancel", MAX_BUTTON_TEXT),
-                    "value": cut(question_id, 2000),
-                    "confirm": {
-                        "title": plain("Cancel these questions?", MAX_CONFIRM_TITLE),
-                        "text": plain(
-                            "closebot will be told you cancelled and will not assume an answer.",
-                            MAX_CONFIRM_TEXT,
-                        ),
-                        "confirm": plain("Cancel questions", MAX_CONFIRM_BUTTON),
-                        "deny": plain("Keep answering", MAX_CONFIRM_BUTTON),
-                    },
-                },
-            ],
-        }
-    )
-    if not fits(blocks) and not external:
-        # Too big for one message: first compact (no long descriptions, shorter option
-        # texts), then with large menus served from the store (external_select).
-        return question_form(
-            ask,
-            question_id=question_id,
-            who_may_answer=who_may_answer,
-            nonce=nonce,
-            compact=True,
-            external=compact,
-            deadline=deadline,
-            confirm=confirm,
-        )
-    return blocks
-
-
-def _why_input(number: int, nonce: str, label: str) -> dict[str, Any]:
     return {
-        "type": "input",
-        "block_id": block_id("w", number, nonce),
-        "label": plain(f"{label} (required when you override the recommendation)", MAX_LABEL),
-        "optional": True,
-        "element": {
-            "type": "plain_text_input",
-            "action_id": WHY_ACTION,
-            "multiline": True,
-            "max_length": 3000,
-        },
+        "type": "actions",
+        "block_id": block_id("a", 0, nonce),
+        "elements": [
+            submit,
+            {
+                "type": "button",
+                "action_id": CANCEL_ACTION,
+                "text": plain("Cancel", MAX_BUTTON_TEXT),
+                "value": cut(question_id, 2000),
+                "confirm": {
+                    "title": plain("Cancel these questions?", MAX_CONFIRM_TITLE),
+                    "text": plain(
+                        "closebot will be told you cancelled and will not assume an answer.",
+                        MAX_CONFIRM_TEXT,
+                    ),
+                    "confirm": plain("Cancel questions", MAX_CONFIRM_BUTTON),
+                    "deny": plain("Keep answering", MAX_CONFIRM_BUTTON),
+                },
+            },
+        ],
     }
 
 
@@ -514,30 +545,27 @@ def has_why_box(shown: Any) -> bool:
     forms posted by releases before it (68fe5b6) have none. Unknown: assume it has."""
     if not isinstance(shown, list):
         return True
-    return any(
-        (parse_block_id(str(b.get("block_id") or "")) or ("", 0))[0] == "w"
-        for b in shown
-        if isinstance(b, dict)
+    ids = [str(b.get("block_id") or "") for b in shown if isinstance(b, dict)]
+    return any(i.startswith(f"{BLOCK_PREFIX}:{PER_QUESTION_WHY}:") for i in ids) or any(
+        (parse_block_id(i) or ("", 0))[0] == "w" for i in ids
     )
 
 
-def read_rationale(values: dict[str, dict[str, Any]]) -> str | None:
-    """The form's own 'Why' text (block w0), or None."""
-    return read_whys(values).get(0)
-
-
-def read_whys(values: dict[str, dict[str, Any]]) -> dict[int, str]:
-    """Every 'Why' typed in the form: 0 for the form's own box, n for question n's."""
-    out: dict[int, str] = {}
-    for bid, actions in (values or {}).items() if isinstance(values, dict) else ():
+def read_rationale(values: dict[str, dict[str, Any]]) -> str | dict[int, str] | None:
+    """The form's 'Why': per question number (each question has its own box), or the one
+    text of a form built before that (its box is question 0)."""
+    whys: dict[int, str] = {}
+    for bid, actions in (values or {}).items():
         parsed = parse_block_id(bid)
-        if parsed and parsed[0] == "w" and isinstance(actions, dict):
-            for action in actions.values():
-                text = _typed(action) if isinstance(action, dict) else ""
-                if text:
-                    out[parsed[1]] = text
-                break
-    return out
+        if not (parsed and parsed[0] == "w" and isinstance(actions, dict)):
+            continue
+        for action in actions.values():
+            text = _typed(action) if isinstance(action, dict) else ""
+            if parsed[1] == 0:
+                return text or None
+            if text:
+                whys[parsed[1]] = text
+    return whys
 
 
 def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:
@@ -554,7 +582,7 @@ def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:
         entry = (answers or {}).get(str(number), {})
         shown = escape(answer_text(entry)) if status == "answered" and entry else "—"
         title = escape(q.header) if q.header else f"Question {number}"
-        blocks.append(section(f"*{title}*: {cut(escape(q.question), 600)}\n→ *{shown}*"))
+        blocks.append(section(f"*{title}*: {escape(fit(q.question, 600))}\n→ *{shown}*"))
     when = _when(at)
     who = person(by)
     if status == "answered":

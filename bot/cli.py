@@ -38,6 +38,7 @@ from bot.errors import CloseBotError, ConfigError
 from bot.identity import os_login
 from bot.models import estimated_cost
 from bot.store import USAGE_FIELDS, Store
+from bot.store.leases import describe_owner, lease_owner
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,9 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     approve.add_argument("run_id")
 
-    entries = sub.add_parser("entries", parents=[db], help="print a run's journal entries")
+    entries = sub.add_parser("entries", parents=[db, data], help="print a run's journal entries")
     entries.add_argument("run_id")
     entries.add_argument("--csv", action="store_true", help="as CSV")
+    entries.add_argument(
+        "--detail",
+        action="store_true",
+        help="as CSV, every source line behind each entry line (rebuilt from the files)",
+    )
 
     serve = sub.add_parser(
         "serve",
@@ -217,12 +223,12 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
             f"closebot: run {run.id} is already finished; see `closebot audit {run.id}`.", file=out
         )
         return EXIT_OK
-    owner = f"closebot resume (pid {os.getpid()})"
+    owner = lease_owner("closebot resume")
     with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
         if holder:
             print(
-                f"closebot: run {run.id} is being advanced by {holder}; try again when it is done "
-                "(`closebot runs` shows its state).",
+                f"closebot: run {run.id} is being advanced by {describe_owner(holder)}; "
+                "nothing was changed. Try again when it is done (`closebot runs` shows its state).",
                 file=sys.stderr,
             )
             return EXIT_FAILED
@@ -450,7 +456,7 @@ def evidence_mismatches(store: Store, run_id: str) -> list[str]:
             )
         elif event is not None and event.detail.get("content_hash") not in (
             None,
-            content_hash(ledger.lines(batch["id"])),
+            content_hash(ledger.iter_lines(batch["id"])),
         ):
             out.append(
                 f"batch {batch['id']}: its lines changed after it was posted (content hash differs)"
@@ -463,6 +469,9 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in text)
 
 
+DETAIL_COLUMNS = ("entry_no", "line_no", "account", "well_id", "debit", "credit", "ref", "memo")
+
+
 def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(_settings(args))
     store.run(args.run_id)
@@ -470,6 +479,18 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
     batch = ledger.current_batch(args.run_id)
     if batch is None:
         print(f"Run {args.run_id} drafted no journal entries.", file=out)
+        return EXIT_OK
+    if args.detail:
+        from bot.close.tools import CloseTools  # the close's code, only for this export
+        from bot.tools import ToolContext, ToolError
+
+        settings = _settings(args)
+        tools = CloseTools(data_dir=settings.data_dir)
+        try:
+            rows = tools.journal_detail(ToolContext(run_id=args.run_id, store=store))
+        except ToolError as e:
+            raise CloseBotError(str(e)) from e
+        out.write(to_csv(rows, DETAIL_COLUMNS))
         return EXIT_OK
     lines = ledger.lines(batch["id"])
     if args.csv:

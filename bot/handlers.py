@@ -113,8 +113,9 @@ class Listeners:
         except CloseBotError as e:
             ack(response_type="ephemeral", text=f"{e}\n{USAGE}")
             return
+        run = None
         try:
-            with self.store.quick():
+            with self.store.quick(), self.store.write():  # one transaction: the run, leased
                 run = self.store.create_run(
                     period=period,
                     mode="slack",
@@ -122,14 +123,17 @@ class Listeners:
                     model=self.work.loop.model.name,
                     channel=command["channel_id"],
                 )
+                self.work.hold(run.id)  # leased from its first instruction to its last
         except StorageError as e:
+            if run is not None:  # nothing was written: neither is its lease
+                self.work.let_go(run.id)
             ack(response_type="ephemeral", text=_storage(e))
             return
         ack(
             response_type="ephemeral",
             text=f"Starting the {close_data.period_label(period)} close (run `{run.id}`); its thread opens in a moment.",
         )
-        self.work.start_close(run.id, response_url=command.get("response_url"))
+        self.work.start_close(run.id, response_url=command.get("response_url"), held=True)
 
     def _notify(
         self,
@@ -180,7 +184,7 @@ class Listeners:
                     user=user,
                     source="user",
                     read=None if cancel else (lambda ask: blocks.read_form(ask, values)),
-                    rationale=blocks.read_whys(values) if isinstance(values, dict) else None,
+                    rationale=blocks.read_rationale(values) if isinstance(values, dict) else None,
                     require_rationale=why_box,
                     evidence=None if why_box else {"form": NO_WHY_BOX},
                 )

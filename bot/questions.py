@@ -706,7 +706,7 @@ def check_rationale(
         why = rationale.get(number) if isinstance(rationale, dict) else rationale
         if not (why or "").strip():
             raise AnswerError(
-                f"you chose {words}: say why in that question's 'Why'"
+                f"you chose {words}: say why in 'Why' under question {number}"
                 if isinstance(rationale, dict)
                 else f"you chose {words}: say why in 'Why'"
             )

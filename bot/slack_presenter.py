@@ -6,7 +6,7 @@ import json
 import logging
 import threading
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -82,6 +82,11 @@ def status_title(run: Run, status: str | None = None) -> str:
     return f"Month-end close · {period_label(run.period)} — {word.get(state, state)}"
 
 
+def root_block_id(run_id: str) -> str:
+    """The block_id that marks a run's root message, so a retry can find it."""
+    return f"closebot-root-{run_id}"
+
+
 class SlackPresenter:
     """Posts to a run's thread; every call is one Web API request through the retrying client.
 
@@ -139,12 +144,18 @@ class SlackPresenter:
 
     # -- thread set-up ---------------------------------------------------
 
-    def open_thread(self, run_id: str) -> Run:
+    def open_thread(self, run_id: str, *, again: bool = False) -> Run:
         """Post the root message and the status message; record where they are. Idempotent:
-        a retry after a failure posts only what is missing."""
+        a retry after a failure posts only what is missing, and `again` (a retry or a
+        recovery, when a process may have died with the root message in flight) first looks
+        for a root message already posted, as post_form does for forms."""
         run = self.store.run(run_id)
         assert run.channel
+        if not run.thread_ts and again and (ts := self.find_root(run)):
+            self.store.set_run_thread(run_id, channel=run.channel, thread_ts=ts, status_ts=None)
+            run = self.store.run(run_id)
         if not run.thread_ts:
+            assert run.channel
             title, root_blocks = self._root(run)
             root = self.client.chat_postMessage(channel=run.channel, text=title, blocks=root_blocks)
             self.store.set_run_thread(
@@ -179,9 +190,11 @@ class SlackPresenter:
         )
         state = self.state_line(run)
         live = run.status in ("running", "waiting") and not run.stop_requested_by
-        return title, blocks.root_blocks(
+        shown = blocks.root_blocks(
             title, outgoing(state, people), stop_run_id=run.id if live else None
         )
+        # the first block names the run, so a retry can find the message (find_root)
+        return title, [{**shown[0], "block_id": root_block_id(run.id)}, *shown[1:]]
 
     def state_line(self, run: Run) -> str:
         """Where the close stands, in one line (plain text; mentions of its people)."""
@@ -512,6 +525,27 @@ class SlackPresenter:
             log.warning("run %s: stop not shown: %s", run_id, slack_error(e))
 
     # -- forms -----------------------------------------------------------
+
+    def find_root(self, run: Run) -> str | None:
+        """The ts of the run's root message if it is already in the channel (a process that
+        died between posting it and recording where it went), found through
+        conversations.history from the run's start on by its block_id."""
+        assert run.channel
+        oldest = datetime.fromisoformat(run.created_at).timestamp() - 60
+        cursor = None
+        for _ in range(10):  # 10 pages of 200 messages since the run began
+            page = self.client.conversations_history(
+                channel=run.channel, oldest=f"{oldest:.6f}", limit=200, cursor=cursor
+            )
+            for message in page.get("messages") or []:
+                if any(
+                    b.get("block_id") == root_block_id(run.id) for b in message.get("blocks") or []
+                ):
+                    return str(message["ts"])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return None
+        return None
 
     def find_form(self, record: QuestionRecord) -> str | None:
         """The ts of this question's form if it is already in the thread (a process that died

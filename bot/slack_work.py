@@ -11,11 +11,8 @@ nothing advances.
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from datetime import timedelta
 from functools import partial
@@ -30,6 +27,7 @@ from bot.questions import answer_payload, default_responses, has_defaults
 from bot.runner import Runner
 from bot.slack_presenter import CANNOT_POST, SlackPresenter, slack_error
 from bot.store import Store
+from bot.store.leases import lease_owner
 
 log = logging.getLogger(__name__)
 
@@ -37,8 +35,8 @@ DAY = timedelta(days=1)
 
 
 def process_owner() -> str:
-    """This process as a lease owner: host, pid and a nonce (a pid can be reused)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    """This process as a lease owner (see bot/store/leases.py)."""
+    return lease_owner("closebot serve")
 
 
 class SlackWork:
@@ -77,12 +75,20 @@ class SlackWork:
 
     # -- one job of a run, under its lease -----------------------------------
 
-    def _job(self, run_id: str, what: str, work: Callable[[], None]) -> None:
+    def _job(self, run_id: str, what: str, work: Callable[[], None], *, held: bool = False) -> None:
+        """Queue `work` for the run, done under its lease. `held`: the caller has taken a hold
+        of the lease for this job already (handed on, so the run is never unleased between)."""
+
         def job() -> None:
-            with self.store.leased(run_id, owner=self.owner, ttl=self.lease_ttl) as holder:
-                if holder:
-                    log.info("run %s: %s left to %s, which holds its lease", run_id, what, holder)
-                    return
+            holder = (
+                None
+                if held
+                else self.store.hold_lease(run_id, owner=self.owner, ttl=self.lease_ttl)
+            )
+            if holder:
+                log.info("run %s: %s left to %s, which holds its lease", run_id, what, holder)
+                return
+            try:
                 self._doing[run_id] = what
                 done = threading.Event()
                 self._show_working(run_id)
@@ -104,6 +110,8 @@ class SlackWork:
                     self.store.run(run_id).status,
                     time.monotonic() - started,
                 )
+            finally:
+                self.store.let_go(run_id, owner=self.owner)
 
         self.runner.submit(run_id, job)
 
@@ -128,20 +136,39 @@ class SlackWork:
 
     # -- what listeners ask for ---------------------------------------------
 
-    def start_close(self, run_id: str, *, response_url: str | None = None) -> None:
+    def hold(self, run_id: str) -> str | None:
+        """Take a hold of the run's lease now (inside the transaction that creates the run, so
+        it is leased from its first instruction); start_close(held=True) carries it on."""
+        return self.store.hold_lease(run_id, owner=self.owner, ttl=self.lease_ttl)
+
+    def let_go(self, run_id: str) -> None:
+        self.store.let_go(run_id, owner=self.owner)
+
+    def start_close(
+        self,
+        run_id: str,
+        *,
+        response_url: str | None = None,
+        held: bool = False,
+        again: bool = False,
+    ) -> None:
         """Open the run's thread in Slack and begin the close (or carry on, if it had begun).
 
         The thread opens on the runner's fast pool, so a new close shows at once however
-        many turns are waiting on the model; the turn itself then queues as usual.
+        many turns are waiting on the model; the turn itself then queues as usual. The
+        run's lease is held throughout: from `hold()` (`held`) or taken here, and handed
+        from the opening to the turn. `again`: a retry or recovery, which first looks for
+        a root message already posted.
         """
 
         def open_thread() -> None:
-            with self.store.leased(run_id, owner=self.owner, ttl=self.lease_ttl) as holder:
-                if holder:
-                    log.info("run %s: opening left to %s, which holds its lease", run_id, holder)
-                    return
+            holder = None if held else self.hold(run_id)
+            if holder:
+                log.info("run %s: opening left to %s, which holds its lease", run_id, holder)
+                return
+            try:
                 try:
-                    self.presenter.open_thread(run_id)
+                    self.presenter.open_thread(run_id, again=again)
                 except SlackApiError as e:
                     code = slack_error(e)
                     if code in CANNOT_POST:
@@ -151,7 +178,10 @@ class SlackWork:
                         "run %s: thread not opened (%s); the watchdog tries again", run_id, code
                     )
                     return
-                self._job(run_id, "starting the close", begin)
+                self.hold(run_id)  # one more hold, handed to the turn's job
+                self._job(run_id, "starting the close", begin, held=True)
+            finally:
+                self.store.let_go(run_id, owner=self.owner)
 
         def begin() -> None:
             run = self.store.run(run_id)  # its data is checked by the close's first step
@@ -321,7 +351,8 @@ class SlackWork:
                 continue
             self._tried(q.id)
             healed["settled"].append(q.id)
-            self.runner.submit(q.run_id, partial(self._settle_form_again, q.id))
+            # no lease needed, and never behind the run's turn
+            self.runner.fast(partial(self._settle_form_again, q.id))
         for run in self.store.stuck_runs(idle_for=self.stuck_after):
             if self.runner.busy(run.id) or not self._due(run.id):
                 continue
@@ -335,7 +366,7 @@ class SlackWork:
                 continue
             healed["runs"].append(run.id)
             if not run.status_ts:
-                self.start_close(run.id)
+                self.start_close(run.id, again=True)
             else:
                 self._job(run.id, "resuming", partial(self._resume, run.id))
         if any(healed.values()):
@@ -392,6 +423,9 @@ class SlackWork:
     def recover(self) -> list[str]:
         """At start-up: continue runs that were mid-turn when the process stopped; their ids."""
         recovered = []
+        reclaimed = self.store.reclaim_dead_leases()  # ours from before a crash: free at once
+        if reclaimed:
+            log.info("reclaimed the leases a stopped process left on %s", ", ".join(reclaimed))
         for run in self.store.runs_with_status("running", "waiting"):
             if not run.channel or run.mode != "slack":
                 continue  # a console run: `closebot resume` continues it
@@ -399,7 +433,7 @@ class SlackWork:
                 continue  # another process is advancing it
             if not run.status_ts:  # stopped before its thread was (fully) opened
                 recovered.append(run.id)
-                self.start_close(run.id)
+                self.start_close(run.id, again=True)
                 continue
             pending = self.store.pending_question(run.id)
             if pending is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ class FakeAnthropic:
     answers: list[tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
+    released: threading.Event = field(default_factory=threading.Event)
 
     def reply(self, *content: dict[str, Any], stop_reason: str = "end_turn") -> None:
         body = {
@@ -37,6 +39,10 @@ class FakeAnthropic:
             },
         }
         self.answers.append((200, body, {}))
+
+    def hang(self) -> None:
+        """The next request gets no answer until `released` is set (a model call in flight)."""
+        self.answers.append((0, {}, {}))
 
     def fail(self, status: int, error_type: str, message: str) -> None:
         body = {"type": "error", "error": {"type": error_type, "message": message}}
@@ -64,6 +70,9 @@ def fake_anthropic() -> Iterator[FakeAnthropic]:
                 )
             else:
                 status, body, headers = fake.answers.pop(0)
+            if status == 0:  # hang(): answer only once released, and then with a failure
+                fake.released.wait(120)
+                status, body, headers = 500, {"type": "error", "error": {}}, {}
             self.send(
                 status, json.dumps(body).encode(), {"content-type": "application/json", **headers}
             )

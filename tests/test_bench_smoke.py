@@ -43,3 +43,21 @@ def test_the_quick_benchmark_prints_every_figure_and_the_burst_is_exactly_once()
     assert f"{count}/{count} once, 0 lost, 0 twice, {count} read-only" in burst, burst
     ack = next(r for r in rows if "Submit ack p50, sequential" in r)
     assert "Bolt dev server" in ack and "defaults" in ack  # all three references measured
+
+
+def test_the_volume_benchmark_at_its_smallest_asks_the_planted_exceptions_and_nothing_else() -> (
+    None
+):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "volume.py"), "--quick"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| 2,000 ")]
+    assert len(rows) == 1, done.stdout
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[-1] == "5 of 5 planted, 0 others", cells
+    assert cells[3].endswith(" s") and cells[4].endswith(" s") and "MB" in cells[7]

@@ -111,16 +111,21 @@ def test_the_form_has_context_recommendation_other_optional_who_and_buttons() ->
     )
     text = json.dumps(f, ensure_ascii=False)
     assert f[0]["text"]["text"].endswith("Why I ask.")
-    assert "⭐ *Recommended: Option 2*\\nThe stub agrees." in text
+    assert "⭐ *Recommended, preselected*: The stub agrees." in text
     assert element(f)["options"][1]["text"]["text"] == "Option 2 ⭐"
+    assert element(f)["initial_option"] == element(f)["options"][1]
+    why = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:w:1:"))
+    assert why["optional"] is True and "only if you choose other" in why["label"]["text"]
+    assert not any(b["block_id"].startswith("closebot:w:2:") for b in f if b["type"] == "input")
     other = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:o:1:"))
     assert other["element"]["type"] == "plain_text_input" and other["optional"] is True
     notes = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:q:2:"))
-    assert notes["label"]["text"] == "Your answer (optional)" and notes["optional"] is True
+    assert notes["label"]["text"] == "Your answer" and notes["optional"] is True
     assert "_(optional)_" in text
     assert f[-2] == {
         "type": "context",
         "elements": [{"type": "mrkdwn", "text": "Who may answer: <@U1>"}],
+        "block_id": "closebot:v:0:n1",
     }
     submit, cancel = f[-1]["elements"]
     assert (submit["text"]["text"], submit["style"], submit["value"], submit["action_id"]) == (
@@ -132,25 +137,31 @@ def test_the_form_has_context_recommendation_other_optional_who_and_buttons() ->
     assert cancel["text"]["text"] == "Cancel" and "confirm" in cancel
 
 
-def test_long_descriptions_move_into_the_question_text() -> None:
-    long = "d" * 140
+def test_long_descriptions_are_shown_whole_once_never_cut() -> None:
+    long = "Dr 1210 Joint Interest Receivable $2,335.00, Dr 1390 Protest Receivable $1,200.00 / Cr 4090 $3,535.00"
     f = form(
         ask(
             {
                 "question": "Pick?",
                 "options": [
-                    {"label": "A", "description": long},
-                    {"label": "B", "description": "short"},
+                    {"label": "Accept", "description": long},
+                    {"label": "Dispute", "description": "short"},
                 ],
+                "recommended": 1,
             }
         )
     )
     options = element(f)["options"]
-    assert len(options[0]["description"]["text"]) == 75 and options[0]["description"][
-        "text"
-    ].endswith("…")
-    assert f"• *A*: {long}" in json.dumps(f, ensure_ascii=False)
-    assert "• *B*" not in json.dumps(f, ensure_ascii=False)
+    assert [o["text"]["text"] for o in options] == ["1. Accept ⭐", "2. Dispute"]
+    assert all("description" not in o for o in options)
+    shown = [
+        {k: v for k, v in b.items() if k != "element"}
+        | {"element": {k: v for k, v in b.get("element", {}).items() if k != "initial_option"}}
+        for b in f
+    ]
+    text = json.dumps(shown, ensure_ascii=False)
+    assert text.count(long) == 1 and f"*1.* {long}" in text and "*2.* short" in text
+    assert text.count("Accept") == 1 and text.count("Dispute") == 1  # each option once
 
 
 def test_the_biggest_allowed_ask_still_fits_one_message() -> None:
@@ -171,7 +182,7 @@ def test_the_biggest_allowed_ask_still_fits_one_message() -> None:
     assert_within_limits(f)
     assert (
         len([b for b in f if b["type"] == "input"]) == 15
-    )  # 5 answers, 5 "Other" boxes, a "Why" for each recommended question
+    )  # 5 answers, 5 "Other" boxes, a "Why" for each recommendation
     assert {element(f, n)["type"] for n in range(1, 6)} == {"multi_external_select"}
     # a mid-sized form keeps its static menus, made compact
     mid = form(ask(*[choice(40, type="multiple_choice")] * 2))

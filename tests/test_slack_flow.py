@@ -57,19 +57,20 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     assert [r["type"] for r in radios] == [
         "radio_buttons",
         "plain_text_input",  # Other
-        "plain_text_input",  # Why, for question 1 (required when overriding it)
+        "plain_text_input",  # Why (needed only when overriding question 1)
         "radio_buttons",
         "plain_text_input",
-        "plain_text_input",  # Why, for question 2
+        "plain_text_input",
     ]
     # question 1 is Baker 3-1H (JIB only), question 2 Smith 14-2H (both documents agree)
-    assert radios[3]["options"][0]["text"]["text"] == "Accept operator's decimal, update DOI ⭐"
-    assert radios[0]["options"][2]["text"]["text"] == "Book at DOI, short-pay and dispute ⭐"
+    accept = radios[3]["options"][0]
+    assert accept["text"]["text"].endswith("Accept operator's decimal, update DOI ⭐")
+    assert radios[3]["initial_option"] == accept
+    dispute = radios[0]["options"][2]
+    assert dispute["text"]["text"].endswith("Book at DOI, short-pay and dispute ⭐")
+    assert radios[0]["initial_option"] == dispute
     text = all_text(form)
-    assert (
-        "⭐ *Recommended: Accept operator's decimal, update DOI*" in text
-        and "Both operator documents agree" in text
-    )
+    assert "⭐ *Recommended, preselected*" in text and "Both operator documents agree" in text
     assert "Billed $13,200.00 vs $12,000.00 at DOI (+$1,200.00)" in text
     buttons = form["blocks"][-1]["elements"]
     assert (buttons[0]["text"]["text"], buttons[0]["style"], buttons[1]["text"]["text"]) == (

@@ -151,6 +151,12 @@ class Close:
                 )
         return out
 
+    def reuse(self, other: Close) -> None:
+        """Take the lines `other` resolved (same data, DOI rows and mapping decisions)."""
+        for name in ("_jib", "_revenue", "_known_jib", "_known_revenue"):
+            if name in other.__dict__:
+                self.__dict__[name] = other.__dict__[name]
+
     def jib(self) -> list[tuple[JibLine, str | None]]:
         return self._jib
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -18,22 +19,54 @@ SECOND_APPROVAL_HEADER = "Second approval"
 APPROVAL_HEADERS = (APPROVAL_HEADER, SECOND_APPROVAL_HEADER)
 
 
-def content_hash(lines: list[dict[str, Any]]) -> str:
-    """SHA-256 over what a batch books: each line's entry, account, amounts, well, memo, source."""
-    canonical = [
-        [
-            line["entry_no"],
-            line["line_no"],
-            line["account"],
-            str(Decimal(line["debit"])),
-            str(Decimal(line["credit"])),
-            line.get("well_id") or "",
-            line.get("memo") or "",
-            line.get("ref") or "",
-        ]
-        for line in lines
+def _canonical(line: dict[str, Any]) -> list[Any]:
+    return [
+        line["entry_no"],
+        line["line_no"],
+        line["account"],
+        str(Decimal(line["debit"])),
+        str(Decimal(line["credit"])),
+        line.get("well_id") or "",
+        line.get("memo") or "",
+        line.get("ref") or "",
     ]
-    return hashlib.sha256(json.dumps(canonical, separators=(",", ":")).encode()).hexdigest()
+
+
+class ContentHash:
+    """`content_hash` fed a line at a time: the same digest without holding the lines."""
+
+    def __init__(self) -> None:
+        self.sha = hashlib.sha256(b"[")
+        self.first = True
+
+    def add(self, line: dict[str, Any]) -> None:
+        if not self.first:
+            self.sha.update(b",")
+        self.first = False
+        self.sha.update(json.dumps(_canonical(line), separators=(",", ":")).encode())
+
+    def add_all(self, lines: list[dict[str, Any]]) -> None:
+        """Many lines at once: one encoder call, the same bytes as adding each."""
+        if not lines:
+            return
+        text = json.dumps([_canonical(line) for line in lines], separators=(",", ":"))
+        if not self.first:
+            self.sha.update(b",")
+        self.first = False
+        self.sha.update(text[1:-1].encode())
+
+    def hexdigest(self) -> str:
+        done = self.sha.copy()
+        done.update(b"]")
+        return done.hexdigest()
+
+
+def content_hash(lines: Iterable[dict[str, Any]]) -> str:
+    """SHA-256 over what a batch books: each line's entry, account, amounts, well, memo, source."""
+    digest = ContentHash()
+    for line in lines:
+        digest.add(line)
+    return digest.hexdigest()
 
 
 def short_hash(full: str) -> str:

@@ -75,6 +75,7 @@ def period_label(period: str) -> str:
     return f"{MONTHS[int(month) - 1]} {year}"
 
 
+@lru_cache(maxsize=4096)
 def add_months(month: str, n: int) -> str:
     """'2026-10' + -1 → '2026-09'."""
     year, mon = (int(x) for x in month.split("-"))
@@ -82,6 +83,7 @@ def add_months(month: str, n: int) -> str:
     return f"{index // 12:04d}-{index % 12 + 1:02d}"
 
 
+@lru_cache(maxsize=4096)
 def months_between(start: str, end: str) -> int:
     """Whole months from `start` to `end` (both YYYY-MM): '2024-06' → '2026-08' is 26."""
     y1, m1 = (int(x) for x in start.split("-"))

@@ -55,7 +55,7 @@ def catch_up_lines(
     return out
 
 
-FACT_ITEMS = 5  # items of a list shown in exception_details; document_lines pages the rest
+FACT_ITEMS = 3  # items of a list shown in exception_details; document_lines pages the rest
 
 
 def _bounded(facts: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ the decisions' adjusting entries, and this month's accruals."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -41,6 +42,7 @@ class Entry:
         default_factory=dict, repr=False
     )
     detail: dict[int, list[dict[str, Any]]] | None = field(default=None, repr=False)
+    total: Decimal | None = None  # the debits, kept once the lines have gone to the store
 
     def add(
         self,
@@ -92,6 +94,8 @@ class Entry:
 
     @property
     def amount(self) -> Decimal:
+        if self.total is not None:
+            return self.total
         return sum((line["debit"] for line in self.lines), ZERO)
 
     def check_balanced(self) -> None:
@@ -124,45 +128,97 @@ def _detail(debit: Decimal, credit: Decimal, memo: str, ref: str) -> dict[str, A
 
 
 class Batch:
-    def __init__(self, *, keep_detail: bool = False) -> None:
-        self.entries: list[Entry] = []
-        self.keep_detail = keep_detail
+    """The batch's entries, each closed (balanced, numbered) when the next one starts. With a
+    `sink`, a closed entry's lines go to it and are not kept: only the entries' totals and
+    the totals by account stay, so a batch of any size is built in the memory of one entry."""
+
+    def __init__(
+        self,
+        *,
+        keep_detail: bool = False,
+        sink: Callable[[list[dict[str, Any]]], None] | None = None,
+        detail_sink: Callable[[list[dict[str, Any]]], None] | None = None,
+    ) -> None:
+        self.entries: list[Entry] = []  # closed entries with lines, numbered from 1
+        self.keep_detail = keep_detail or detail_sink is not None
+        self.sink = sink
+        self.detail_sink = detail_sink
+        self.totals: dict[str, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
+        self._open: Entry | None = None
 
     def entry(self, description: str, source: str) -> Entry:
+        self.close_entry()
         e = Entry(len(self.entries) + 1, description, source)
         if self.keep_detail:
             e.detail = {}
-        self.entries.append(e)
+        self._open = e
         return e
+
+    def close_entry(self) -> None:
+        """The open entry is done: summarized, balanced, numbered, and sent to the sink."""
+        e, self._open = self._open, None
+        if e is None:
+            return
+        e.finish()
+        e.check_balanced()
+        if not e.lines:
+            return
+        e.number = len(self.entries) + 1
+        for n, line in enumerate(e.lines, start=1):
+            line["entry_no"], line["line_no"] = e.number, n
+            sums = self.totals[line["account"]]
+            sums[0] += line["debit"]
+            sums[1] += line["credit"]
+        self.entries.append(e)
+        if self.detail_sink is not None:
+            self.detail_sink(_detail_rows(e))
+            e.detail = None
+        if self.sink is not None:
+            e.total = e.amount
+            self.sink(e.lines)
+            e.lines = []
 
     @property
     def lines(self) -> list[dict[str, Any]]:
-        return [line for e in self.entries if e.lines for line in e.lines]
+        """Every line (only when the batch keeps them: no sink)."""
+        return [line for e in self.entries for line in e.lines]
+
+    def by_account(self) -> list[dict[str, Any]]:
+        """Debits and credits per account, in account order."""
+        return [
+            {"account": a, "account_name": ACCOUNTS.get(a, a), "debit": d, "credit": c}
+            for a, (d, c) in sorted(self.totals.items())
+        ]
 
     def detail_rows(self) -> list[dict[str, Any]]:
         """Every source line behind every entry line, keyed to it (entry_no, line_no)."""
-        out = []
-        for e in self.entries:
-            for line in e.lines:
-                for d in (e.detail or {}).get(id(line), []):
-                    out.append(
-                        {
-                            "entry_no": line["entry_no"],
-                            "line_no": line["line_no"],
-                            "account": line["account"],
-                            "well_id": line["well_id"],
-                            **d,
-                        }
-                    )
-        return out
+        return [row for e in self.entries for row in _detail_rows(e)]
+
+
+def _detail_rows(e: Entry) -> list[dict[str, Any]]:
+    out = []
+    for line in e.lines:
+        for d in (e.detail or {}).get(id(line), []):
+            out.append(
+                {
+                    "entry_no": line["entry_no"],
+                    "line_no": line["line_no"],
+                    "account": line["account"],
+                    "well_id": line["well_id"],
+                    **d,
+                }
+            )
+    return out
 
 
 def build(
     close: Close,
     exceptions: list[dict[str, Any]],
-    prior_accruals: list[dict[str, Any]] | None,
+    prior_accruals: Iterable[dict[str, Any]] | None,
     *,
     keep_detail: bool = False,
+    sink: Callable[[list[dict[str, Any]]], None] | None = None,
+    detail_sink: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> tuple[Batch, dict[str, Any]]:
     """The batch and what went into it; `prior_accruals` are last month's stored accrual lines
     (closebot closed it), or None to reverse accruals.csv.
@@ -170,7 +226,7 @@ def build(
     A JIB's or a check's lines are summarized per well × account (and side): one entry line
     with the count of its source lines in the memo. `keep_detail` keeps the source lines
     behind each entry line (`Batch.detail_rows`), for the detail CSV."""
-    batch = Batch(keep_detail=keep_detail)
+    batch = Batch(keep_detail=keep_detail, sink=sink, detail_sink=detail_sink)
     info: dict[str, Any] = {}
     info["reversal_source"] = _reversals(batch, close, prior_accruals)
     _jibs(batch, close)
@@ -203,8 +259,8 @@ def build(
                 memo=line["memo"],
                 ref=line["ref"],
             )
-    info["loe_accrual"] = _loe_accrual(batch, close)
-    info["revenue_accrual"] = _revenue_accrual(batch, close)
+    info["loe_accrual"] = len(_loe_accrual(batch, close))  # counts: the items are not kept
+    info["revenue_accrual"] = len(_revenue_accrual(batch, close))
     for exc, lines in accruals:
         label = kind_label(exc)
         e = batch.entry(
@@ -220,14 +276,7 @@ def build(
                 memo=line["memo"],
                 ref=line["ref"],
             )
-    for e in batch.entries:
-        e.finish()
-        e.check_balanced()
-    batch.entries = [e for e in batch.entries if e.lines]
-    for i, e in enumerate(batch.entries, start=1):
-        e.number = i
-        for n, line in enumerate(e.lines, start=1):
-            line["entry_no"], line["line_no"] = i, n
+    batch.close_entry()
     return batch, info
 
 
@@ -235,7 +284,7 @@ def kind_label(exc: dict[str, Any]) -> str:
     return KINDS[exc["kind"]].label(exc["resolution"], exc["details"]["facts"])
 
 
-def _reversals(batch: Batch, close: Close, prior: list[dict[str, Any]] | None) -> str:
+def _reversals(batch: Batch, close: Close, prior: Iterable[dict[str, Any]] | None) -> str:
     label = period_label(close.data.service_month)
     if prior is not None:
         e = batch.entry(f"Reversal of {label} accruals (from closebot's posted batch)", "reversal")
@@ -425,7 +474,7 @@ def _revenue_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
     return items
 
 
-def totals_by_account(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def totals_by_account(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Debits and credits per account, in account order."""
     acc: dict[str, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
     for line in lines:

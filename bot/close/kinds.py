@@ -941,13 +941,19 @@ def by_account(lines: list[Line]) -> list[dict[str, Any]]:
     return [{"account": a, "debit": d, "credit": c} for a, (d, c) in acc.items()]
 
 
-def describe(lines: list[Line]) -> str:
-    """'Dr 1390 $1,200.00 / Cr 6210 $1,200.00' — what an option books, per account."""
+def describe(lines: list[Line], names: dict[str, str] | None = None) -> str:
+    """'Dr 1390 $1,200.00 / Cr 6210 $1,200.00' — what an option books, per account; with
+    `names`, 'Dr 1390 JIB Receivable - Disputed $1,200.00 / …'."""
     if not lines:
         return "books nothing"
     totals = by_account(lines)
+
+    def account(a: dict[str, Any]) -> str:
+        name = (names or {}).get(a["account"])
+        return f"{a['account']} {name}" if name else a["account"]
+
     return (
-        ", ".join(f"Dr {a['account']} {money(a['debit'])}" for a in totals if a["debit"])
+        ", ".join(f"Dr {account(a)} {money(a['debit'])}" for a in totals if a["debit"])
         + " / "
-        + ", ".join(f"Cr {a['account']} {money(a['credit'])}" for a in totals if a["credit"])
+        + ", ".join(f"Cr {account(a)} {money(a['credit'])}" for a in totals if a["credit"])
     )

@@ -10,13 +10,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import weakref
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Any
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from bot.close.controls import content_hash
+from bot.close.controls import ContentHash
+from bot.close.master import ACCOUNT_NAMES
 from bot.errors import CloseBotError, NotFoundError
 from bot.store import Store
 
@@ -287,55 +289,72 @@ class Ledger:
     # -- journal batches -----------------------------------------------------
 
     def save_batch(
-        self, run_id: str, *, period: str, lines: list[dict[str, Any]]
+        self, run_id: str, *, period: str, lines: Iterable[dict[str, Any]]
     ) -> dict[str, Any]:
         """Save a new draft batch with its own id; earlier drafts of the run are superseded."""
-        total_debit = sum((line["debit"] for line in lines), start=ZERO)
-        total_credit = sum((line["credit"] for line in lines), start=ZERO)
-        with self.store.write() as db:
-            n = self._rows("select count(*) as n from journal_batches where run_id = ?", (run_id,))[
-                0
-            ]["n"]
-            batch_id = f"JE-{period}-{run_id[:6]}-{n + 1}"
-            db.execute(
-                "update journal_batches set status = 'superseded' where run_id = ? and status = 'draft'",
-                (run_id,),
+        writer = self.open_batch(run_id, period=period)
+        try:
+            writer.add(lines)
+        except BaseException:
+            writer.abandon()
+            raise
+        return writer.finish()
+
+    def open_batch(self, run_id: str, *, period: str) -> BatchWriter:
+        """A new batch whose lines are written in chunks as they are built (its status is
+        'building', which no reader takes for the run's batch, until `finish()`)."""
+        return BatchWriter(self, run_id, period)
+
+    def account_totals(self, batch_id: str) -> list[dict[str, Any]]:
+        """Debits and credits per account of a stored batch, in account order, summed by
+        SQLite in whole cents (exact); a batch with an amount finer than a cent is summed
+        line by line in Decimal instead."""
+        finer = self._rows(
+            "select count(*) as n from journal_lines where batch_id = ? and ("
+            "(instr(debit, '.') > 0 and length(debit) - instr(debit, '.') > 2) or "
+            "(instr(credit, '.') > 0 and length(credit) - instr(credit, '.') > 2))",
+            (batch_id,),
+        )[0]["n"]
+        if finer:
+            sums: dict[str, list[Decimal]] = {}
+            for line in self.iter_lines(batch_id):
+                dr_cr = sums.setdefault(line["account"], [ZERO, ZERO])
+                dr_cr[0] += line["debit"]
+                dr_cr[1] += line["credit"]
+            return [
+                {"account": a, "account_name": ACCOUNT_NAMES.get(a, a), "debit": d, "credit": c}
+                for a, (d, c) in sorted(sums.items())
+            ]
+        rows = self._rows(
+            "select account, sum(cast(round(cast(debit as real) * 100) as integer)) as dr, "
+            "sum(cast(round(cast(credit as real) * 100) as integer)) as cr "
+            "from journal_lines where batch_id = ? group by account order by account",
+            (batch_id,),
+        )
+        return [
+            {
+                "account": r["account"],
+                "account_name": ACCOUNT_NAMES.get(r["account"], r["account"]),
+                "debit": Decimal(r["dr"]).scaleb(-2),
+                "credit": Decimal(r["cr"]).scaleb(-2),
+            }
+            for r in rows
+        ]
+
+    def iter_lines(self, batch_id: str, *, page: int = 5000) -> Iterator[dict[str, Any]]:
+        """A batch's lines in entry and line order, read a page at a time."""
+        after = (0, 0)
+        while True:
+            rows = self._rows(
+                "select * from journal_lines where batch_id = ? and (entry_no, line_no) > (?, ?) "
+                "order by entry_no, line_no limit ?",
+                (batch_id, *after, page),
             )
-            db.table("journal_batches").insert(
-                {
-                    "id": batch_id,
-                    "run_id": run_id,
-                    "period": period,
-                    "status": "draft",
-                    "total_debit": str(total_debit),
-                    "total_credit": str(total_credit),
-                    "created_at": self.store.now(),
-                    "content_hash": content_hash(lines),
-                }
-            )
-            db.table("journal_lines").insert_all(
-                [
-                    {
-                        **line,
-                        "batch_id": batch_id,
-                        "debit": str(line["debit"]),
-                        "credit": str(line["credit"]),
-                    }
-                    for line in lines
-                ]
-            )
-            self.store.audit(
-                run_id=run_id,
-                kind="journal_drafted",
-                actor="agent",
-                detail={
-                    "batch_id": batch_id,
-                    "lines": len(lines),
-                    "total_debit": str(total_debit),
-                    "content_hash": content_hash(lines),
-                },
-            )
-        return self.batch(batch_id)
+            for r in rows:
+                yield {**r, "debit": Decimal(r["debit"]), "credit": Decimal(r["credit"])}
+            if len(rows) < page:
+                return
+            after = (rows[-1]["entry_no"], rows[-1]["line_no"])
 
     def batch(self, batch_id: str) -> dict[str, Any]:
         rows = self._rows("select * from journal_batches where id = ?", (batch_id,))
@@ -349,7 +368,7 @@ class Ledger:
         )
 
     def current_batch(self, run_id: str) -> dict[str, Any] | None:
-        live = [b for b in self.batches(run_id) if b["status"] != "superseded"]
+        live = [b for b in self.batches(run_id) if b["status"] not in ("superseded", "building")]
         return live[-1] if live else None
 
     def posted_batch(self, period: str) -> dict[str, Any] | None:
@@ -526,6 +545,112 @@ class Ledger:
 
     def open_items(self, run_id: str) -> list[dict[str, Any]]:
         return self._rows("select * from open_items where run_id = ? order by id", (run_id,))
+
+
+class BatchWriter:
+    """Writes one batch's lines as they come, a chunk per short transaction (a long build
+    never holds the store's lock), and makes it the run's draft at the end, in one."""
+
+    CHUNK = 5000
+
+    def __init__(self, ledger: Ledger, run_id: str, period: str) -> None:
+        self.ledger, self.run_id, self.period = ledger, run_id, period
+        self.hash = ContentHash()
+        self.total_debit = self.total_credit = ZERO
+        self.count = 0
+        self._pending: list[dict[str, Any]] = []
+        store = ledger.store
+        with store.write() as db:
+            n = ledger._rows(
+                "select count(*) as n from journal_batches where run_id = ?", (run_id,)
+            )
+            self.batch_id = f"JE-{period}-{run_id[:6]}-{n[0]['n'] + 1}"
+            db.table("journal_batches").insert(
+                {
+                    "id": self.batch_id,
+                    "run_id": run_id,
+                    "period": period,
+                    "status": "building",
+                    "total_debit": "0",
+                    "total_credit": "0",
+                    "created_at": store.now(),
+                    "content_hash": "",
+                }
+            )
+
+    def add(self, lines: Iterable[dict[str, Any]]) -> None:
+        for line in lines:
+            debit, credit = line["debit"], line["credit"]
+            self.total_debit += debit
+            self.total_credit += credit
+            self.count += 1
+            self._pending.append(line)
+            if len(self._pending) >= self.CHUNK:
+                self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        self.hash.add_all(self._pending)
+        rows = [
+            (
+                self.batch_id,
+                line["entry_no"],
+                line["line_no"],
+                line.get("entry"),
+                line["account"],
+                line.get("account_name"),
+                str(line["debit"]),
+                str(line["credit"]),
+                line.get("well_id"),
+                line.get("memo"),
+                line.get("source"),
+                line.get("ref"),
+            )
+            for line in self._pending
+        ]
+        with self.ledger.store.write() as db:
+            db.conn.executemany(
+                "insert into journal_lines (batch_id, entry_no, line_no, entry, account, "
+                "account_name, debit, credit, well_id, memo, source, ref) "
+                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        self._pending = []
+
+    def finish(self) -> dict[str, Any]:
+        """The batch becomes the run's draft; earlier drafts are superseded."""
+        self._flush()
+        digest = self.hash.hexdigest()
+        with self.ledger.store.write() as db:
+            db.execute(
+                "update journal_batches set status = 'superseded' where run_id = ? and status = 'draft'",
+                (self.run_id,),
+            )
+            db.execute(
+                "update journal_batches set status = 'draft', total_debit = ?, total_credit = ?, "
+                "content_hash = ? where id = ?",
+                (str(self.total_debit), str(self.total_credit), digest, self.batch_id),
+            )
+            self.ledger.store.audit(
+                run_id=self.run_id,
+                kind="journal_drafted",
+                actor="agent",
+                detail={
+                    "batch_id": self.batch_id,
+                    "lines": self.count,
+                    "total_debit": str(self.total_debit),
+                    "content_hash": digest,
+                },
+            )
+        return self.ledger.batch(self.batch_id)
+
+    def abandon(self) -> None:
+        """A build that failed leaves nothing behind."""
+        self._pending = []
+        with self.ledger.store.write() as db:
+            db.execute("delete from journal_lines where batch_id = ?", (self.batch_id,))
+            db.execute("delete from journal_batches where id = ?", (self.batch_id,))
 
 
 def _exception(row: dict[str, Any]) -> dict[str, Any]:

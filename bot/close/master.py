@@ -86,6 +86,7 @@ class Master:
     _by_property: dict[str, list[DoiRow]] = field(init=False, repr=False, compare=False)
     _by_operator: dict[str, list[str]] = field(init=False, repr=False, compare=False)
     _joa: dict[str, list[JoaRow]] = field(init=False, repr=False, compare=False)
+    _names: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_well: dict[str, list[DoiRow]] = {}
@@ -103,6 +104,7 @@ class Master:
         object.__setattr__(self, "_by_property", by_property)
         object.__setattr__(self, "_by_operator", {o: sorted(w) for o, w in operators.items()})
         object.__setattr__(self, "_joa", joa)
+        object.__setattr__(self, "_names", {})
 
     @classmethod
     def of(cls, data: CloseData, added: list[DoiRow] = ()) -> Master:  # type: ignore[assignment]
@@ -130,8 +132,11 @@ class Master:
         return max(rows, key=lambda r: (r.effective_from, r.source != "doi.csv")) if rows else None
 
     def name(self, well_id: str) -> str:
-        row = self.latest(well_id)
-        return row.well_name if row else well_id
+        name = self._names.get(well_id)
+        if name is None:
+            row = self.latest(well_id)
+            name = self._names[well_id] = row.well_name if row else well_id
+        return name
 
     def by_property(self, operator: str, property_no: str) -> str | None:
         for r in self._by_property.get(property_no, ()):

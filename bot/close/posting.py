@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from bot.close.controls import check_approval, content_hash, short_hash
+from bot.close.controls import ContentHash, check_approval, content_hash, short_hash
 from bot.close.data import ZERO, add_months
-from bot.close.journal import JournalError, build, totals_by_account
+from bot.close.journal import JournalError, build
 from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.master import money
 from bot.close.toolbase import MAX_LIST, ToolBase
@@ -29,13 +30,20 @@ class PostingTools(ToolBase):
         close, ledger = self._close(ctx, period)
         prior = ledger.posted_batch(add_months(period, -1))
         prior_lines = (
-            [x for x in ledger.lines(prior["id"]) if x["source"] == "accrual"] if prior else None
+            (x for x in ledger.iter_lines(prior["id"]) if x["source"] == "accrual")
+            if prior
+            else None
         )
+        # each entry's lines go to the store as the entry closes: the batch is never held whole
+        writer = ledger.open_batch(ctx.run_id, period=period)
         try:
-            batch, info = build(close, ledger.exceptions(ctx.run_id), prior_lines)
-        except JournalError as e:
-            raise ToolError(str(e)) from e
-        saved = ledger.save_batch(ctx.run_id, period=period, lines=batch.lines)
+            batch, info = build(close, ledger.exceptions(ctx.run_id), prior_lines, sink=writer.add)
+        except BaseException as e:
+            writer.abandon()
+            if isinstance(e, JournalError):
+                raise ToolError(str(e)) from e
+            raise
+        saved = writer.finish()
         excs = ledger.exceptions(ctx.run_id)
         total_debit, total_credit = Decimal(saved["total_debit"]), Decimal(saved["total_credit"])
         posted = ledger.posted_batch(period)
@@ -63,7 +71,7 @@ class PostingTools(ToolBase):
             "balanced": total_debit == total_credit,
             "by_account": [
                 {"account": a["account"], "debit": a["debit"], "credit": a["credit"]}
-                for a in totals_by_account(batch.lines)
+                for a in batch.by_account()
             ],
             "reversed_from": info["reversal_source"],
             "open_exceptions": open_ones[:MAX_LIST],
@@ -82,6 +90,39 @@ class PostingTools(ToolBase):
             "doi_changes": doi_changes[:MAX_LIST],
             "doi_change_count": len(doi_changes),
         }
+
+    def journal_detail(self, ctx: ToolContext) -> list[dict[str, Any]]:
+        """Every source line behind each line of the run's current batch (entry_no, line_no,
+        account, well, amounts, the file line), rebuilt from the files (their hashes checked
+        against the run's evidence) and the run's decisions. Refused when the rebuilt entries
+        are not the stored ones (content hash)."""
+        run = ctx.store.run(ctx.run_id)
+        ledger = Ledger(ctx.store)
+        batch = ledger.current_batch(ctx.run_id)
+        if batch is None:
+            raise ToolError(f"run {ctx.run_id} drafted no journal entries")
+        close, _ = self._close(ctx, run.period)
+        prior = ledger.posted_batch(add_months(run.period, -1))
+        prior_lines = (
+            (x for x in ledger.iter_lines(prior["id"]) if x["source"] == "accrual")
+            if prior
+            else None
+        )
+        digest = ContentHash()
+        rows: list[dict[str, Any]] = []
+        build(
+            close,
+            ledger.exceptions(ctx.run_id),
+            prior_lines,
+            sink=digest.add_all,
+            detail_sink=rows.extend,
+        )
+        if digest.hexdigest() != batch["content_hash"]:
+            raise ToolError(
+                f"batch {batch['id']} was drafted from other files or decisions than the run "
+                "has now; its detail cannot be rebuilt"
+            )
+        return rows
 
     def post_journal_entries(
         self,
@@ -126,8 +167,7 @@ class PostingTools(ToolBase):
         if batch["total_debit"] != batch["total_credit"]:
             raise ToolError(f"batch {batch_id} does not balance; it cannot be posted")
         run = ctx.store.run(ctx.run_id)
-        lines = ledger.lines(batch_id)
-        digest = content_hash(lines)
+        digest = content_hash(ledger.iter_lines(batch_id))
         q = self._answered(ctx, approval_question_id)
         refusal = None
         if digest != batch["content_hash"]:
@@ -137,7 +177,7 @@ class PostingTools(ToolBase):
                 q, batch_id=batch_id, digest=digest, run=run, approvers=self.approvers
             )
         second = None
-        over = self._over_limit(lines)
+        over = self._over_limit(ledger.iter_lines(batch_id))
         if refusal is None and over:
             if not second_approval_question_id:
                 refusal = f"entry {over[0]} is over the {money(self.approval_limit)} approval limit and needs a second, different approver"
@@ -192,7 +232,7 @@ class PostingTools(ToolBase):
             ],
         }
 
-    def _over_limit(self, lines: list[dict[str, Any]]) -> list[int]:
+    def _over_limit(self, lines: Iterable[dict[str, Any]]) -> list[int]:
         amounts: dict[int, Decimal] = {}
         for line in lines:
             amounts[line["entry_no"]] = amounts.get(line["entry_no"], ZERO) + line["debit"]

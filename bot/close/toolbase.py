@@ -21,7 +21,7 @@ from bot.close.kinds import (
     option_meaning,
 )
 from bot.close.ledger import Ledger
-from bot.close.master import APPROVAL_LIMIT, Master, money
+from bot.close.master import ACCOUNT_NAMES, APPROVAL_LIMIT, Master, money
 from bot.close.registry import BOOKS_STEPS
 from bot.errors import DataError, NotFoundError
 from bot.questions import MAX_DESCRIPTION, MAX_HEADER, TOOL_NAME
@@ -36,12 +36,41 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def header_for(step: str, subject: str) -> str:
+    """'Intake · Smith 14-2H' when it fits the header's 24 characters, else the step alone
+    (the question names the subject): a header is never cut inside a name or a number."""
+    for header in (f"{step} · {subject}", step):
+        if len(header) <= MAX_HEADER:
+            return header
+    return step[:MAX_HEADER]
+
+
+def booking_words(lines: list[dict[str, Any]], meaning: str) -> str:
+    """What an option books, in the most words that fit an option's description: accounts
+    with their names and the meaning, else without; whole amounts always, never a cut one."""
+    if not lines:
+        return _fit(meaning, MAX_DESCRIPTION)
+    named, bare = describe(lines, names=ACCOUNT_NAMES), describe(lines)
+    for text in (f"{named}. {meaning}", named, f"{bare}. {meaning}", bare):
+        if len(text) <= MAX_DESCRIPTION:
+            return text
+    return _fit(bare, MAX_DESCRIPTION)
+
+
+def _fit(text: str, limit: int) -> str:
+    """Cut only between words, so no amount is cut in half."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return head[: head.rfind(" ")].rstrip(" ,;/") + "…"
+
+
 def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     """The ask_user_question question for one exception: numbers, options with what each books."""
     d = exc["details"]
     kind, facts = exc["kind"], d["facts"]
     ref = f" [ref {d['ref']}]"
-    header = _short(f"{KINDS[kind].header} · {d['subject']}", MAX_HEADER)
+    header = header_for(KINDS[kind].header, str(d["subject"]))
     if kind == "flux_item":
         return {
             "header": header,
@@ -52,11 +81,12 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
         }
     options = []
     for code in d["options"]:
-        preview = describe(book(kind, code, facts, {}))
-        meaning = option_meaning(kind, code)
-        text = meaning if preview == "books nothing" else f"{preview}. {meaning}"
+        lines = book(kind, code, facts, {})
         options.append(
-            {"label": option_label(kind, code, facts), "description": _short(text, MAX_DESCRIPTION)}
+            {
+                "label": option_label(kind, code, facts),
+                "description": booking_words(lines, option_meaning(kind, code)),
+            }
         )
     q: dict[str, Any] = {
         "header": header,
@@ -91,6 +121,7 @@ class ToolBase:
         self.data_dir = data_dir
         self.approvers = approvers
         self.approval_limit = approval_limit
+        self._resolved: tuple[Any, Close] | None = None
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -135,7 +166,24 @@ class ToolBase:
                 "lines": sorted(line_refs(facts)),
                 "holds": KINDS[e["kind"]].holds(e["resolution"] or "", facts),
             }
-        return Close(data=data, master=Master.of(data, added), decisions=decisions), ledger
+        close = Close(data=data, master=Master.of(data, added), decisions=decisions)
+        # The period's lines resolved to wells depend only on the data, the DOI rows and the
+        # decisions that map lines: while those are the same, the next tool call reuses them.
+        key = (
+            id(data),
+            tuple((r.well_id, r.effective_from, r.wi, r.nri) for r in added),
+            tuple(
+                sorted(
+                    (ref, d["option"])
+                    for ref, d in decisions.items()
+                    if d["status"] == "resolved" and d["option"].startswith("map:")
+                )
+            ),
+        )
+        if self._resolved is not None and self._resolved[0] == key:
+            close.reuse(self._resolved[1])
+        self._resolved = (key, close)
+        return close, ledger
 
     def _record(
         self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]

@@ -10,7 +10,6 @@ from bot.close import data as close_data
 from bot.close.checks import Finding
 from bot.close.data import ZERO, add_months
 from bot.close.decisions import DecisionTools
-from bot.close.journal import totals_by_account
 from bot.close.kinds import option_label
 from bot.close.ledger import Ledger
 from bot.close.master import money
@@ -248,7 +247,7 @@ class CloseTools(DecisionTools, PostingTools):
             e["kind"] == "tb_unbalanced" and e["resolution"] == "skip_flux"
             for e in ledger.exceptions(ctx.run_id)
         )
-        items = [] if skip else flux.flux(close, ledger.lines(batch["id"]))
+        items = [] if skip else flux.flux(close, ledger.account_totals(batch["id"]))
         split = flux.revenue_split(close)
         flagged = [i for i in items if i["flagged"]] + [s for s in split if s["flagged"]]
         if flagged:
@@ -361,7 +360,7 @@ class CloseTools(DecisionTools, PostingTools):
         run = ctx.store.run(ctx.run_id)
         excs = ledger.exceptions(ctx.run_id)
         batch = ledger.current_batch(ctx.run_id)
-        lines = ledger.lines(batch["id"]) if batch else []
+        by_account = ledger.account_totals(batch["id"]) if batch else []
         carried = ledger.open_items(ctx.run_id)
         items = [{"text": i["text"], "owner": i["owner"], "due": i["due"]} for i in carried] or [
             {"text": i["text"], "owner": None, "due": None} for i in self._open_items(ctx, ledger)
@@ -406,9 +405,7 @@ class CloseTools(DecisionTools, PostingTools):
                 "total_debit": batch["total_debit"],
                 "total_credit": batch["total_credit"],
                 "posted_by": batch["posted_by"],
-                "by_account": [
-                    [a["account"], a["debit"], a["credit"]] for a in totals_by_account(lines)
-                ],
+                "by_account": [[a["account"], a["debit"], a["credit"]] for a in by_account],
             }
             if batch
             else None,

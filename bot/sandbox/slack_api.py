@@ -778,6 +778,27 @@ class FakeSlack:
             "response_metadata": {"next_cursor": str(start + limit) if more else ""},
         }
 
+    def m_conversations_history(self, p: dict[str, Any]) -> dict[str, Any]:
+        """A channel's top-level messages, newest first, from `oldest` on."""
+        channel = self._bot_channel(p.get("channel"))
+        oldest = float(p.get("oldest") or 0)
+        top = [
+            m
+            for m in reversed(self._sorted())
+            if m["channel"] == channel.id
+            and m.get("thread_ts") in (None, m["ts"])
+            and float(m["ts"]) >= oldest
+        ]
+        limit = max(1, min(int(p.get("limit") or 100), 1000))
+        start = int(p.get("cursor") or 0)
+        page = top[start : start + limit]
+        more = start + limit < len(top)
+        return {
+            "messages": [_public(m) for m in page],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
     def m_conversations_info(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self.channel(p.get("channel"))
         return {

@@ -1,26 +1,98 @@
-"""Leases: one process advances a run at a time."""
+"""Leases: one process advances a run at a time.
+
+A lease row names its owner as `host:pid:start:nonce` (see `lease_owner`): the host and
+process that hold it, the process's start time (a pid reused by a later process is not
+the same owner) and a nonce. Within a process, holds of one run by one owner are counted:
+the row goes only when the last hold ends, so a job handing the run to the next job never
+leaves it unleased in between. A lease whose process is gone from this host is dead at
+once; another host's lease waits for its expiry.
+"""
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 from bot.errors import BusyError
 from bot.store.runs import Run, Runs
 
 
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), or None where unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def lease_owner(label: str = "") -> str:
+    """This process as a lease owner: host, pid, start time and a nonce; `label` says what it is."""
+    pid = os.getpid()
+    owner = f"{socket.gethostname()}:{pid}:{_start_time(pid) or '-'}:{uuid.uuid4().hex[:6]}"
+    return f"{owner} {label}" if label else owner
+
+
+def describe_owner(owner: str) -> str:
+    """An owner in words: 'closebot serve, pid 123 on host-a'."""
+    ident, _, label = owner.partition(" ")
+    parts = ident.split(":")
+    if len(parts) < 3 or not parts[1].isdigit():
+        return owner
+    return f"{label or 'closebot'}, pid {parts[1]} on {parts[0]}"
+
+
+def owner_is_gone(owner: str) -> bool:
+    """True when the owner is a process of this host that no longer runs (a crash, a kill)."""
+    parts = owner.partition(" ")[0].split(":")
+    if len(parts) < 3 or not parts[1].isdigit() or parts[0] != socket.gethostname():
+        return False  # another host's (or an unknown) owner: only its expiry frees it
+    pid = int(parts[1])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # alive, someone else's
+    start = parts[2] if len(parts) >= 4 else "-"  # releases before this one wrote no start
+    now = _start_time(pid)
+    return start != "-" and now is not None and now != start  # the pid was reused
+
+
+@dataclass
+class _Hold:
+    count: int
+    stop: threading.Event = field(default_factory=threading.Event)
+    beat: threading.Thread | None = None
+
+
 class Leases(Runs):
-    # -- leases: one process advances a run at a time -----------------------
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._holds: dict[tuple[str, str], _Hold] = {}
+        self._holds_guard = threading.Lock()
 
     def acquire_lease(self, run_id: str, *, owner: str, ttl: timedelta) -> str | None:
-        """Take or renew the run's lease; None when it is ours, else who holds it."""
+        """Take or renew the run's lease; None when it is ours, else who holds it. A lease
+        left by a process of this host that is gone is taken over at once."""
         with self.write() as db:
             rows = self.query("select owner, expires_at from leases where run_id = ?", (run_id,))
             now = self.now()
-            if rows and rows[0]["owner"] != owner and rows[0]["expires_at"] > now:
+            if (
+                rows
+                and rows[0]["owner"] != owner
+                and rows[0]["expires_at"] > now
+                and not owner_is_gone(rows[0]["owner"])
+            ):
                 return str(rows[0]["owner"])
             db.execute(
                 "insert into leases (run_id, owner, expires_at) values (?, ?, ?) "
@@ -39,33 +111,85 @@ class Leases(Runs):
         with self.write() as db:
             db.execute("delete from leases where run_id = ? and owner = ?", (run_id, owner))
 
+    def reclaim_dead_leases(self) -> list[str]:
+        """Drop the leases of this host's processes that are gone; the runs they held."""
+        rows = self.query("select run_id, owner from leases order by run_id")
+        dead = [r for r in rows if owner_is_gone(r["owner"])]
+        if dead:
+            with self.write() as db:
+                for r in dead:
+                    db.execute(
+                        "delete from leases where run_id = ? and owner = ?",
+                        (r["run_id"], r["owner"]),
+                    )
+        return [r["run_id"] for r in dead]
+
+    def hold_lease(self, run_id: str, *, owner: str, ttl: timedelta) -> str | None:
+        """One more hold of the run's lease by `owner` (taking it if this is the first), kept
+        renewed every ttl/3 until the last hold is let go. None when held, else who holds it."""
+        key = (run_id, owner)
+        with self._holds_guard:
+            hold = self._holds.get(key)
+            if hold is not None:
+                hold.count += 1
+                return None
+        holder = self.acquire_lease(run_id, owner=owner, ttl=ttl)
+        if holder:
+            return holder
+        self._adopt(run_id, owner=owner, ttl=ttl)
+        return None
+
+    def _adopt(self, run_id: str, *, owner: str, ttl: timedelta) -> None:
+        """Count a hold of a lease row this owner has just written."""
+        key = (run_id, owner)
+        with self._holds_guard:
+            hold = self._holds.get(key)
+            if hold is not None:
+                hold.count += 1
+                return
+            hold = self._holds[key] = _Hold(count=1)
+
+        def heartbeat() -> None:
+            while not hold.stop.wait(ttl.total_seconds() / 3):
+                # A missed beat is tried again at the next; the lease outlives one miss.
+                with suppress(sqlite3.Error, BusyError):
+                    self.acquire_lease(run_id, owner=owner, ttl=ttl)
+
+        hold.beat = threading.Thread(target=heartbeat, name=f"lease-{run_id}", daemon=True)
+        hold.beat.start()
+
+    def let_go(self, run_id: str, *, owner: str) -> None:
+        """End one hold; the last one releases the lease."""
+        key = (run_id, owner)
+        with self._holds_guard:
+            hold = self._holds.get(key)
+            if hold is None:
+                return
+            hold.count -= 1
+            if hold.count:
+                return
+            del self._holds[key]
+        hold.stop.set()
+        if hold.beat is not None and hold.beat is not threading.current_thread():
+            hold.beat.join(timeout=5)
+        self.release_lease(run_id, owner=owner)
+
     @contextmanager
     def leased(self, run_id: str, *, owner: str, ttl: timedelta) -> Iterator[str | None]:
-        """Hold the run's lease for the block, renewed every ttl/3 by a heartbeat thread.
+        """Hold the run's lease for the block (see hold_lease).
 
         Yields None when the lease is ours, else who holds it (and the block should not
-        advance the run). A process that dies stops renewing: the lease expires after `ttl`.
+        advance the run). A process that dies stops renewing: the lease expires after `ttl`,
+        or at once for a process of this host (reclaim_dead_leases, acquire_lease).
         """
-        holder = self.acquire_lease(run_id, owner=owner, ttl=ttl)
+        holder = self.hold_lease(run_id, owner=owner, ttl=ttl)
         if holder:
             yield holder
             return
-        stop = threading.Event()
-
-        def heartbeat() -> None:
-            while not stop.wait(ttl.total_seconds() / 3):
-                # A missed beat is tried again at the next; the lease outlives one miss.
-                with suppress(sqlite3.Error, BusyError):
-                    self.renew_leases(owner=owner, ttl=ttl)
-
-        beat = threading.Thread(target=heartbeat, name=f"lease-{run_id}", daemon=True)
-        beat.start()
         try:
             yield None
         finally:
-            stop.set()
-            beat.join(timeout=5)
-            self.release_lease(run_id, owner=owner)
+            self.let_go(run_id, owner=owner)
 
     def lease_holder(self, run_id: str) -> str | None:
         rows = self.query(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -28,7 +29,7 @@ from bot.close.master import (
 PNL_ACCOUNTS = ("4010", "4020", "4030", "4090", "6110", "6130", "6210", "6220", "6250")
 
 
-def flux(close: Close, lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def flux(close: Close, lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """P&L activity by account this month vs the prior month's, flagged by the ±10 % and ±$5,000 rule."""
     prior_month = add_months(close.period, -1)
     prior: dict[str, Decimal] = defaultdict(lambda: ZERO)

@@ -82,7 +82,9 @@ def _wi_finding(
         invoices = ", ".join(sorted({j.invoice_no for j, _ in jibs}))
         lines = "; ".join(
             f"{j.cost_category} {money(j.gross_amount)} gross × {dec8(j.owner_decimal)} = {money(j.owner_net_amount)} (at DOI {money(cents(j.gross_amount * d.wi))})"
-            for j, d in jibs
+            for j, d in jibs[:3]
+        ) + (  # the question stays readable at any size; the facts and document_lines list all
+            f"; and {len(jibs) - 3} more lines" if len(jibs) > 3 else ""
         )
         parts.append(
             f"JIB {invoices} (service {jibs[0][0].service_month}) bills WI {dec8(jib_dec)}: {lines}. "  # type: ignore[arg-type]
