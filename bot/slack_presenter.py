@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -159,6 +159,9 @@ class SlackPresenter:
         self._tasks_shown: dict[str, dict[str, tuple[str, str]]] = {}  # ts → task id → shown
         self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
         self._status_step: dict[str, str | None] = {}  # run → the step its status line names
+        # Told when a run's state changes (the App Home tabs are published again).
+        self.on_state_change: Callable[[], None] | None = None
+        self._states: dict[str, str] = {}
         self.store = store
         self.steps = list(steps)
         self.approvers = approvers
@@ -423,6 +426,12 @@ class SlackPresenter:
             run = self.store.run(run_id)
             if not (run.channel and run.status_ts):
                 return
+            if self.on_state_change and self._states.get(run_id) != run.status:
+                self._states[run_id] = run.status
+                try:
+                    self.on_state_change()
+                except SlackApiError as e:
+                    log.warning("Home tabs not updated: %s", slack_error(e))
             try:
                 self.update_root(run)
             except SlackApiError as e:  # the plan still shows the state
@@ -461,9 +470,12 @@ class SlackPresenter:
     def reply(self, *, channel: str, thread_ts: str | None, text: str) -> None:
         """A message outside any run (help for a mention in the channel)."""
         safe = outgoing(text)
-        self.client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, text=safe, blocks=blocks.notice_blocks(safe)
-        )
+        try:
+            self.client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=safe, blocks=blocks.notice_blocks(safe)
+            )
+        except SlackApiError as e:  # a courtesy reply: nothing waits on it
+            log.warning("reply in %s not posted: %s", channel or "(no channel)", slack_error(e))
 
     def ephemeral(
         self,
@@ -599,9 +611,18 @@ class SlackPresenter:
             return None
         cursor = None
         for _ in range(20):  # 20 pages of 200 replies: far more than a close's thread
-            page = self.client.conversations_replies(
-                channel=run.channel, ts=run.thread_ts, limit=200, cursor=cursor
-            )
+            try:
+                page = self.client.conversations_replies(
+                    channel=run.channel, ts=run.thread_ts, limit=200, cursor=cursor
+                )
+            except SlackApiError as e:
+                if e.response.get("error") != "missing_scope":
+                    raise
+                # Least privilege: without channels:history the thread cannot be read, so
+                # the form is posted again (after a crash between posting and recording it,
+                # the thread may show it twice; the first one still answers).
+                log.info("question %s: thread not readable (missing_scope)", record.id)
+                return None
             for message in page.get("messages") or []:
                 for block in message.get("blocks") or []:
                     for element in block.get("elements") or []:
