@@ -42,6 +42,7 @@ DECISION_COLUMNS = (
     "rationale",
     "os_login",
     "input_files",
+    "audit_seal",
 )
 
 
@@ -64,6 +65,8 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     answered = {
         e.detail.get("question_id"): e.detail for e in events if e.kind == "question_answered"
     }
+    sealed = store.seal_of(run_id)
+    seal = sealed.short() if sealed else ""
     rows = []
     for record in store.questions(run_id):
         evidence = answered.get(record.id, {})
@@ -101,6 +104,7 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     or _no_why(evidence, overrode[number]),
                     "os_login": evidence.get("os_login") or "",
                     "input_files": files,
+                    "audit_seal": seal,
                 }
             )
     return rows

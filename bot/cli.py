@@ -345,37 +345,7 @@ def cmd_approve(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(_settings(args))
     if args.verify:
-        store.run(args.run_id)
-        checked, broken, why = store.verify_audit(args.run_id)
-        if broken is not None:
-            print(
-                f"Audit trail of run {args.run_id}: BROKEN at event {broken.id} ({broken.kind}, {broken.at}), "
-                f"number {checked} of the run: {why}.",
-                file=out,
-            )
-            return EXIT_FAILED
-        mismatches = evidence_mismatches(store, args.run_id)
-        if mismatches:
-            print(
-                f"Audit trail of run {args.run_id}: {checked} events chained, but the records disagree with them:",
-                file=out,
-            )
-            for m in mismatches:
-                print(f"  - {m}", file=out)
-            return EXIT_FAILED
-        unchained = store.audit_verdict(args.run_id).unchained
-        print(
-            f"Audit trail of run {args.run_id}: {checked} events, every link intact; "
-            "answers and posted batches match what was audited."
-            + (
-                f" The first {unchained} were written before closebot chained its audit "
-                "events (an earlier release): present, but they carry no hash to check."
-                if unchained
-                else ""
-            ),
-            file=out,
-        )
-        return EXIT_OK
+        return _verify(store, args.run_id, out)
     rows = decision_rows(store, args.run_id)
     if args.csv:
         out.write(to_csv(rows))
@@ -411,6 +381,57 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             else ""
         )
         print(f"{e.at} {e.kind}{note} by {e.actor or '-'}: {_printable(str(e.detail))}", file=out)
+    sealed = store.seal_of(args.run_id)
+    if sealed is not None:
+        print(f"Audit seal: {sealed.short()} (check with --verify)", file=out)
+    return EXIT_OK
+
+
+def _verify(store: Store, run_id: str, out: TextIO) -> int:
+    """`audit RUN --verify`: the chain, the seal and every covered row; the first bad one named."""
+    store.run(run_id)
+    Ledger(store)  # the close's covered tables are registered (and migrated)
+    verdict = store.audit_verdict(run_id)
+    head = f"Audit trail of run {run_id}:"
+    if verdict.broken is not None:
+        b = verdict.broken
+        print(
+            f"{head} BROKEN at event {b['id']} ({b['kind']}, {b['at']}), number "
+            f"{verdict.checked} of the run: {verdict.why}.",
+            file=out,
+        )
+        return EXIT_FAILED
+    if verdict.problem:
+        print(f"{head} BROKEN: {verdict.problem}.", file=out)
+        return EXIT_FAILED
+    mismatches = evidence_mismatches(store, run_id)  # rows an earlier release wrote
+    if mismatches:
+        print(
+            f"{head} {verdict.checked} events chained, but the records disagree with them:",
+            file=out,
+        )
+        for m in mismatches:
+            print(f"  - {m}", file=out)
+        return EXIT_FAILED
+    notes = []
+    if verdict.unkeyed:
+        notes.append(
+            f"{verdict.unkeyed} written by an earlier release verify with their own (unkeyed) "
+            "algorithm"
+        )
+    if verdict.unchained:
+        notes.append(
+            f"the first {verdict.unchained} were written before closebot chained its audit "
+            "events (an earlier release): present, but they carry no hash to check"
+        )
+    print(
+        f"{head} {verdict.checked} events, every link intact"
+        + (f" ({'; '.join(notes)})" if notes else "")
+        + f"; {verdict.rows} rows covered, each as the chain recorded it; answers and posted "
+        "batches match what was audited."
+        + (f" Sealed: {verdict.seal.short()}." if verdict.seal else ""),
+        file=out,
+    )
     return EXIT_OK
 
 

@@ -27,7 +27,8 @@ from tests.close_helpers import close_run
 from tests.slack_harness import Harness
 
 REPO = Path(__file__).resolve().parent.parent
-OTHER_LOGIN = "nobody"  # a second OS login, present on Debian and in CI's image
+OTHER_LOGIN = "nobody"
+KEY = "a-key-every-login-of-this-test-shares"  # a second OS login, present on Debian and in CI's image
 # every recommendation at the console, through the first approval and the second approval
 TO_SECOND = "5\n3\n1\n1\n3\n2\n1\n3\n1\n1\n"
 # ... through the first approval only (to its Posting form's answer)
@@ -157,8 +158,10 @@ def test_a_console_second_approval_from_the_same_login_is_refused_and_audited(
 
 
 @pytest.fixture
-def shared_db() -> Iterator[Path]:
-    """A database in a folder another OS login can write (pytest's own tmp is the owner's)."""
+def shared_db(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A database in a folder another OS login can write (pytest's own tmp is the owner's),
+    its audit key in the environment of every process of the test (a key file is 0600)."""
+    monkeypatch.setenv("CLOSEBOT_AUDIT_KEY", KEY)
     if os.geteuid() != 0:
         pytest.skip("running closebot as a second OS login needs root (CI runs as root)")
     folder = Path(tempfile.mkdtemp(prefix="closebot-shared-"))
@@ -181,7 +184,8 @@ AS_LOGIN = (
 def as_other_login(db: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None) -> Any:
     """`closebot ARGS` run by the OS login OTHER_LOGIN on the same database."""
     for f in db.parent.iterdir():
-        f.chmod(0o666)
+        if not f.name.endswith(".auditkey"):  # the key stays its owner's
+            f.chmod(0o666)
     return subprocess.run(
         [sys.executable, "-c", AS_LOGIN, OTHER_LOGIN, *args],
         input=stdin,
@@ -194,11 +198,16 @@ def as_other_login(db: Path, *args: str, stdin: str = "", env: dict[str, str] | 
 
 
 def test_a_second_login_gives_the_second_approval_with_closebot_approve(shared_db: Path) -> None:
-    env = {"CLOSEBOT_DB": str(shared_db)}
+    env = {"CLOSEBOT_DB": str(shared_db), "CLOSEBOT_AUDIT_KEY": KEY}
     first = closebot("run", "2026-10", stdin=TO_FIRST, env=env)
     assert first.returncode == 3  # input ended at the second approval, which waits
     run_id = run_id_of(first.stdout)
-    approved = as_other_login(shared_db, "approve", run_id, stdin="1\n")
+    # without the key the other login is told, and changes nothing
+    unkeyed = as_other_login(
+        shared_db, "approve", run_id, stdin="1\n", env={"CLOSEBOT_AUDIT_KEY": ""}
+    )
+    assert unkeyed.returncode == 2 and "keyed with another key" in unkeyed.stderr
+    approved = as_other_login(shared_db, "approve", run_id, stdin="1\n", env=env)
     assert approved.returncode == 0, approved.stdout[-2000:] + approved.stderr
     assert f"approving as {OTHER_LOGIN}" in approved.stdout
     assert "The run now waits on" in approved.stdout and f"closebot resume {run_id}" in (
@@ -222,7 +231,12 @@ def test_a_second_login_gives_the_second_approval_with_closebot_approve(shared_d
 
 
 def test_with_approvers_set_the_console_posts_through_an_approvers_login(shared_db: Path) -> None:
-    env = {"CLOSEBOT_DB": str(shared_db), "CLOSEBOT_CONSOLE_APPROVERS": OTHER_LOGIN, **ONE}
+    env = {
+        "CLOSEBOT_DB": str(shared_db),
+        "CLOSEBOT_CONSOLE_APPROVERS": OTHER_LOGIN,
+        "CLOSEBOT_AUDIT_KEY": KEY,
+        **ONE,
+    }
     first = closebot("run", "2026-10", stdin=TO_FIRST, env=env)
     assert first.returncode == 3
     assert "Not approved: Segregation of duties: you started this close" in first.stdout

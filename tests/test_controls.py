@@ -456,7 +456,8 @@ def test_verify_finds_an_answer_or_a_posted_line_changed_in_the_records(db_path:
         ).fetchone()[0]
         conn.execute("update questions set answered_by = 'jdoe' where id = ?", (qid,))
     edited = closebot("audit", run_id, "--verify")
-    assert edited.returncode == 1 and f"question {qid}: the store says jdoe chose" in edited.stdout
+    assert edited.returncode == 1 and f"BROKEN: questions:{qid} (a form:" in edited.stdout
+    assert "is not what event" in edited.stdout and "changed after it was written" in edited.stdout
     with sqlite3.connect(db_path) as conn:
         conn.execute("update questions set answered_by = ? where id = ?", (LOGIN, qid))
         conn.execute(
@@ -465,7 +466,8 @@ def test_verify_finds_an_answer_or_a_posted_line_changed_in_the_records(db_path:
             (run_id,),
         )
     changed = closebot("audit", run_id, "--verify")
-    assert changed.returncode == 1 and "its lines changed after it was posted" in changed.stdout
+    assert changed.returncode == 1 and "BROKEN: journal_lines row" in changed.stdout
+    assert "was edited after it was drafted" in changed.stdout
 
 
 def test_the_override_and_its_reason_are_on_the_question_that_was_overridden(db_path: Path) -> None:

@@ -23,6 +23,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m005_reliability",
         "m006_usage",
         "m007_versioned_chain",
+        "m008_keyed_trail",
     ]
     assert db.table("model_calls").columns_dict == {
         "id": int,
@@ -97,6 +98,15 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "prev_hash": str,
         "hash": str,
         "hash_alg": str,
+        "covers": str,
+    }
+    assert db.table("run_seals").columns_dict == {
+        "run_id": str,
+        "head_id": int,
+        "head_hash": str,
+        "events": int,
+        "at": str,
+        "mac": str,
     }
     assert set(db.table("exceptions").columns_dict) >= {
         "id",
