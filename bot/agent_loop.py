@@ -419,13 +419,13 @@ class AgentLoop:
             return self._fail(run_id, f"the step '{failed[0]}' failed: {error}")
         self.presenter.progress(run_id, self.store.finish_steps(run_id))
         self.store.set_run_status(run_id, "done")
-        sealed = self.store.seal_of(run_id)
-        if sealed is not None:  # the head as it finished, to compare with `audit --verify`
-            text = f"{text}\n\nAudit seal: {sealed.short()}."
         calls, usage = self.store.usage(run_id)
         if calls:
             text = f"{text}\n\n{usage_line(self.store.run(run_id).model, usage, calls)}".strip()
-        self.presenter.finished(run_id, text)
+        sealed = self.store.seal_of(run_id)
+        # the summary shows the head as the run finished, to compare with `audit --verify`
+        shown = f"{text}\n\nAudit seal: {sealed.short()}." if sealed else text
+        self.presenter.finished(run_id, shown)
         return Finished(text=text)
 
     def _stop(self, run_id: str, by: str) -> Stopped:

@@ -284,6 +284,7 @@ class Ledger:
                         "summary": details.get("summary"),
                         "legacy": before["legacy"],
                     },
+                    covers=[("exceptions", "id", exception_id)],
                 )
             if not found:
                 db.table("exceptions").insert(
