@@ -15,7 +15,7 @@ import io
 import re
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
@@ -520,6 +520,19 @@ class DataProblems(DataError):
         super().__init__(head + ":\n" + "\n".join(lines))
 
 
+@dataclass(frozen=True)
+class FileSource:
+    """One kind's rows from elsewhere than the period's folder (a file dropped in Slack or
+    imported at a terminal, kept in the database): CSV in closebot's layout for that kind,
+    and the SHA-256 of the file as it was received (the evidence)."""
+
+    content: bytes
+    digest: str
+
+    def stream(self) -> TextIO:
+        return io.TextIOWrapper(io.BytesIO(self.content), encoding="utf-8-sig", newline="")
+
+
 @dataclass
 class History:
     """What the close needs from the 24 months of history, gathered while the history files
@@ -532,6 +545,7 @@ class History:
     folder: Path | None = None
     hashes: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, FileSource] = field(default_factory=dict)  # imported history files
     # (operator, well, service month, category, gross) → the first history line with it,
     # kept only for keys this month's JIB also bills (the duplicate check)
     jib_keys: dict[tuple[str, str, str, str, Decimal], JibHistoryLine] = field(default_factory=dict)
@@ -557,6 +571,12 @@ class History:
         problems: list[Problem] = []
         by_property = self.property_map if name == "revenue_history.csv" else {}
         out = []
+        if name in self.sources:  # kept in the database, as imported: it cannot change
+            for row in _typed(spec, self.sources[name].stream(), problems):
+                well = row.well_id or by_property.get(row.property_no, "")
+                if well == well_id:
+                    out.append(row if row.well_id else replace(row, well_id=well))
+            return out
         path = self.folder / name
         with path.open("rb") as raw:
             hashing = _Hashing(raw)
@@ -703,8 +723,19 @@ def _read_file(
     spec: FileSpec,
     problems: list[Problem],
     sink: Callable[[list[Any], int], None] | None,
+    source: FileSource | None = None,
 ) -> tuple[list[Any], str, int]:
-    """One file streamed once: its rows (or each row to `sink`), its SHA-256 and row count."""
+    """One file streamed once: its rows (or each row to `sink`), its SHA-256 and row count.
+    A `source` (an imported file's rows) is read instead of the folder's file."""
+    if source is not None:
+        if sink is None:
+            typed = list(_typed(spec, source.stream(), problems))
+            return typed, source.digest, len(typed)
+        fed = 0
+        for values, line_no in _rows(spec, source.stream(), problems):
+            fed += 1
+            sink(values, line_no)
+        return [], source.digest, fed
     path = folder / spec.name
     if not path.is_file():
         problems.append(Problem(spec.name, 0, "", "", "the file (it is missing)"))
@@ -889,12 +920,20 @@ def _stamp(folder: Path) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def load(period: str, data_dir: Path | None = None) -> CloseData:
+def load(
+    period: str, data_dir: Path | None = None, imported: Mapping[str, FileSource] | None = None
+) -> CloseData:
     """Read and check one period's files whole, each once as a stream; DataProblems lists
     every problem. The history files are reduced to `History` as they are read.
 
     The last period loaded is kept while its files are unchanged (size and mtime), so the
-    check before a run and the run's own intake read the files once between them."""
+    check before a run and the run's own intake read the files once between them.
+
+    A kind in `imported` (files dropped in Slack or imported at a terminal, from the
+    database) is read from there instead of the folder, which may then not exist."""
+    if imported:
+        check_period(period)
+        return _load(period, (data_dir or SAMPLE_DIR) / period, imported)
     folder = require_period(period, data_dir)
     stamp = _stamp(folder)
     if _last_load and _last_load[0][0] == stamp and _last_load[0][1].period == period:
@@ -904,11 +943,11 @@ def load(period: str, data_dir: Path | None = None) -> CloseData:
     return data
 
 
-def _load(period: str, folder: Path) -> CloseData:
+def _load(period: str, folder: Path, imported: Mapping[str, FileSource] | None = None) -> CloseData:
     problems: list[Problem] = []
     read: dict[str, list[Any]] = {}
     hashes: dict[str, str] = {}
-    history = History(folder=folder)
+    history = History(folder=folder, sources=dict(imported or {}))
     data = CloseData(
         period=period,
         doi=[],
@@ -933,7 +972,9 @@ def _load(period: str, folder: Path) -> CloseData:
                 }
                 feeder = _HistoryReader(period, data, history)
             sink = feeder.jib if spec.name == "jib_history.csv" else feeder.revenue
-        rows, digest, count = _read_file(folder, spec, problems, sink)
+        rows, digest, count = _read_file(
+            folder, spec, problems, sink, (imported or {}).get(spec.name)
+        )
         if spec.name in HISTORY_FILES:
             history.counts[spec.name] = count
         else:
@@ -975,4 +1016,7 @@ def write_sample(target: Path) -> list[str]:
             raise DataError(f"{dest} already exists; choose an empty folder")
         shutil.copytree(SAMPLE_DIR / p, dest)
         written.append(p)
+    account_map = SAMPLE_DIR / "account_map.csv"  # the entries' GL import files need it
+    if account_map.is_file() and not (target / account_map.name).exists():
+        shutil.copyfile(account_map, target / account_map.name)
     return written
