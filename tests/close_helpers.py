@@ -122,8 +122,10 @@ def close_run(
     second_approver: str = "bob",
     first_approver: str | None = None,
     env: dict[str, str] | None = None,
+    rationale: str | None = None,
 ) -> CloseRun:
-    """A whole close, each form answered by `choose` as `user` (source `console` = a person)."""
+    """A whole close, each form answered by `choose` as `user` (source `console` = a person),
+    with `rationale` as each form's "Why" when given."""
     env = {**(env or {}), "CLOSEBOT_DB": str(db)}
     if data_dir is not None:
         env["CLOSEBOT_DATA"] = str(data_dir)
@@ -153,7 +155,9 @@ def close_run(
             who = {"Posting": first_approver or user, "Second approval": second_approver}.get(
                 ask.questions[0].header or "", user
             )
-            store.claim_answer(record.id, answer=answer, answered_by=who, source=source)
+            store.claim_answer(
+                record.id, answer=answer, answered_by=who, source=source, rationale=rationale
+            )
         outcome = loop.advance(run.id)
     assert isinstance(outcome, (Finished, Failed)), f"still paused after {max_forms} forms"
     return CloseRun(store=store, run_id=run.id, outcome=outcome, presenter=presenter, asks=asks)

@@ -29,7 +29,7 @@ from tests.conftest import ScriptedModel, tool_use
 from tests.slack_harness import Harness
 
 # every recommendation at the console, one approval (no entry over the limit), the flux explained
-ONE_POSTER = "5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nRod pump\n1\n"
+ONE_POSTER = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n"
 
 
 def blocks_text(message: dict[str, Any]) -> str:
@@ -168,7 +168,7 @@ def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) ->
             "CLOSEBOT_APPROVAL_LIMIT": "5000000",
             "CLOSEBOT_DB": str(db_path.with_name("high.db")),
         },
-        stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nRod pump\n1\n",
+        stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n",
     )
     assert (
         high.returncode == 0
@@ -473,7 +473,7 @@ def test_verify_finds_an_answer_or_a_posted_line_changed_in_the_records(db_path:
 def test_the_override_and_its_reason_are_on_the_question_that_was_overridden(db_path: Path) -> None:
     # AFE as recommended (protest), overhead overridden to pay as billed, with a reason
     done = closebot(
-        "run", "2026-10", stdin="5\n3\n1\n1\n3\n1\nCaprock JOA amendment\n" + "1\nok\n" * 12
+        "run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n1\nCaprock JOA amendment\n" + "1\nok\n" * 12
     )
     rows = list(
         csv.DictReader(io.StringIO(closebot("audit", run_id_of(done.stdout), "--csv").stdout))
