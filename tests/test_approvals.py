@@ -289,12 +289,12 @@ def test_each_override_needs_its_own_why_and_keeps_it() -> None:
 
 
 def test_at_the_console_each_overriding_answer_is_logged_with_its_own_why(db_path: Path) -> None:
-    # Intake, Baker, Smith, effective date as recommended; then the AFE and overhead form with
-    # both overridden, a reason for each
+    # the first four forms as recommended (Intake, WI/NRI, effective date, Smith underpaid); then
+    # the AFE and overhead form with both overridden, a reason for each
     done = closebot(
         "run",
         "2026-10",
-        stdin="5\n3\n1\n1\n1\n1\nAFE approved after the fact\nCaprock JOA amendment\n"
+        stdin="5\n3\n1\n1\n1\n1\n1\nAFE approved after the fact\nCaprock JOA amendment\n"
         + "1\nok\n" * 12,
     )
     run_id = run_id_of(done.stdout)
