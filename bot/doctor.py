@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from bot.chain import key_file_for
 from bot.errors import ConfigError
 from bot.store import Store
 from bot.store.leases import describe_owner, owner_is_gone
@@ -121,5 +122,10 @@ def backup(source: Path, destination: Path) -> int:
     if checked != "ok":
         partial.unlink(missing_ok=True)
         raise ConfigError(f"the copy of {source} did not check out ({checked}); nothing written")
+    key = key_file_for(source)
+    if key.exists():  # the chain's key goes with the copy, or the copy would not verify
+        copied = key_file_for(destination)
+        copied.write_bytes(key.read_bytes())
+        copied.chmod(0o600)
     partial.rename(destination)
     return pages
