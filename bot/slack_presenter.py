@@ -260,8 +260,12 @@ class SlackPresenter:
             return f"⏳ Running: {running[-1]}" if running else "⏳ Running"
         if run.status == "waiting":
             pending = self.store.pending_question(run.id)
-            what = f" — {header_of(pending)}" if pending is not None and header_of(pending) else ""
-            return f"🙋 Waiting on {who_may_answer(run, self.approvers)}{what}"
+            header = header_of(pending) if pending is not None else None
+            what = f" — {header}" if header else ""
+            who = who_may_answer(run, self.approvers)
+            if header in APPROVAL_HEADERS and self.approvers:  # only those who may approve
+                who = ", ".join(f"<@{a}>" for a in sorted(self.approvers - {run.started_by or ""}))
+            return f"🙋 Waiting on {who}{what}"
         if run.status == "done":
             return "✅ Finished: every step ran"
         if run.status == "cancelled":
@@ -315,6 +319,8 @@ class SlackPresenter:
                 line = f"{line} · waiting on a decision" if line else "waiting on a decision"
             if state == "stopped":
                 line = f"{line} · stopped" if line else "stopped"
+            if state == "done" and not line:
+                line = "no exceptions"
             if line:
                 chunk["output"] = outgoing(line)
             said = self._narration.get(run.id)

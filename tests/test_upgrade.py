@@ -264,3 +264,30 @@ def test_a_slack_run_paused_by_an_earlier_release_is_answered_on_its_old_form(
         h.close()
     assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
     assert_chain_intact(old.slack)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_slash_close_of_a_period_an_earlier_release_posted_never_posts_it_again(
+    release: str, db_path: Path, fake: FakeSlack
+) -> None:
+    old = load(release, db_path)
+    h = Harness(fake, db_path)
+    try:
+        run = h.start("2026-10")
+        approval = h.answer_until(run.id, "Posting")
+        assert f"{old.posted_batch} already posted" in str(h.store.question(approval).questions)
+        # the approvers approve anyway, against the recommendation, and say why
+        why = "the operator asked us to repost"
+        h.submit(approval, {1: 1}, user="UAPPROVER", why=why)
+        h.idle()
+        second = h.answer_until(run.id, "Second approval")  # an entry is over the limit
+        h.submit(second, {1: 1}, user="UAPPROVER2", why=why)
+        h.idle()
+        h.finish(run.id)
+        status = h.store.run(run.id).status
+        texts = "\n".join(h.thread_texts(h.store.run(run.id)))
+    finally:
+        h.close()
+    assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
+    assert status == "failed"  # the posting step refused: the run says why and stops
+    assert f"{old.posted_batch} already posted 2026-10" in texts

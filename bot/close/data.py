@@ -857,6 +857,7 @@ class _HistoryReader:
             (j.operator, j.service_month, j.cost_category, j.gross_amount) for j in data.jib
         }
         self.before_sales = {add_months(r.sale_month, -1) for r in data.revenue}
+        self.loe_seen: set[tuple[str, str, str, str, Decimal]] = set()
         self.problems: list[Problem] = []
 
     def jib(self, values: list[Any], line: int) -> None:
@@ -867,8 +868,11 @@ class _HistoryReader:
             # the last line with the key, as a dict of them all would keep
             index.jib_keys[key] = JibHistoryLine(*values, line=line)  # type: ignore[misc]
         if month in self.trailing and category in ("LOE", "Overhead"):
-            months = index.loe_gross.setdefault((well, category), {})
-            months[month] = months.get(month, ZERO) + gross
+            key = (operator, well, month, category, gross)
+            if key not in self.loe_seen:  # a line billed twice counts once in the LOE average
+                self.loe_seen.add(key)
+                months = index.loe_gross.setdefault((well, category), {})
+                months[month] = months.get(month, ZERO) + gross
         last = index.last_jib_decimal.get(well)
         if last is None or month > last[0]:
             index.last_jib_decimal[well] = (month, decimal)
