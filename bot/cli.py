@@ -222,6 +222,23 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     period = args.period or intake.latest_period(store, settings.data_dir)
     intake.require_data(store, period, settings.data_dir)
     intake.load_period(store, period, settings.data_dir)  # bad data stops here, before a run
+    label = close_data.period_label(period)
+    posted = Ledger(store).posted_batch(period)
+    if posted is not None:  # one close per period
+        print(
+            f"closebot: {label} is already posted (batch {posted['id']}); a period is closed once. "
+            "To change it, reopen it with a reversing batch in the ledger. Nothing was started.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    live = store.live_run(period)
+    if live is not None:
+        print(
+            f"closebot: the {label} close is already under way (run {live.id}, {live.status}); "
+            f"continue it with `closebot resume {live.id}`. Nothing was started.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     loop = _loop(settings, store, out)
     mode = "auto" if args.auto else "console"
     run = store.create_run(

@@ -129,8 +129,9 @@ def test_closebot_run_of_a_period_an_earlier_release_posted_says_so(
 ) -> None:
     old = load(release, db_path)
     ran = closebot("run", "2026-10", "--auto")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert f"{old.posted_batch} already posted" in ran.stdout
+    # one close per period (issue 17): said, and exit 2, before any question is asked
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert f"October 2026 is already posted (batch {old.posted_batch})" in ran.stderr
     assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
 
 
