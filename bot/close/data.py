@@ -347,6 +347,8 @@ class FileSpec:
     columns: dict[str, Parser]
     attr: str = ""  # CloseData's attribute for the rows
     extra: tuple[Any, ...] = ()  # after the line number, e.g. the file of a RevenueLine
+    # the columns whose values are used as they stream (the rest are checked, kept as text)
+    needed: tuple[str, ...] = ()
 
 
 _REVENUE_COLUMNS: dict[str, Parser] = {
@@ -416,8 +418,21 @@ FILES: tuple[FileSpec, ...] = (
             "owner_decimal": _decimal_share,
             "owner_net_amount": _money,
         },
+        needed=(
+            *("operator", "service_month", "well_id"),
+            *("cost_category", "gross_amount", "owner_decimal"),
+        ),
     ),
-    FileSpec("revenue_history.csv", RevenueLine, _REVENUE_COLUMNS, extra=("revenue_history.csv",)),
+    FileSpec(
+        "revenue_history.csv",
+        RevenueLine,
+        _REVENUE_COLUMNS,
+        extra=("revenue_history.csv",),
+        needed=(
+            *("payor", "property_no", "well_id", "sale_month"),
+            *("product", "gross_volume", "price", "gross_value"),
+        ),
+    ),
     FileSpec(
         "production.csv",
         ProductionRow,
@@ -486,6 +501,25 @@ FILES: tuple[FileSpec, ...] = (
 )
 
 SPECS = {spec.name: spec for spec in FILES}
+
+_TEXT = r"(?:[^\s\x1f](?:[^\x1f]*[^\s\x1f])?)?"
+_MONTH = r"[0-9]{4}-(?:0[1-9]|1[0-2])"
+# each parser's plain form (no spaces around, no separators, canonical names) and what turns
+# such a cell into the parser's value without the parser's checks (the pattern made them)
+PLAIN: dict[Parser, tuple[str, Callable[[str], Any]]] = {
+    _text: (_TEXT, sys.intern),
+    _required: (r"[^\s\x1f](?:[^\x1f]*[^\s\x1f])?", sys.intern),
+    _month: (_MONTH, sys.intern),
+    _optional_month: (f"(?:{_MONTH})?", sys.intern),
+    _date: (_MONTH + r"-(?:0[1-9]|[12][0-9]|3[01])", sys.intern),
+    _money: (r"-?[0-9]+\.[0-9][0-9]", Decimal),
+    _number: (r"-?[0-9]+(?:\.[0-9]+)?", _number),
+    _decimal_share: (r"-?[0-9]+(?:\.[0-9]{1,8})?", _decimal_share),
+    _product: (r"oil|gas|ngl", sys.intern),
+    _category: (r"LOE|Workover|Overhead|IDC|ICC|TDC|TCC|LWE", sys.intern),
+    _accrual_kind: (r"revenue|loe", sys.intern),
+    _account: (r"[0-9]+", sys.intern),
+}
 HISTORY_FILES = ("jib_history.csv", "revenue_history.csv")
 
 
@@ -637,7 +671,7 @@ def _text_stream(raw: io.RawIOBase) -> TextIO:
 
 
 def _rows(
-    spec: FileSpec, stream: TextIO, problems: list[Problem]
+    spec: FileSpec, stream: TextIO, problems: list[Problem], *, partial: bool = False
 ) -> Iterator[tuple[list[Any], int]]:
     """Each good row's parsed values (in `spec.columns` order) and line number, streamed;
     every problem collected, bad rows skipped."""
@@ -656,6 +690,15 @@ def _rows(
     plan = [(header.index(name), name, parse) for name, parse in spec.columns.items()]
     fast = [(index, parse) for index, _, parse in plan]
     width = len(header)
+    # A row whose every cell is already in its plain form (what exports mostly write) is
+    # checked by one regular expression and converted by C calls; any other row takes the
+    # cell-by-cell path, which accepts the other forms and names every problem.
+    plain = {name: parse for name, parse in spec.columns.items()}
+    row_re = re.compile(
+        "\x1f".join(f"(?:{PLAIN[plain[h]][0]})" if h in plain else "[^\x1f]*" for h in header)
+    )
+    needed = set(spec.needed) if partial and spec.needed else set(spec.columns)
+    convert = [(index, PLAIN[parse][1] if name in needed else str) for index, name, parse in plan]
     for line_no, cells in enumerate(reader, start=2):
         if len(cells) != width:
             if not any(c.strip() for c in cells):
@@ -669,6 +712,9 @@ def _rows(
                     f"{width} fields, found {len(cells)} (an unquoted comma in an amount?)",
                 )
             )
+            continue
+        if row_re.fullmatch("\x1f".join(cells)):
+            yield [conv(cells[index]) for index, conv in convert], line_no
             continue
         if not cells[0].strip() and not any(c.strip() for c in cells):
             continue
@@ -718,7 +764,7 @@ def _read_file(
                 rows = list(_typed(spec, _text_stream(hashing), problems))
                 count = len(rows)
             else:  # history: values to the index, no row objects
-                for values, line_no in _rows(spec, _text_stream(hashing), problems):
+                for values, line_no in _rows(spec, _text_stream(hashing), problems, partial=True):
                     count += 1
                     sink(values, line_no)
         except UnicodeDecodeError:
@@ -833,8 +879,11 @@ class _HistoryReader:
         index = self.h
         if (operator, month, category, gross) in self.billed:
             key = (operator, well, month, category, gross)
-            # the last line with the key, as a dict of them all would keep
-            index.jib_keys[key] = JibHistoryLine(*values, line=line)  # type: ignore[misc]
+            # the last line with the key, as a dict of them all would keep; its values kept
+            # as text while streaming are made whole here
+            net = values[7] if isinstance(values[7], Decimal) else _money(values[7].strip())
+            whole = [*values[:7], net]
+            index.jib_keys[key] = JibHistoryLine(*whole, line=line)  # type: ignore[misc]
         if month in self.trailing and category in ("LOE", "Overhead"):
             months = index.loe_gross.setdefault((well, category), {})
             months[month] = months.get(month, ZERO) + gross
