@@ -186,7 +186,9 @@ def _answerer(auto: bool, out: TextIO) -> Answerer:
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     settings = _settings(args)
     period = args.period or close_data.latest_period(settings.data_dir)
-    close_data.load(period, settings.data_dir)  # bad data stops here, before a run exists
+    # bad data stops here, before a run exists; a long read says how far it is
+    say = lambda text: print(text, file=out, flush=True)  # noqa: E731
+    close_data.load(period, settings.data_dir, progress=close_data.ReadProgress(say, period))
     store = open_store(settings)
     loop = _loop(settings, store, out)
     mode = "auto" if args.auto else "console"

@@ -102,3 +102,24 @@ def test_every_tool_result_stays_under_4_kb(tmp_path: Path) -> None:
     assert len(results) >= 10
     big = [(r["name"], r["size"]) for r in results if r["size"] >= 4096]
     assert big == []
+
+
+def test_a_long_read_says_how_far_it_is_file_by_file_and_one_within_the_interval_says_nothing(
+    tmp_path: Path,
+) -> None:
+    from bot.close import data as close_data
+
+    generate(tmp_path, 400, seed=3)
+    said: list[str] = []
+    every_file = close_data.ReadProgress(said.append, "2026-10", every=0.0)
+    data = close_data._load("2026-10", tmp_path / "2026-10", every_file)
+    assert len(said) == 12  # one line per file read, then the whole count
+    counts = dict(data.counts)
+    for name, n in counts.items():
+        assert f"{name} {n:,}" in said[-1]
+    assert said[0] == f"Reading 2026-10: doi.csv {counts['doi.csv']:,} rows so far…"
+    quiet: list[str] = []
+    close_data._load(
+        "2026-10", tmp_path / "2026-10", close_data.ReadProgress(quiet.append, "2026-10")
+    )
+    assert quiet == []

@@ -15,6 +15,7 @@ import io
 import re
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -938,7 +939,35 @@ def _stamp(folder: Path) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def load(period: str, data_dir: Path | None = None) -> CloseData:
+Progress = Callable[[str], None]
+
+
+class ReadProgress:
+    """Tells `say` what has been read so far (file by file, with row counts) while a period
+    takes long to read: the first line after `every` seconds, then at most one per `every`
+    seconds, and the whole count at the end once anything was said. A quick read says nothing."""
+
+    def __init__(self, say: Progress, period: str, *, every: float = 2.0) -> None:
+        self.say, self.period, self.every = say, period, every
+        self.started = self.last = time.monotonic()
+        self.read: list[str] = []
+        self.said = False
+
+    def file(self, name: str, rows: int) -> None:
+        self.read.append(f"{name} {rows:,}")
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last, self.said = now, True
+            self.say(f"Reading {self.period}: {', '.join(self.read)} rows so far…")
+
+    def done(self) -> None:
+        if self.said:
+            self.say(f"Read {self.period}: {', '.join(self.read)} rows.")
+
+
+def load(
+    period: str, data_dir: Path | None = None, *, progress: ReadProgress | None = None
+) -> CloseData:
     """Read and check one period's files whole, each once as a stream; DataProblems lists
     every problem. The history files are reduced to `History` as they are read.
 
@@ -948,12 +977,12 @@ def load(period: str, data_dir: Path | None = None) -> CloseData:
     stamp = _stamp(folder)
     if _last_load and _last_load[0][0] == stamp and _last_load[0][1].period == period:
         return _last_load[0][1]
-    data = _load(period, folder)
+    data = _load(period, folder, progress)
     _last_load[:] = [(stamp, data)]
     return data
 
 
-def _load(period: str, folder: Path) -> CloseData:
+def _load(period: str, folder: Path, progress: ReadProgress | None = None) -> CloseData:
     problems: list[Problem] = []
     read: dict[str, list[Any]] = {}
     hashes: dict[str, str] = {}
@@ -983,6 +1012,8 @@ def _load(period: str, folder: Path) -> CloseData:
                 feeder = _HistoryReader(period, data, history)
             sink = feeder.jib if spec.name == "jib_history.csv" else feeder.revenue
         rows, digest, count = _read_file(folder, spec, problems, sink)
+        if progress is not None:
+            progress.file(spec.name, count)
         if spec.name in HISTORY_FILES:
             history.counts[spec.name] = count
         else:
@@ -994,6 +1025,8 @@ def _load(period: str, folder: Path) -> CloseData:
     if feeder is not None:
         problems.extend(feeder.problems)
     _cross_checks(data, problems)
+    if progress is not None:
+        progress.done()
     if problems:
         raise DataProblems(folder, problems)
     return data

@@ -293,8 +293,8 @@ def build(
                 memo=line["memo"],
                 ref=line["ref"],
             )
-    info["loe_accrual"] = len(_loe_accrual(batch, close))  # counts: the items are not kept
-    info["revenue_accrual"] = len(_revenue_accrual(batch, close))
+    info["loe_accrual"] = _loe_accrual(batch, close)  # counts: the items are not kept
+    info["revenue_accrual"] = _revenue_accrual(batch, close)
     for exc, lines in accruals:
         label = kind_label(exc)
         e = batch.entry(
@@ -461,13 +461,14 @@ def _checks(batch: Batch, close: Close) -> None:
         )
 
 
-def _loe_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
-    items = loe_accrual(close)
+def _loe_accrual(batch: Batch, close: Close) -> int:
+    items: list[Any] = loe_accrual(close)
     if items:
         e = batch.entry(
             f"LOE accrual · service {close.period} (trailing 3-month average × WI)", "accrual"
         )
-        for i in items:
+        for k, i in enumerate(items):
+            items[k] = None  # each item goes once it is booked: never the items and the lines
             memo = f"accrue {i['well_name']} {i['category']} {i['month']}: avg of {', '.join(i['nets'])}"
             e.add(
                 i["account"],
@@ -483,17 +484,20 @@ def _loe_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
                 memo=memo,
                 ref=f"jib_history {i['category']}",
             )
-    return items
+    return len(items)
 
 
-def _revenue_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
-    items, _ = revenue_accrual(close)
+def _revenue_accrual(batch: Batch, close: Close) -> int:
+    found, _ = revenue_accrual(close)
+    items: list[Any] = found
+    del found
     if items:
         months = sorted({i["month"] for i in items})
         e = batch.entry(
             f"Revenue accrual · production {', '.join(months)} (no check yet)", "accrual"
         )
-        for i in items:
+        for k, i in enumerate(items):
+            items[k] = None  # each item goes once it is booked: never the items and the lines
             memo = f"accrue {i['well_name']} {i['product']} {i['month']}: {i['formula']}"
             ref = f"production.csv:{i['well_id']}:{i['product']}:{i['month']}"
             e.add("1210", debit=i["receivable"], well_id=i["well_id"], memo=memo, ref=ref)
@@ -505,7 +509,7 @@ def _revenue_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
                 ref=ref,
             )
             e.add(i["account"], credit=i["revenue"], well_id=i["well_id"], memo=memo, ref=ref)
-    return items
+    return len(items)
 
 
 def totals_by_account(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -132,7 +132,11 @@ class ToolBase:
         try:
             # load() keeps the period while its files are unchanged, and reads them again
             # (a resumed run, a file replaced) when they are not
-            data = close_data.load(period, self.data_dir)
+            data = close_data.load(
+                period,
+                self.data_dir,
+                progress=close_data.ReadProgress(ctx.progress, period) if ctx.progress else None,
+            )
         except DataError as e:
             raise ToolError(str(e)) from e
         evidence = ctx.store.audit_events(ctx.run_id, kind="input_files")
