@@ -2,10 +2,41 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 migrations = Migrations("closebot")
+
+# Every migration set this code knows, by name (the ledger registers its own). The schema's
+# version is the list of migrations applied to it (sqlite-utils' `_sqlite_migrations`): one
+# this code does not know means a newer closebot migrated the database, and this process
+# must stop taking work (a rolling deploy: README, "Upgrading").
+SCHEMA_SETS: dict[str, Migrations] = {migrations.name: migrations}
+
+
+def register(more: Migrations) -> Migrations:
+    """A migration set whose applied migrations this code knows (see newer_migrations)."""
+    SCHEMA_SETS[more.name] = more
+    return more
+
+
+def newer_migrations(conn: sqlite3.Connection) -> list[str]:
+    """The migrations applied to this database that this code does not know: a newer
+    closebot's. Sets this code has never heard of are not counted."""
+    if not conn.execute(
+        "select 1 from sqlite_master where type = 'table' and name = '_sqlite_migrations'"
+    ).fetchone():
+        return []
+    known = {(name, m.name) for name, s in SCHEMA_SETS.items() for m in s._migrations}
+    return [
+        f"{name}:{migration}"
+        for name, migration in conn.execute(
+            "select migration_set, name from _sqlite_migrations order by rowid"
+        )
+        if name in SCHEMA_SETS and (name, migration) not in known
+    ]
 
 
 @migrations()

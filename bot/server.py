@@ -20,7 +20,7 @@ from slack_bolt.context import BoltContext
 from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
 
-from bot import edge
+from bot import edge, rolling
 from bot.errors import BusyError
 from bot.priority import ACKS
 from bot.runner import Held
@@ -145,6 +145,10 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             outcome["kind"] = f"refused({e.reason})"
             return answer(start_response, e.status, {"error": e.reason})
         outcome["kind"] = checked.kind
+        if checked.kind != "url_verification" and service.store.newer_schema():
+            outcome["kind"] += " (upgrading: a newer closebot serves)"
+            status, polite = rolling.while_upgrading(service, checked)
+            return answer(start_response, status, polite)
         request = ParsedRequest(
             raw_body=raw.decode("utf-8"),
             body=checked.body,

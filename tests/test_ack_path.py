@@ -81,10 +81,15 @@ def test_a_replay_after_the_ack_changes_nothing_and_queues_nothing(
     bot = Harness(fake, db_path)
     app = wsgi_app(bot.service)
     body = sp.slash_command("2026-10")
-    first = call(app, body)
+    signed = environ(body)  # a replay is the same request: same timestamp, same signature
+
+    def delivery() -> dict[str, Any]:
+        return {**signed, "wsgi.input": io.BytesIO(body.encode())}
+
+    first = call(app, body, delivery())
     getattr(first[2], "close", lambda: None)()
     bot.idle()
-    status, raw, again = call(app, body)
+    status, raw, again = call(app, body, delivery())
     assert (status, raw) == (200, b"")
     assert list(getattr(again, "jobs", [])) == []
     assert len(bot.store.runs()) == 1

@@ -20,11 +20,12 @@ from sqlite_utils.migrations import Migrations
 from bot.close.controls import ContentHash
 from bot.close.master import ACCOUNT_NAMES
 from bot.errors import CloseBotError, NotFoundError
+from bot.migrations import register
 from bot.store import Store
 
 ZERO = Decimal("0.00")
 
-close_migrations = Migrations("closebot-close")
+close_migrations = register(Migrations("closebot-close"))
 
 
 @close_migrations()

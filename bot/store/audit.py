@@ -9,7 +9,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from bot import chain
-from bot.store.core import StoreCore, dumps, insert_row
+from bot.store.core import StoreCore, dumps, insert_row, known
 
 
 @dataclass(frozen=True)
@@ -87,4 +87,7 @@ class AuditChain(StoreCore):
             sql += " and kind = ?"
             params += (kind,)
         rows = self.query(sql + " order by id", params)
-        return [AuditEvent(**{**r, "detail": json.loads(r["detail"] or "{}")}) for r in rows]
+        return [
+            AuditEvent(**known(AuditEvent, {**r, "detail": json.loads(r["detail"] or "{}")}))
+            for r in rows
+        ]

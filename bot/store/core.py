@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -15,9 +17,11 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 from bot.errors import BusyError, ReadOnlyError
-from bot.migrations import migrations
+from bot.migrations import migrations, newer_migrations
 from bot.priority import ACKS
 from bot.store.locks import QUICK_BUSY_MS, Locks, Readers
+
+log = logging.getLogger(__name__)
 
 
 def utc_now() -> datetime:
@@ -40,6 +44,17 @@ def _dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
+
+def known(cls: type[Any], row: dict[str, Any]) -> dict[str, Any]:
+    """The row's columns that `cls` (a dataclass) has: a column a newer closebot added
+    (a rolling deploy, before this process notices) is not this code's business."""
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls))
+    return {k: v for k, v in row.items() if k in names}
+
+
+_FIELDS: dict[type[Any], frozenset[str]] = {}
 
 FirstWrite = Callable[[sqlite3.Connection], None]
 
@@ -64,6 +79,7 @@ class StoreCore:
         # what this thread's next write transaction does first (see SlackReplay.request)
         self._first_write = threading.local()
         self._in_memory = str(path) == ":memory:"
+        self._schema_seen: tuple[int, str | None] | None = None  # (schema cookie, newer_schema)
         conn = sqlite3.connect(
             str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
         )
@@ -160,8 +176,42 @@ class StoreCore:
         ACKS.checkpoint()
         return _dicts(self._readers.connection().execute(sql, params))
 
+    def newer_schema(self) -> str | None:
+        """Why this process must stop taking work, or None: a newer closebot migrated the
+        database (a migration this code does not know is applied). Cheap enough for every
+        request: SQLite's schema cookie is read, the migrations only when it has changed."""
+        try:
+            if self._in_memory:
+                with self._locks.locked():
+                    return self._schema_check(self.db.conn)
+            return self._schema_check(self._readers.connection())
+        except sqlite3.Error:
+            return None  # the store's own errors are reported where they happen
+
+    def _schema_check(self, conn: sqlite3.Connection) -> str | None:
+        cookie = int(conn.execute("pragma schema_version").fetchone()[0])
+        seen = self._schema_seen
+        if seen is not None and seen[0] == cookie:
+            return seen[1]
+        newer = newer_migrations(conn)
+        reason = (
+            "a newer closebot upgraded the database (it applied "
+            + ", ".join(newer)
+            + ", which this version does not know): this process takes no more work"
+            if newer
+            else None
+        )
+        if reason and (seen is None or seen[1] != reason):
+            log.warning("%s", reason)
+        self._schema_seen = (cookie, reason)
+        return reason
+
     def health(self) -> str:
-        """'ok', 'locked' or 'read-only: …': whether this database can take a write right now."""
+        """'ok', 'locked', 'read-only: …' or 'outdated: …' (a newer closebot migrated the
+        database): whether this process can take work on this database right now."""
+        newer = self.newer_schema()
+        if newer:
+            return f"outdated: {newer}"
         try:
             with self.quick(), self.write() as db:
                 db.execute("pragma user_version = " + str(self._user_version()))

@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.errors import AlreadyAnsweredError, NotFoundError
 from bot.store.audit import AuditChain
-from bot.store.core import dumps, insert_row
+from bot.store.core import dumps, insert_row, known
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ def _question(r: dict[str, Any]) -> QuestionRecord:
     """A questions row with its JSON columns read."""
     r["questions"] = json.loads(r["questions"])
     r["answer"] = json.loads(r["answer"]) if r["answer"] else None
-    return QuestionRecord(**r)
+    return QuestionRecord(**known(QuestionRecord, r))
 
 
 class Questions(AuditChain):

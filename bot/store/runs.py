@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.errors import NotFoundError
 from bot.store.audit import AuditChain
-from bot.store.core import dumps, insert_row
+from bot.store.core import dumps, insert_row, known
 
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
 
@@ -77,7 +77,7 @@ class Runs(AuditChain):
             raise NotFoundError(f"no run with id {run_id!r} in {self.path}")
         row = rows[0]
         row["steps"] = json.loads(row["steps"] or "{}")
-        return Run(**row)
+        return Run(**known(Run, row))
 
     def stop_requested(self, run_id: str) -> str | None:
         """Who pressed Stop on the run, if anyone (a turn asks before each step)."""
