@@ -12,11 +12,12 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import operator
 import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
@@ -348,8 +349,6 @@ class FileSpec:
     columns: dict[str, Parser]
     attr: str = ""  # CloseData's attribute for the rows
     extra: tuple[Any, ...] = ()  # after the line number, e.g. the file of a RevenueLine
-    # the columns whose values are used as they stream (the rest are checked, kept as text)
-    needed: tuple[str, ...] = ()
 
 
 _REVENUE_COLUMNS: dict[str, Parser] = {
@@ -419,20 +418,12 @@ FILES: tuple[FileSpec, ...] = (
             "owner_decimal": _decimal_share,
             "owner_net_amount": _money,
         },
-        needed=(
-            *("operator", "service_month", "well_id"),
-            *("cost_category", "gross_amount", "owner_decimal"),
-        ),
     ),
     FileSpec(
         "revenue_history.csv",
         RevenueLine,
         _REVENUE_COLUMNS,
         extra=("revenue_history.csv",),
-        needed=(
-            *("payor", "property_no", "well_id", "sale_month"),
-            *("product", "gross_volume", "price", "gross_value"),
-        ),
     ),
     FileSpec(
         "production.csv",
@@ -673,7 +664,7 @@ def _text_stream(raw: io.RawIOBase) -> TextIO:
 
 def _rows(
     spec: FileSpec, stream: TextIO, problems: list[Problem], *, partial: bool = False
-) -> Iterator[tuple[list[Any], int]]:
+) -> Iterator[tuple[Sequence[Any], int]]:
     """Each good row's parsed values (in `spec.columns` order) and line number, streamed;
     every problem collected, bad rows skipped."""
     reader = csv.reader(stream)
@@ -698,8 +689,10 @@ def _rows(
     row_re = re.compile(
         "\x1f".join(f"(?:{PLAIN[plain[h]][0]})" if h in plain else "[^\x1f]*" for h in header)
     )
-    needed = set(spec.needed) if partial and spec.needed else set(spec.columns)
-    convert = [(index, PLAIN[parse][1] if name in needed else str) for index, name, parse in plan]
+    convert = [(index, PLAIN[parse][1]) for index, parse in fast]
+    # partial: each row as its cells' text in column order, converted by whoever uses it
+    # (the history indexes convert the few values they keep)
+    texts = operator.itemgetter(*[index for index, _ in fast])
     for line_no, cells in enumerate(reader, start=2):
         if len(cells) != width:
             if not any(c.strip() for c in cells):
@@ -715,7 +708,10 @@ def _rows(
             )
             continue
         if row_re.fullmatch("\x1f".join(cells)):
-            yield [conv(cells[index]) for index, conv in convert], line_no
+            if partial:
+                yield texts(cells), line_no
+            else:
+                yield [conv(cells[index]) for index, conv in convert], line_no
             continue
         if not cells[0].strip() and not any(c.strip() for c in cells):
             continue
@@ -729,7 +725,10 @@ def _rows(
                 except ValueError as e:
                     problems.append(Problem(spec.name, line_no, name, raw_value, str(e)))
             continue
-        yield values, line_no
+        if partial:  # the values in their plain text, as a plain row would give them
+            yield tuple(v if isinstance(v, str) else str(v) for v in values), line_no
+        else:
+            yield values, line_no
 
 
 def _typed(spec: FileSpec, stream: TextIO, problems: list[Problem]) -> Iterator[Any]:
@@ -749,7 +748,7 @@ def _read_file(
     folder: Path,
     spec: FileSpec,
     problems: list[Problem],
-    sink: Callable[[list[Any], int], None] | None,
+    sink: Callable[[Sequence[Any], int], None] | None,
 ) -> tuple[list[Any], str, int]:
     """One file streamed once: its rows (or each row to `sink`), its SHA-256 and row count."""
     path = folder / spec.name
@@ -872,29 +871,37 @@ class _HistoryReader:
         self.billed = {
             (j.operator, j.service_month, j.cost_category, j.gross_amount) for j in data.jib
         }
+        self.billed_months = {
+            (operator, month, category) for operator, month, category, _ in self.billed
+        }
         self.before_sales = {add_months(r.sale_month, -1) for r in data.revenue}
+        self.last_decimal: dict[str, tuple[str, str]] = {}
         self.problems: list[Problem] = []
 
-    def jib(self, values: list[Any], line: int) -> None:
-        operator, _, month, well, category, gross, decimal, _ = values
+    def jib(self, values: Sequence[str], line: int) -> None:
+        """One jib_history line as text; only what an index keeps is converted."""
+        operator, invoice, month, well, category, gross_text, decimal, net = values
         index = self.h
-        if (operator, month, category, gross) in self.billed:
-            key = (operator, well, month, category, gross)
-            # the last line with the key, as a dict of them all would keep; its values kept
-            # as text while streaming are made whole here
-            net = values[7] if isinstance(values[7], Decimal) else _money(values[7].strip())
-            whole = [*values[:7], net]
-            index.jib_keys[key] = JibHistoryLine(*whole, line=line)  # type: ignore[misc]
+        if (operator, month, category) in self.billed_months:
+            gross = Decimal(gross_text)
+            if (operator, month, category, gross) in self.billed:
+                key = (operator, well, month, category, gross)
+                # the last line with the key, as a dict of them all would keep
+                index.jib_keys[key] = JibHistoryLine(
+                    operator, invoice, month, well, category, gross, Decimal(decimal),
+                    Decimal(net), line,
+                )  # fmt: skip
         if month in self.trailing and category in ("LOE", "Overhead"):
             months = index.loe_gross.setdefault((well, category), {})
-            months[month] = months.get(month, ZERO) + gross
-        last = index.last_jib_decimal.get(well)
+            months[month] = months.get(month, ZERO) + Decimal(gross_text)
+        last = self.last_decimal.get(well)
         if last is None or month > last[0]:
-            index.last_jib_decimal[well] = (month, decimal)
+            self.last_decimal[well] = (month, decimal)
         if month in self.window:
             index.operators_by_month.setdefault(month, set()).add(operator)
 
-    def revenue(self, values: list[Any], line: int) -> None:
+    def revenue(self, values: Sequence[str], line: int) -> None:
+        """One revenue_history line as text; only what an index keeps is converted."""
         _, payor, property_no, well, month, product, volume, price, value = values[:9]
         index = self.h
         if not well:
@@ -919,9 +926,14 @@ class _HistoryReader:
             index.payors_by_month.setdefault(month, set()).add(payor)
         if month in self.before_sales:
             sums = index.sales.setdefault((well, product, month), [ZERO, ZERO, ZERO])
-            sums[0] += volume
-            sums[1] += value
-            sums[2] += price * volume
+            sums[0] += Decimal(volume)
+            sums[1] += Decimal(value)
+            sums[2] += Decimal(price) * Decimal(volume)
+
+    def finish(self) -> None:
+        self.h.last_jib_decimal = {
+            well: (month, Decimal(decimal)) for well, (month, decimal) in self.last_decimal.items()
+        }
 
 
 _last_load: list[tuple[tuple[Any, ...], CloseData]] = []
@@ -1003,7 +1015,7 @@ def _load(period: str, folder: Path, progress: ReadProgress | None = None) -> Cl
     )
     feeder: _HistoryReader | None = None
     for spec in FILES:
-        sink: Callable[[list[Any], int], None] | None = None
+        sink: Callable[[Sequence[Any], int], None] | None = None
         if spec.name in HISTORY_FILES:
             if feeder is None:
                 history.property_map = {
@@ -1023,6 +1035,7 @@ def _load(period: str, folder: Path, progress: ReadProgress | None = None) -> Cl
             hashes[spec.name] = digest
     history.hashes = hashes
     if feeder is not None:
+        feeder.finish()
         problems.extend(feeder.problems)
     _cross_checks(data, problems)
     if progress is not None:
