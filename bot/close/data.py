@@ -892,7 +892,7 @@ class _HistoryReader:
                     Decimal(net), line,
                 )  # fmt: skip
         if month in self.trailing and category in ("LOE", "Overhead"):
-            months = index.loe_gross.setdefault((well, category), {})
+            months = index.loe_gross.setdefault((sys.intern(well), sys.intern(category)), {})
             months[month] = months.get(month, ZERO) + Decimal(gross_text)
         last = self.last_decimal.get(well)
         if last is None or month > last[0]:
@@ -918,21 +918,24 @@ class _HistoryReader:
                 )
                 return
             well = mapped
-        index.paid_wells.add(well)
+        intern = sys.intern  # what the indexes keep shares the period's own strings
         if month > index.last_sale_month.get(well, ""):
-            index.last_sale_month[well] = month
+            index.last_sale_month[intern(well)] = intern(month)
         if month in self.window:
-            index.checked.add((well, product, month))
+            index.checked.add((intern(well), intern(product), intern(month)))
             index.payors_by_month.setdefault(month, set()).add(payor)
         if month in self.before_sales:
-            sums = index.sales.setdefault((well, product, month), [ZERO, ZERO, ZERO])
+            key = (intern(well), intern(product), intern(month))
+            sums = index.sales.setdefault(key, [ZERO, ZERO, ZERO])
             sums[0] += Decimal(volume)
             sums[1] += Decimal(value)
             sums[2] += Decimal(price) * Decimal(volume)
 
     def finish(self) -> None:
+        self.h.paid_wells = set(self.h.last_sale_month)
         self.h.last_jib_decimal = {
-            well: (month, Decimal(decimal)) for well, (month, decimal) in self.last_decimal.items()
+            sys.intern(well): (sys.intern(month), _decimal_share(decimal))
+            for well, (month, decimal) in self.last_decimal.items()
         }
 
 
