@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from slack_bolt import App
-from slack_bolt.error import BoltError
+from slack_bolt.error import BoltError, BoltUnhandledRequestError
 from slack_bolt.response import BoltResponse
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -30,10 +30,12 @@ from bot import handlers
 from bot.assemble import close_loop
 from bot.close.registry import STEPS
 from bot.config import Settings
+from bot.desk import Desk
 from bot.errors import ConfigError, ReplayedError, StorageError
 from bot.models import Model
 from bot.runner import Runner
 from bot.server import EVENTS_PATH, HEALTH_PATH, HttpServer
+from bot.slack_desk import SlackDesk
 from bot.slack_http import KeepAliveWebClient
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
@@ -106,6 +108,8 @@ def build_service(
             client=client,
             signing_secret=settings.slack_signing_secret or "socket-mode",
             process_before_response=True,
+            # an event nothing listens to is acknowledged in the error handler, in one line
+            raise_error_for_unhandled_request=True,
         )
     except (BoltError, SlackApiError) as e:
         reason = _reason(e)
@@ -133,10 +137,18 @@ def build_service(
         data_dir=settings.data_dir,
         still_working_after=still_working_after,
     )
+    desk = SlackDesk(
+        client=client, store=store, desk=Desk(store, settings.approvers, settings.data_dir)
+    )
+    presenter.on_state_change = desk.republish  # the Home tabs follow the runs' states
     handlers.register(
         app,
         handlers.Deps(
-            store=store, work=work, approvers=settings.approvers, data_dir=settings.data_dir
+            store=store,
+            work=work,
+            approvers=settings.approvers,
+            data_dir=settings.data_dir,
+            desk=desk,
         ),
     )
     app.error(_error_handler(work))
@@ -154,6 +166,11 @@ def _error_handler(work: SlackWork) -> Callable[..., None]:
     """Bolt's catch-all: log with context, and tell the person where that is possible."""
 
     def on_error(error: Exception, body: dict[str, Any], response: BoltResponse | None) -> None:
+        if isinstance(error, BoltUnhandledRequestError):  # acknowledged: Slack needs a 2xx
+            log.info("unhandled %s: acknowledged", _request_kind(body))
+            if response is not None:
+                response.status, response.body = 200, ""
+            return
         if isinstance(error, ReplayedError):  # a concurrent duplicate delivery: answered once
             log.info("a duplicate delivery was ignored (%s)", error)
             if response is not None:
@@ -184,6 +201,18 @@ def _error_handler(work: SlackWork) -> Callable[..., None]:
             )
 
     return on_error
+
+
+def _request_kind(body: Any) -> str:
+    """What a request is, in a word or two, for the log: 'event member_joined_channel'."""
+    if not isinstance(body, dict):
+        return "request"
+    event = body.get("event")
+    if isinstance(event, dict):
+        return f"event {event.get('type')}"
+    if body.get("command"):
+        return f"command {body.get('command')}"
+    return str(body.get("type") or "request")
 
 
 def _reason(e: Exception) -> str:

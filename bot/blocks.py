@@ -342,13 +342,22 @@ def _option_details(q: Question) -> str:
     )
 
 
-def _question_sections(q: Question, number: int, total: int, *, compact: bool) -> list[str]:
+def _question_sections(
+    q: Question, number: int, total: int, *, compact: bool, listed: bool = False
+) -> list[str]:
     """The question as mrkdwn: its text, what each option books (when that cannot ride under
     the option), and the recommendation's reasoning — each option's words once, never cut."""
     head = f"*{number}/{total}" + (f" · {escape(q.header)}" if q.header else "") + "*"
     if not q.required:
         head += " _(optional)_"
-    parts = [head, escape(q.question)]
+    text = q.question
+    if listed:  # the figures are in the form's table: not again as a list of lines
+        text = "\n".join(
+            line
+            for line in text.splitlines()
+            if not (line.startswith("• ") or line.rstrip(":") == "By account")
+        )
+    parts = [head, escape(text)]
     if _described_apart(q) and not compact:
         parts.append(_option_details(q))
     if q.recommended:
@@ -370,8 +379,9 @@ def question_form(
     external: bool = False,
     deadline: str | None = None,
     confirm: str | None = None,
+    facts: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """One message: the situation, each question with its options once (the recommended one
+    """One message: the situation (with `facts`, a table block, after it), each question with its options once (the recommended one
     preselected), an Other box where allowed, a Why per question that has a recommendation
     (needed only when it is overridden), Submit and Cancel.
 
@@ -381,7 +391,10 @@ def question_form(
     blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
     total = len(ask.questions)
     for number, q in enumerate(ask.questions, start=1):
-        blocks.extend(section(t) for t in _question_sections(q, number, total, compact=compact))
+        shown = _question_sections(q, number, total, compact=compact, listed=facts is not None)
+        blocks.extend(section(t) for t in shown)
+        if facts is not None and number == 1:
+            blocks.append(facts)
         few = len(q.options) <= MAX_CHOICE_BUTTONS
         options = [
             _option(q, n, with_description=few, compact=compact)
@@ -424,7 +437,12 @@ def question_form(
                     },
                 }
             )
-    footer = context(f"Who may answer: {who_may_answer}", *([deadline] if deadline else []))
+    who = (
+        who_may_answer
+        if who_may_answer.startswith("Who may")
+        else f"Who may answer: {who_may_answer}"
+    )
+    footer = context(who, *([deadline] if deadline else []))
     footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)  # marks a Why per question
     blocks.append(footer)
     blocks.append(_form_actions(question_id, nonce, confirm))
@@ -440,6 +458,7 @@ def question_form(
             external=compact,
             deadline=deadline,
             confirm=confirm,
+            facts=facts,
         )
     return blocks
 
@@ -482,6 +501,28 @@ def _form_actions(question_id: str, nonce: str, confirm: str | None) -> dict[str
             },
         ],
     }
+
+
+def table(header: list[str], rows: list[list[str]], *, right: Iterable[int] = ()) -> dict[str, Any]:
+    """A `table` block (first row the header); columns in `right` aligned right (amounts)."""
+    width = len(header)
+    aligned = set(right)
+
+    def cell(text: str) -> dict[str, Any]:
+        return {"type": "raw_text", "text": text or " "}
+
+    return {
+        "type": "table",
+        "rows": [[cell(t) for t in header], *([cell(t) for t in row] for row in rows)][:100],
+        "column_settings": [
+            {"align": "right"} if i in aligned else {"is_wrapped": True} for i in range(width)
+        ],
+    }
+
+
+def table_text(header: list[str], rows: list[list[str]]) -> str:
+    """The same rows as text, for the notification and wherever tables are not drawn."""
+    return "\n".join(" · ".join(c for c in row if c) for row in [header, *rows])
 
 
 def deadline_note(ask: Ask, expires_at: str | None) -> str | None:

@@ -2,8 +2,9 @@
 malformed or forged request gets a 4xx here instead of a 500 from Bolt's parser.
 
 Bolt builds its request object (and parses the body) before any middleware runs, so these
-checks must come first. They are shape checks only: what a field means is the listeners'
-business.
+checks must come first. They are shape checks only, and only of what closebot reads: a field
+Slack sends in another shape in events closebot does not read (`channel_created`'s channel
+object, `team_join`'s user object, `member_joined_channel`'s string `enterprise`) passes.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ OBJECT_FIELDS = (  # Bolt reads these with .get(): present means an object, neve
     "channel",
     "container",
     "message",
-    "state",
     "view",
     "event",
     "item",
@@ -33,7 +33,8 @@ OBJECT_FIELDS = (  # Bolt reads these with .get(): present means an object, neve
     "assistant_thread",
     "function_data",
 )
-NULLABLE_OBJECT_FIELDS = ("enterprise",)  # Slack sends "enterprise": null outside Enterprise Grid
+# Slack sends "enterprise": null outside Enterprise Grid (inside an event it may be an id)
+NULLABLE_OBJECT_FIELDS = ("enterprise",)
 LIST_FIELDS = ("actions", "authorizations")
 STRING_FIELDS = (
     "type",
@@ -47,6 +48,7 @@ STRING_FIELDS = (
     "trigger_id",
 )
 EVENT_STRING_FIELDS = ("type", "user", "channel", "text", "ts", "thread_ts", "subtype", "bot_id")
+READ_EVENTS = ("message", "app_mention")  # the events whose fields closebot reads
 
 
 class Refused(Exception):
@@ -90,7 +92,10 @@ def _shape(payload: Any, where: str, depth: int = 0) -> dict[str, Any]:
     for key in OBJECT_FIELDS if depth == 0 else ():  # inside an event, user/channel/team are ids
         if key in payload and not isinstance(payload[key], dict):
             raise Refused(400, f"{where}.{key} is not an object")
-    for key in NULLABLE_OBJECT_FIELDS:
+    block_actions = depth == 0 and payload.get("type") == "block_actions"
+    if block_actions and "state" in payload and not isinstance(payload["state"], dict):
+        raise Refused(400, f"{where}.state is not an object")  # a dialog's state is a string
+    for key in NULLABLE_OBJECT_FIELDS if depth == 0 else ():
         if payload.get(key) is not None and not isinstance(payload[key], dict):
             raise Refused(400, f"{where}.{key} is not an object")
     if depth < 2:
@@ -106,7 +111,7 @@ def _shape(payload: Any, where: str, depth: int = 0) -> dict[str, Any]:
     for key in STRING_FIELDS:
         if payload.get(key) is not None and not isinstance(payload[key], str):
             raise Refused(400, f"{where}.{key} is not a string")
-    for key in ("user", "channel", "team", "enterprise"):
+    for key in ("user", "channel", "team", "enterprise") if depth == 0 else ():
         inner = payload.get(key)
         if (
             isinstance(inner, dict)
@@ -114,12 +119,13 @@ def _shape(payload: Any, where: str, depth: int = 0) -> dict[str, Any]:
             and not isinstance(inner["id"], str)
         ):
             raise Refused(400, f"{where}.{key}.id is not a string")
-    for action in payload.get("actions") or []:
+    for action in payload.get("actions") or [] if payload.get("type") == "block_actions" else []:
         if not isinstance(action.get("action_id"), str):
             raise Refused(400, f"{where}.actions[].action_id is not a string")
         if action.get("value") is not None and not isinstance(action["value"], str):
             raise Refused(400, f"{where}.actions[].value is not a string")
-    for key in EVENT_STRING_FIELDS if depth else ():
+    reads = depth and (payload.get("type") in READ_EVENTS or where.endswith(".message"))
+    for key in EVENT_STRING_FIELDS if reads else ():
         if payload.get(key) is not None and not isinstance(payload[key], str):
             raise Refused(400, f"{where}.{key} is not a string")
     state = payload.get("state")
@@ -153,10 +159,12 @@ def _classify(payload: dict[str, Any]) -> str:
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise Refused(400, "an event callback without an event type")
         return f"event:{event['type']}"
-    if kind in ("block_actions", "interactive_message"):
+    if kind == "block_actions":
         if not payload.get("actions"):
             raise Refused(400, f"{kind} without actions")
         return f"action:{payload['actions'][0]['action_id']}"
+    if kind == "interactive_message":  # a legacy attachment's button: closebot sends none
+        return f"legacy:{payload.get('callback_id')}"
     if kind == "block_suggestion":
         if not isinstance(payload.get("action_id"), str):
             raise Refused(400, "block_suggestion without an action_id")
@@ -229,6 +237,19 @@ def _event(body: str) -> tuple[str, dict[str, Any]]:
             raise Refused(400, "url_verification without a challenge")
         return kind, payload
     return _classify(payload), payload
+
+
+def is_ssl_check(raw: bytes, headers: dict[str, str]) -> bool:
+    """Slack's check of the certificate (`ssl_check=1`, a form post): answered 200, as Bolt
+    does, before anything else; it asks nothing and changes nothing."""
+    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/x-www-form-urlencoded" or len(raw) > 4096:
+        return False
+    try:
+        fields = parse_form(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return False
+    return fields.get("ssl_check") == ["1"] and "payload" not in fields and "command" not in fields
 
 
 def check(raw: bytes, headers: dict[str, str], secret: str) -> Checked:

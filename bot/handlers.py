@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext
+from slack_bolt import Ack, App, Assistant, BoltContext
 
 from bot import blocks
 from bot.agent_loop import ask_of
 from bot.answers import Answers
+from bot.blocks import outgoing
 from bot.close import data as close_data
 from bot.close.controls import approval_refusal
+from bot.desk import Intent, intent
 from bot.errors import (
     AlreadyAnsweredError,
     AnswerError,
@@ -28,6 +30,7 @@ from bot.errors import (
     NotFoundError,
     StorageError,
 )
+from bot.slack_desk import SlackDesk
 from bot.slack_work import SlackWork
 from bot.store import QuestionRecord, Run, Store
 
@@ -36,6 +39,10 @@ log = logging.getLogger(__name__)
 USAGE = "Usage: `/close [YYYY-MM]` — for example `/close 2026-10`. Without a period I close the latest one with data."
 
 
+# Thread messages that reach the agent: plain replies, replies also sent to the channel, and
+# files shared in the thread (their text and names; the files themselves are read elsewhere).
+READ_SUBTYPES = (None, "thread_broadcast", "file_share")
+ASKED_ANY_TIME = ("status", "waiting", "open", "decided")  # answered without the agent
 MAX_COMMAND_TEXT = 40  # "/close 2026-10" needs 7; longer text is refused, never echoed
 BUSY = "The database is busy right now, so nothing was changed — please try again in a moment."
 DB_DOWN = "I can't write to my database right now, so nothing was changed; please tell whoever runs closebot."
@@ -54,6 +61,7 @@ class Deps:
     work: SlackWork
     approvers: frozenset[str]
     data_dir: Path | None = None
+    desk: SlackDesk | None = None
 
 
 def register(app: App, deps: Deps) -> None:
@@ -68,6 +76,16 @@ def register(app: App, deps: Deps) -> None:
     app.action(re.compile(".*"))(h.any_other_action)  # after the specific ones: first match wins
     app.event("app_mention")(h.mention)
     app.event("message")(h.message)
+    app.event("tokens_revoked")(h.tokens_revoked)
+    app.event("app_uninstalled")(h.app_uninstalled)
+    app.event("app_home_opened")(h.home_opened)
+    # The assistant pane, through Bolt's Assistant middleware: its thread's start, context
+    # changes (acknowledged; closebot keeps no pane context) and the person's messages.
+    assistant = Assistant()
+    assistant.thread_started(h.assistant_started)
+    assistant.thread_context_changed(h.assistant_context_changed)
+    assistant.user_message(h.assistant_message)
+    app.use(assistant)
 
 
 def _who(body: dict[str, Any]) -> tuple[str, str, str | None]:
@@ -303,8 +321,13 @@ class Listeners:
         self, ack: Ack, event: dict[str, Any], body: dict[str, Any], context: BoltContext
     ) -> None:
         ack()
-        if event.get("bot_id") or event.get("subtype") or not event.get("thread_ts"):
-            return  # bots (ourselves included), edits, joins, and messages outside threads
+        if event.get("bot_id") or event.get("subtype") not in READ_SUBTYPES:
+            return  # bots (ourselves included), edits, joins
+        if event.get("channel_type") == "im" and not self._run_thread(event):
+            self._dm(event, body)  # the DM with closebot (its Messages tab)
+            return
+        if not event.get("thread_ts"):
+            return  # messages outside threads
         if context.bot_user_id and f"<@{context.bot_user_id}>" in (event.get("text") or ""):
             return  # the app_mention event carries this one
         self._conversation(event, body, context, mentioned=False)
@@ -317,6 +340,10 @@ class Listeners:
         channel = str(event.get("channel", ""))
         user = str(event.get("user") or "")
         text = re.sub(rf"<@{context.bot_user_id}>\s*", "", str(event.get("text") or "")).strip()
+        files = [f for f in event.get("files") or [] if isinstance(f, dict)]
+        if files:  # a file shared in the thread reaches the agent like any reply
+            names = ", ".join(str(f.get("name") or f.get("title") or f.get("id")) for f in files)
+            text = f"{text}\n(shared {len(files)} file{'s' if len(files) > 1 else ''}: {names})".strip()
         try:
             with self.store.quick():
                 if not self.store.first_sighting(
@@ -333,10 +360,17 @@ class Listeners:
                         presenter = self.work.presenter
                         self.work.runner.side(
                             lambda: presenter.reply(
-                                channel=channel, thread_ts=event.get("ts"), text=f"Hi! {USAGE}"
+                                channel=channel,
+                                # a mention inside a thread is answered in that thread
+                                thread_ts=event.get("thread_ts") or event.get("ts"),
+                                text=f"Hi! {USAGE}",
                             )
                         )
                     return
+                asked = intent(text)
+                if asked.kind in ASKED_ANY_TIME and self.deps.desk is not None:
+                    self._asked(asked, run, user=user, channel=channel, thread_ts=thread_ts)
+                    return  # answered privately, at once, form pending or not
                 self.answers.authorize(run, user, action="steer", detail={"text": text[:200]})
                 self.work.message(run.id, user=user or None, text=text or "(empty message)")
         except NotAuthorizedError as e:
@@ -350,6 +384,157 @@ class Listeners:
                 if isinstance(e, BusyError)
                 else DB_DOWN,
             )
+
+    def _asked(
+        self, asked: Intent, run: Run, *, user: str, channel: str, thread_ts: str | None
+    ) -> None:
+        """`status`, `what's open?`, `who decided X?` in a close's thread: answered to the
+        asker alone, whatever the run is doing (the thread stays quiet)."""
+        desk, presenter = self.deps.desk, self.work.presenter
+        assert desk is not None
+        run_id = run.id
+
+        def answer() -> None:
+            text = (
+                presenter.state_line(self.store.run(run_id))
+                if asked.kind == "status"
+                else desk.answer(asked, user)
+            )
+            people = [p for p in (run.started_by, *self.deps.approvers) if p]
+            desk.tell(
+                channel=channel,
+                thread_ts=thread_ts,
+                user=user,
+                text=outgoing(text, people) if asked.kind == "status" else text,
+            )
+
+        self.work.runner.side(answer)
+
+    # -- the DM, the assistant pane and the App Home --------------------------------
+
+    def _run_thread(self, event: dict[str, Any]) -> bool:
+        thread_ts = event.get("thread_ts")
+        if not thread_ts:
+            return False
+        with self.store.quick():
+            return (
+                self.store.run_for_thread(channel=str(event.get("channel")), thread_ts=thread_ts)
+                is not None
+            )
+
+    def _dm(self, event: dict[str, Any], body: dict[str, Any]) -> None:
+        """A message to closebot in its DM or the assistant pane: start a close, or answer."""
+        desk, user = self.deps.desk, str(event.get("user") or "")
+        channel, thread_ts = str(event.get("channel") or ""), event.get("thread_ts")
+        if desk is None or not user or not channel:
+            return
+        try:
+            with self.store.quick():
+                if not self.store.first_sighting(
+                    str(body.get("event_id") or f"{channel}:{event.get('ts')}")
+                ):
+                    return
+        except StorageError:
+            return
+        asked = intent(str(event.get("text") or ""))
+        if asked.kind == "close":
+            self._close_from_dm(asked, user=user, channel=channel, thread_ts=thread_ts)
+            return
+        self.work.runner.side(
+            lambda: desk.reply(
+                channel=channel, thread_ts=thread_ts, user=user, text=desk.answer(asked, user)
+            )
+        )
+
+    def _close_from_dm(
+        self, asked: Intent, *, user: str, channel: str, thread_ts: str | None
+    ) -> None:
+        """ "close October": the /close flow in the DM; which period, when that is unclear."""
+        desk = self.deps.desk
+        assert desk is not None
+        period, periods = desk.desk.period_for(asked.arg)
+        if period is None:
+            named = ", ".join(f"`close {p}`" for p in periods) or "none: add a period's files"
+            text = f"Which period? Periods with data: {named}."
+            self.work.runner.side(
+                lambda: desk.reply(channel=channel, thread_ts=thread_ts, user=user, text=text)
+            )
+            return
+        live = next(
+            (
+                r
+                for r in desk.desk.closes()
+                if r.period == period and r.status in ("running", "waiting")
+            ),
+            None,
+        )
+        if live is not None:
+            self.work.runner.side(
+                lambda: desk.reply(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    user=user,
+                    text=f"The {close_data.period_label(period)} close is already under way: "
+                    f"{desk._thread(live, 'its thread')}.",
+                )
+            )
+            return
+        try:
+            with self.store.quick():
+                run = self.store.create_run(
+                    period=period,
+                    mode="slack",
+                    started_by=user,
+                    model=self.work.loop.model.name,
+                    channel=channel,
+                )
+        except StorageError as e:
+            text = _storage(e)
+            self.work.runner.side(
+                lambda: desk.reply(channel=channel, thread_ts=thread_ts, user=user, text=text)
+            )
+            return
+        self.work.start_close(run.id)
+
+    def home_opened(self, ack: Ack, event: dict[str, Any]) -> None:
+        """The App Home's Home tab: published for the viewer (the Messages tab needs nothing)."""
+        ack()
+        user, desk = str(event.get("user") or ""), self.deps.desk
+        if event.get("tab", "home") == "home" and user and desk is not None:
+            self.work.runner.side(lambda: desk.publish_home(user))
+
+    def assistant_started(self, ack: Ack, payload: dict[str, Any]) -> None:
+        ack()
+        thread = payload.get("assistant_thread") or {}
+        channel, thread_ts, desk = thread.get("channel_id"), thread.get("thread_ts"), self.deps.desk
+        if channel and thread_ts and desk is not None:
+            self.work.runner.side(lambda: desk.suggest(channel=channel, thread_ts=thread_ts))
+
+    def assistant_context_changed(self, ack: Ack) -> None:
+        ack()  # the pane's channel context: closebot's answers do not depend on it
+
+    def assistant_message(
+        self, ack: Ack, event: dict[str, Any], body: dict[str, Any], context: BoltContext
+    ) -> None:
+        ack()
+        if self._run_thread(event):  # a close started from the pane: its own thread
+            self._conversation(event, body, context, mentioned=False)
+            return
+        self._dm(event, body)
+
+    def tokens_revoked(self, ack: Ack, event: dict[str, Any]) -> None:
+        """The workspace took back the bot's token: every run waits until a token works again."""
+        ack()
+        if "bot" in (event.get("tokens") or {}) or not event.get("tokens"):
+            self.work.runner.side(lambda: _pause(self.work, "tokens_revoked"))
+
+    def app_uninstalled(self, ack: Ack) -> None:
+        ack()
+        self.work.runner.side(lambda: _pause(self.work, "app_uninstalled"))
+
+
+def _pause(work: SlackWork, reason: str) -> None:
+    work.pause_workspace(reason)
 
 
 def _already(record: QuestionRecord) -> tuple[str, tuple[str, ...]]:

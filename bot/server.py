@@ -139,6 +139,9 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             if k.startswith("HTTP_")
         }
         headers["content-type"] = str(environ.get("CONTENT_TYPE", ""))
+        if edge.is_ssl_check(raw, headers):
+            outcome["kind"] = "ssl_check"
+            return answer(start_response, 200)
         try:
             checked = edge.check(raw, headers, service.signing_secret)
         except edge.Refused as e:

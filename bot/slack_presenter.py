@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -18,13 +18,18 @@ from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
 from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
 from bot.blocks import outgoing
-from bot.close.controls import APPROVAL_HEADERS, header_of
+from bot.close.controls import (
+    APPROVAL_HEADERS,
+    SECOND_APPROVAL_HEADER,
+    first_approver,
+    header_of,
+)
 from bot.close.data import period_label
 from bot.close.ledger import Ledger
-from bot.close.master import money
+from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.progress import intake_figures, loading_messages, step_lines
 from bot.debounce import Debounce
-from bot.questions import answer_text
+from bot.questions import Ask, answer_text
 from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
@@ -67,6 +72,43 @@ TASK_STATUS = {
     "stopped": "error",
 }
 PLAN_MODE = "plan"
+
+
+def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = None) -> str:
+    """Who may approve this posting, and why the others may not."""
+    if not approvers:
+        if first is not None:
+            return "A second approval needs a second approver: set CLOSEBOT_APPROVERS."
+        return (
+            f"Who may approve: <@{run.started_by}> (started this close; no approvers are set, "
+            "so this is self-approval)"
+        )
+    eligible = sorted(approvers - {run.started_by or "", first or ""})
+    names = ", ".join(f"<@{a}>" for a in eligible) or "nobody (every approver is excluded)"
+    why = []
+    if run.started_by and run.started_by in approvers | {run.started_by}:
+        why.append(f"<@{run.started_by}>, who started this close")
+    if first:
+        why.append(f"<@{first}>, who gave the first approval")
+    reason = f" — not {' or '.join(why)}" if why else ""
+    return f"Who may approve: {names}{reason}"
+
+
+def entries_by_account(lines: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """The batch by account (number, name, debit, credit) with its totals, as table rows."""
+    totals: dict[str, list[Decimal]] = {}
+    for line in lines:
+        acc = totals.setdefault(str(line["account"]), [Decimal(0), Decimal(0)])
+        acc[0] += Decimal(str(line["debit"] or 0))
+        acc[1] += Decimal(str(line["credit"] or 0))
+    rows = [
+        [a, ACCOUNT_NAMES.get(a, ""), money(d) if d else "", money(c) if c else ""]
+        for a, (d, c) in sorted(totals.items())
+    ]
+    debit = sum((d for d, _ in totals.values()), Decimal(0))
+    credit = sum((c for _, c in totals.values()), Decimal(0))
+    rows.append(["Total", "", money(debit), money(credit)])
+    return ["Account", "Name", "Debit", "Credit"], rows
 
 
 def status_title(run: Run, status: str | None = None) -> str:
@@ -114,6 +156,9 @@ class SlackPresenter:
         self._tasks_shown: dict[str, dict[str, tuple[str, str]]] = {}  # ts → task id → shown
         self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
         self._status_step: dict[str, str | None] = {}  # run → the step its status line names
+        # Told when a run's state changes (the App Home tabs are published again).
+        self.on_state_change: Callable[[], None] | None = None
+        self._states: dict[str, str] = {}
         self.store = store
         self.steps = list(steps)
         self.approvers = approvers
@@ -378,6 +423,12 @@ class SlackPresenter:
             run = self.store.run(run_id)
             if not (run.channel and run.status_ts):
                 return
+            if self.on_state_change and self._states.get(run_id) != run.status:
+                self._states[run_id] = run.status
+                try:
+                    self.on_state_change()
+                except SlackApiError as e:
+                    log.warning("Home tabs not updated: %s", slack_error(e))
             try:
                 self.update_root(run)
             except SlackApiError as e:  # the plan still shows the state
@@ -416,9 +467,12 @@ class SlackPresenter:
     def reply(self, *, channel: str, thread_ts: str | None, text: str) -> None:
         """A message outside any run (help for a mention in the channel)."""
         safe = outgoing(text)
-        self.client.chat_postMessage(
-            channel=channel, thread_ts=thread_ts, text=safe, blocks=blocks.notice_blocks(safe)
-        )
+        try:
+            self.client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=safe, blocks=blocks.notice_blocks(safe)
+            )
+        except SlackApiError as e:  # a courtesy reply: nothing waits on it
+            log.warning("reply in %s not posted: %s", channel or "(no channel)", slack_error(e))
 
     def ephemeral(
         self,
@@ -554,9 +608,18 @@ class SlackPresenter:
             return None
         cursor = None
         for _ in range(20):  # 20 pages of 200 replies: far more than a close's thread
-            page = self.client.conversations_replies(
-                channel=run.channel, ts=run.thread_ts, limit=200, cursor=cursor
-            )
+            try:
+                page = self.client.conversations_replies(
+                    channel=run.channel, ts=run.thread_ts, limit=200, cursor=cursor
+                )
+            except SlackApiError as e:
+                if e.response.get("error") != "missing_scope":
+                    raise
+                # Least privilege: without channels:history the thread cannot be read, so
+                # the form is posted again (after a crash between posting and recording it,
+                # the thread may show it twice; the first one still answers).
+                log.info("question %s: thread not readable (missing_scope)", record.id)
+                return None
             for message in page.get("messages") or []:
                 for block in message.get("blocks") or []:
                     for element in block.get("elements") or []:
@@ -580,17 +643,16 @@ class SlackPresenter:
             log.info("question %s: its form was already in the thread (%s)", record.id, ts)
             return
         ask = ask_of(record)
-        confirm = None
-        if header_of(record) in APPROVAL_HEADERS:
-            confirm = self._attach_draft(record)
-        form = blocks.question_form(
-            ask,
-            question_id=record.id,
-            who_may_answer=who_may_answer(run, self.approvers),
-            nonce=f"{record.id[-8:]}{nonce}",
-            deadline=blocks.deadline_note(ask, record.expires_at),
-            confirm=confirm,
-        )
+        if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
+            form = self._approval_form(record, run, ask, nonce=f"{record.id[-8:]}{nonce}")
+        else:
+            form = blocks.question_form(
+                ask,
+                question_id=record.id,
+                who_may_answer=who_may_answer(run, self.approvers),
+                nonce=f"{record.id[-8:]}{nonce}",
+                deadline=blocks.deadline_note(ask, record.expires_at),
+            )
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
@@ -604,7 +666,33 @@ class SlackPresenter:
             if self.reminder and record.remind_at is None:
                 self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
 
-    def _attach_draft(self, record: QuestionRecord) -> str | None:
+    def _approval_form(
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str
+    ) -> list[dict[str, Any]]:
+        """The posting approval: the batch by account as a table, addressed to the people who
+        may approve it (and why the others may not); Submit asks again, naming what Approve
+        posts."""
+        second = header_of(record) == SECOND_APPROVAL_HEADER
+        confirm = self._attach_draft(record, attach=not second)
+        ledger = Ledger(self.store)
+        batch = ledger.current_batch(run.id)
+        facts = None
+        if batch is not None:
+            header, rows = entries_by_account(ledger.lines(batch["id"]))
+            facts = blocks.table(header, rows, right=(2, 3))
+        return blocks.question_form(
+            ask,
+            question_id=record.id,
+            who_may_answer=who_may_approve(
+                run, self.approvers, first=first_approver(self.store, run.id) if second else None
+            ),
+            nonce=nonce,
+            facts=facts,
+            confirm=confirm,
+            deadline=blocks.deadline_note(ask, record.expires_at),
+        )
+
+    def _attach_draft(self, record: QuestionRecord, *, attach: bool = True) -> str | None:
         """Before an approval form: the draft journal CSV in the thread; the confirm dialog's text."""
         run = self.store.run(record.run_id)
         ledger = Ledger(self.store)
@@ -614,20 +702,24 @@ class SlackPresenter:
         lines = ledger.lines(batch["id"])
         entries = len({line["entry_no"] for line in lines})
         try:
-            self.client.files_upload_v2(
-                channel=run.channel,
-                thread_ts=run.thread_ts,
-                file_uploads=[
-                    {
-                        "filename": f"journal-{batch['id']}-draft.csv",
-                        "title": f"Draft journal entries · {batch['id']} · for approval",
-                        "content": to_csv(lines, ENTRY_COLUMNS),
-                    }
-                ],
-            )
+            if attach:  # the draft is in the thread once, with the first approval form
+                self.client.files_upload_v2(
+                    channel=run.channel,
+                    thread_ts=run.thread_ts,
+                    file_uploads=[
+                        {
+                            "filename": f"journal-{batch['id']}-draft.csv",
+                            "title": f"Draft journal entries · {batch['id']} · for approval",
+                            "content": to_csv(lines, ENTRY_COLUMNS),
+                        }
+                    ],
+                )
         except SlackApiError as e:  # the form still carries the batch by account
             log.warning("run %s: draft CSV not attached: %s", run.id, slack_error(e))
-        return f"Post {entries} entries, {money(Decimal(batch['total_debit']))}, batch {batch['id']}? Posting cannot be undone."
+        return (
+            f"Post {entries} entries, {money(Decimal(batch['total_debit']))}, batch {batch['id']}? "
+            "If you chose Approve and post, this cannot be undone; Keep as draft and Reject post nothing."
+        )
 
     def settle_form(self, question_id: str) -> bool:
         """Turn a settled form read-only: who chose what, how and when. False if Slack refused;

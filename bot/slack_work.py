@@ -69,6 +69,7 @@ class SlackWork:
         self.retry_base = retry_base
         self.max_attempts = max_attempts
         self.slack_status = "ok"  # auth.test passed when the app was built
+        self.paused_by: str | None = None  # tokens_revoked / app_uninstalled, until a token works
         self._doing: dict[str, str] = {}
         self._attempts: dict[str, int] = {}
         self._next_try: dict[str, str] = {}
@@ -80,6 +81,11 @@ class SlackWork:
         of the lease for this job already (handed on, so the run is never unleased between)."""
 
         def job() -> None:
+            if self.paused:  # a dead token: nothing to try until it works again
+                log.info("run %s: %s waits, Slack %s", run_id, what, self.slack_status)
+                if held:
+                    self.store.let_go(run_id, owner=self.owner)
+                return
             holder = (
                 None
                 if held
@@ -210,7 +216,8 @@ class SlackWork:
 
         # The form turns read-only on the fast pool: at once, even while every turn worker
         # waits on the model. The turn continues in the run's queue.
-        self.runner.fast(partial(self._settle_form_again, question_id))
+        if not self.paused:  # else turned read-only when the runs continue (recover → _resume)
+            self.runner.fast(partial(self._settle_form_again, question_id))
         self._job(
             run_id,
             "continuing after the answer",
@@ -339,6 +346,8 @@ class SlackWork:
         """One watchdog pass: re-post forms that never reached Slack, turn settled forms
         read-only, and resume (or, after max_attempts, fail with a message) runs nothing advances."""
         healed: dict[str, list[str]] = {"forms": [], "settled": [], "runs": [], "failed": []}
+        if self.paused:
+            return healed  # attempts are not spent on a token Slack took back
         unposted, unsettled = self.store.forms_to_repair()
         for q in unposted:
             if self.runner.busy(q.run_id) or not self._due(q.id):
@@ -382,8 +391,35 @@ class SlackWork:
             self.presenter.post_form(record, again=True)
 
     def check_slack(self) -> str:
-        self.slack_status = self.presenter.slack_auth()
+        status = self.presenter.slack_auth()
+        if self.paused_by and status == "ok":
+            log.info(
+                "Slack takes the token again (after %s): the paused runs continue", self.paused_by
+            )
+            self.paused_by = None
+            self.slack_status = status
+            self.recover()
+        elif not self.paused_by:
+            self.slack_status = status
         return self.slack_status
+
+    def pause_workspace(self, reason: str) -> list[str]:
+        """Slack took the token back (tokens_revoked, app_uninstalled): no run's work is tried
+        until a token works again (the watchdog's auth.test), and healthz says why. Each live
+        run records the pause in its audit trail; its state is kept as it was."""
+        self.slack_status = self.paused_by = reason
+        paused = []
+        for run in self.store.runs_with_status("running", "waiting"):
+            if run.mode != "slack":
+                continue
+            self.store.audit(run_id=run.id, kind="paused", actor=None, detail={"reason": reason})
+            paused.append(run.id)
+        log.warning("Slack %s: %d run(s) paused until a token works again", reason, len(paused))
+        return paused
+
+    @property
+    def paused(self) -> bool:
+        return self.paused_by is not None
 
     def watch(self, stop: threading.Event, every: float = 15.0) -> threading.Thread:
         """The watchdog thread: deadlines, reminders, heal(), Slack auth — every `every` seconds."""

@@ -220,20 +220,49 @@ def test_the_posting_form_shows_the_accounts_and_confirms_before_submit(
         batch = Ledger(bot.store).current_batch(run.id)
         assert batch is not None
         text = blocks_text(form)
-        assert (
-            "By account:" in text
-            and "• 1050 Cash / Purchaser Clearing: Dr" in text
-            and "• 2115 Accrued LOE:" in text
+        # the batch by account as one table: number, name, debit, credit, and the totals
+        (table,) = [b for b in form["blocks"] if b["type"] == "table"]
+        rows = [[c["text"].strip() for c in row] for row in table["rows"]]
+        assert rows[0] == ["Account", "Name", "Debit", "Credit"]
+        lines = Ledger(bot.store).lines(batch["id"])
+        debits = sum(
+            (Decimal(str(x["debit"] or 0)) for x in lines if x["account"] == "2115"), Decimal(0)
         )
+        credits = sum(
+            (Decimal(str(x["credit"] or 0)) for x in lines if x["account"] == "2115"), Decimal(0)
+        )
+        accrued = next(r for r in rows if r[0] == "2115")
+        assert accrued[1] == "Accrued LOE"
+        assert accrued[2:] == [
+            f"${debits:,.2f}" if debits else "",
+            f"${credits:,.2f}" if credits else "",
+        ]
+        total = f"${Decimal(str(batch['total_debit'])):,.2f}"
+        assert rows[-1] == ["Total", "", total, total]
+        assert "• 1050" not in text  # the accounts once: in the table, not again as a list
         assert f"content hash {batch['content_hash'][:16]}" in text
         assert "DOI changes that take effect with this approval: Smith 14-2H WI 0.27500000" in text
-        submit = form["blocks"][-1]["elements"][0]
-        entries = len({x["entry_no"] for x in Ledger(bot.store).lines(batch["id"])})
-        assert submit["text"]["text"] == "Submit"
-        assert submit["confirm"]["text"]["text"].startswith(f"Post {entries} entries, $")
-        assert batch["id"] in submit["confirm"]["text"]["text"]
-        labels = [o["text"]["text"].rstrip(" ⭐") for o in form["blocks"][2]["element"]["options"]]
+        # addressed to the approvers who may approve, saying why the starter may not
+        (footer,) = [b for b in form["blocks"] if b["type"] == "context"]
+        who = footer["elements"][0]["text"]
+        assert who.startswith("Who may approve: <@UAPPROVER>, <@UAPPROVER2>")
+        assert who.endswith("— not <@UALICE>, who started this close")
+        # Approve / Keep as draft / Reject once each, the recommendation preselected; Submit
+        # (the form's one submit control) names what approving posts
+        (choice,) = [
+            b["element"]
+            for b in form["blocks"]
+            if b["type"] == "input" and b["block_id"].startswith("closebot:q:")
+        ]
+        labels = [o["text"]["text"].rstrip(" ⭐") for o in choice["options"]]
         assert labels == ["Approve and post", "Keep as draft", "Reject with a comment"]
+        assert choice["initial_option"] == choice["options"][0]
+        submit = form["blocks"][-1]["elements"][0]
+        assert submit["text"]["text"] == "Submit"
+        entries = len({x["entry_no"] for x in lines})
+        confirm = submit["confirm"]["text"]["text"]
+        assert confirm.startswith(f"Post {entries} entries, {total}, batch {batch['id']}?")
+        assert "Keep as draft and Reject post nothing" in confirm
         # the draft journal was attached before the form
         drafts = [f["filename"] for f in fake.to("files.getUploadURLExternal")]
         assert drafts == [f"journal-{batch['id']}-draft.csv"]

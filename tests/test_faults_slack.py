@@ -416,7 +416,7 @@ def test_a_hung_model_shows_the_threads_status_cleared_after_and_answers_a_threa
         assert fake.wait_for(lambda: len(statuses_set(fake, run)) >= 3)
         assert fake.statuses[key]["status"] and fake.statuses[key]["loading_messages"]
         assert not any("Still working" in t for t in h.thread_texts(run))
-        h.say(run, "status?")
+        h.say(run, "please check the Baker well too")
         assert fake.wait_for(lambda: any("I'm in the middle of" in t for t in h.thread_texts(run)))
         assert h.store.run(run.id).status == "running"  # the model has still not answered
         model.enqueue(text("It is all done."))
@@ -432,7 +432,9 @@ def test_a_hung_model_shows_the_threads_status_cleared_after_and_answers_a_threa
             for b in m.content
             if b.get("type") == "text"
         ]
-        assert "<@UALICE>: status?" in said  # read once the turn was done, not lost
+        assert (
+            "<@UALICE>: please check the Baker well too" in said
+        )  # read once the turn was done, not lost
     finally:
         release.set()
         h.close()

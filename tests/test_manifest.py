@@ -1,10 +1,94 @@
-"""The Slack app manifest: the command, scopes, events and both transports."""
+"""The Slack app manifest: valid against the manifest's schema (the fields and limits Slack's
+manifest reference gives), least privilege (the scopes the bot's calls need, no more), the
+events it listens to, the agent view with its suggested prompts, and both transports."""
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
-MANIFEST = yaml.safe_load((Path(__file__).parent.parent / "manifest.yml").read_text())
+from bot.sandbox.slack_api import FakeSlack
+from tests.slack_harness import Harness
+
+MANIFEST: dict[str, Any] = yaml.safe_load(
+    (Path(__file__).parent.parent / "manifest.yml").read_text()
+)
+
+# The manifest schema's keys (docs.slack.dev/reference/app-manifest), per section.
+TOP = {
+    "_metadata",
+    "display_information",
+    "features",
+    "oauth_config",
+    "settings",
+    "functions",
+    "workflows",
+    "outgoing_domains",
+    "types",
+    "datastores",
+}
+DISPLAY = {"name", "description", "long_description", "background_color"}
+FEATURES = {
+    "app_home",
+    "bot_user",
+    "shortcuts",
+    "slash_commands",
+    "unfurl_domains",
+    "workflow_steps",
+    "assistant_view",
+    "agent_view",
+    "rich_previews",
+}
+APP_HOME = {"home_tab_enabled", "messages_tab_enabled", "messages_tab_read_only_enabled"}
+ASSISTANT_VIEW = {"assistant_description", "suggested_prompts"}
+COMMAND = {"command", "url", "description", "usage_hint", "should_escape"}
+SETTINGS = {
+    "allowed_ip_address_ranges",
+    "event_subscriptions",
+    "incoming_webhooks",
+    "interactivity",
+    "org_deploy_enabled",
+    "socket_mode_enabled",
+    "token_rotation_enabled",
+    "function_runtime",
+    "is_hosted",
+    "siws_links",
+}
+
+# The scope each Web API method the bot calls needs (the method pages on docs.slack.dev).
+SCOPE_OF = {
+    "chat.postMessage": "chat:write",
+    "chat.update": "chat:write",
+    "chat.postEphemeral": "chat:write",
+    "chat.startStream": "chat:write",
+    "chat.appendStream": "chat:write",
+    "chat.stopStream": "chat:write",
+    "assistant.threads.setStatus": "chat:write",
+    "assistant.threads.setSuggestedPrompts": "assistant:write",
+    "files.getUploadURLExternal": "files:write",
+    "files.completeUploadExternal": "files:write",
+    "users.info": "users:read",
+    "auth.test": None,
+    "views.publish": None,
+    "chat.getPermalink": None,
+}
+
+
+def test_the_manifest_keeps_to_the_schema() -> None:
+    assert set(MANIFEST) <= TOP
+    display = MANIFEST["display_information"]
+    assert set(display) <= DISPLAY and 1 <= len(display["name"]) <= 35
+    assert len(display.get("description", "")) <= 140
+    features = MANIFEST["features"]
+    assert set(features) <= FEATURES
+    assert set(features["app_home"]) <= APP_HOME
+    assert len(features["bot_user"]["display_name"]) <= 80
+    for command in features["slash_commands"]:
+        assert set(command) <= COMMAND and command["command"].startswith("/")
+        assert len(command["description"]) <= 2000
+    settings = MANIFEST["settings"]
+    assert set(settings) <= SETTINGS
+    assert all(isinstance(v, bool) for k, v in settings.items() if k.endswith("_enabled"))
 
 
 def test_the_close_command_is_declared_with_its_usage() -> None:
@@ -13,20 +97,62 @@ def test_the_close_command_is_declared_with_its_usage() -> None:
     assert command["url"].endswith("/slack/events")
 
 
-def test_scopes_and_events_cover_what_the_bot_does() -> None:
-    scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
-    assert scopes >= {
-        "chat:write",
-        "commands",
-        "app_mentions:read",
-        "channels:history",
-        "groups:history",
-        "files:write",
-        "reactions:write",
-    }
+def test_the_agent_view_offers_its_prompts_and_the_home_tab_is_on() -> None:
+    view = MANIFEST["features"]["assistant_view"]
+    assert set(view) <= ASSISTANT_VIEW and view["assistant_description"]
+    prompts = view["suggested_prompts"]
+    assert 1 <= len(prompts) <= 4 and all(set(p) == {"title", "message"} for p in prompts)
+    assert [p["title"] for p in prompts] == [
+        "Close last month",
+        "What's waiting on me?",
+        "Open items",
+    ]
+    assert MANIFEST["features"]["app_home"]["home_tab_enabled"] is True
+    assert MANIFEST["features"]["app_home"]["messages_tab_enabled"] is True
+    assert "assistant:write" in MANIFEST["oauth_config"]["scopes"]["bot"]
+
+
+def test_events_cover_what_the_bot_listens_to_and_nothing_reads_the_whole_channel() -> None:
     events = set(MANIFEST["settings"]["event_subscriptions"]["bot_events"])
-    assert events == {"app_mention", "message.channels", "message.groups"}
+    assert events == {
+        "app_mention",
+        "app_home_opened",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "message.im",
+        "tokens_revoked",
+        "app_uninstalled",
+    }
+    scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
+    # least privilege: steering is by mention; channel history is optional (README)
+    assert not scopes & {"channels:history", "groups:history", "reactions:write"}
+    assert "message.channels" not in events and "message.groups" not in events
     assert MANIFEST["settings"]["interactivity"]["is_enabled"] is True
     assert MANIFEST["settings"]["interactivity"]["request_url"].endswith("/slack/events")
     assert "socket_mode_enabled" in MANIFEST["settings"]
-    assert len(MANIFEST["display_information"]["name"]) <= 35
+
+
+def test_the_scopes_are_exactly_what_a_whole_close_calls_for(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        bot.finish(run.id)
+    finally:
+        bot.close()
+    called = {c.method for c in fake.calls}
+    unknown = called - set(SCOPE_OF)
+    assert not unknown, f"add these methods' scopes to SCOPE_OF: {unknown}"
+    needed = {SCOPE_OF[m] for m in called} - {None}
+    scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
+    assert needed <= scopes, needed - scopes
+    # commands (/close), app_mentions:read and im:history (events), assistant:write (the
+    # agent view) are needed by what Slack sends, not by calls
+    assert scopes - needed <= {
+        "commands",
+        "app_mentions:read",
+        "im:history",
+        "assistant:write",
+        "users:read",
+    }

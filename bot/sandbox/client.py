@@ -161,7 +161,7 @@ class SlackClient:
             "text": message["text"],
             "ts": message["ts"],
             "event_ts": message["ts"],
-            "channel_type": "channel",
+            "channel_type": "im" if channel.startswith("D") else "channel",
             "client_msg_id": message["client_msg_id"],
             "team": TEAM_ID,
         }
@@ -171,6 +171,20 @@ class SlackClient:
         if f"<@{BOT_USER}>" in message["text"]:
             self._events.put({**inner, "type": "app_mention"} | {"channel_type": None})
         return {"ok": True, "ts": message["ts"]}
+
+    def home_opened(self, *, user: str, tab: str = "home") -> dict[str, Any]:
+        """A person opened closebot's App Home (its Home or Messages tab)."""
+        self._user(user)
+        self._events.put(
+            {
+                "type": "app_home_opened",
+                "user": user,
+                "channel": f"D{user}",
+                "tab": tab,
+                "event_ts": f"{time.time():.6f}",
+            }
+        )
+        return {"ok": True}
 
     def _mentions(self, text: str) -> str:
         """'@closebot' and '@ben' become <@U…> mentions, as Slack's composer makes them."""

@@ -7,6 +7,7 @@ Routes (all on loopback):
   POST /sandbox/action     a click (buttons, menus in actions blocks) with the form's picks
   POST /sandbox/options    an external select's options
   POST /sandbox/react      a reaction clicked
+  POST /sandbox/home       closebot's App Home opened (app_home_opened)
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Page:
             "/sandbox/action": self.action,
             "/sandbox/options": self.options,
             "/sandbox/react": self.react,
+            "/sandbox/home": self.home,
         }
         if method != "POST" or path not in posts:
             return None
@@ -105,6 +107,9 @@ class Page:
         )
         return {"ok": True, "options": found}
 
+    def home(self, d: dict[str, Any]) -> dict[str, Any]:
+        return self.client.home_opened(user=d["user"], tab=str(d.get("tab") or "home"))
+
     def react(self, d: dict[str, Any]) -> dict[str, Any]:
         self.client.react(user=d["user"], channel=d["channel"], ts=d["ts"], name=d["name"])
         return {"ok": True}
@@ -142,6 +147,7 @@ class Page:
                         "member": user in c.members,
                     }
                     for c in fake.channels.values()
+                    if not c.id.startswith("D") or c.id == f"D{user}"
                 ],
                 "messages": messages,
                 "ephemerals": [e for e in fake.ephemerals if e["visible_to"] == user],

@@ -46,6 +46,8 @@ def workspace() -> FakeSlack:
             "Month-end close · type /close 2026-10 to start one",
         ),
         Channel("CGENERAL", "general", set(everyone), "Company-wide announcements and chatter"),
+        # each person's DM with closebot (the App Home's Messages tab)
+        *(Channel(f"D{p.id}", "closebot", {BOT_USER, p.id}) for p in PEOPLE),
     ]
     return FakeSlack(
         token=f"xoxb-sandbox-{secrets.token_hex(12)}",

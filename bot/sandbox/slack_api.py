@@ -744,6 +744,15 @@ class FakeSlack:
         self._bump()
         return {"channel": message["channel"], "ts": message["ts"], "message": _public(message)}
 
+    def m_chat_getPermalink(self, p: dict[str, Any]) -> dict[str, Any]:
+        """A link to a message; in the sandbox it opens the message's thread on the page."""
+        channel = self.channel(p.get("channel"))
+        message = self.messages.get(str(p.get("message_ts") or ""))
+        if message is None or message["channel"] != channel.id:
+            raise SlackError("message_not_found")
+        thread = message.get("thread_ts") or message["ts"]
+        return {"channel": channel.id, "permalink": f"{self.url}/#/{channel.id}/thread/{thread}"}
+
     # -- App Home -----------------------------------------------------------
 
     def m_views_publish(self, p: dict[str, Any]) -> dict[str, Any]:

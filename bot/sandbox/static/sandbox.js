@@ -107,6 +107,9 @@ function renderToken(token) {
     return escapeHtml(slackDate(Number(seconds), format || "{date}", label || ""));
   }
   if (target.startsWith("!")) return `<span class="mention">@${escapeHtml(label || target.slice(1))}</span>`;
+  if (target.startsWith(`${location.origin}/#/`)) {  // a permalink into this workspace
+    return `<a href="${escapeHtml(target.slice(location.origin.length + 1))}" class="permalink">${escapeHtml(label || target)}</a>`;
+  }
   if (/^(https?|mailto):/.test(target)) {
     return `<a href="${escapeHtml(target)}" target="_blank" rel="noopener">${escapeHtml(label || target)}</a>`;
   }
@@ -603,15 +606,29 @@ function render() {
 
 function renderWorkspace(state) {
   $("team-name").textContent = state.team;
+  const inApp = app.channel && app.channel.startsWith("D");
+  $("open-app").classList.toggle("active", Boolean(inApp));
+  $("app-tabs").hidden = !inApp;
+  const showHome = inApp && app.tab === "home";
+  $("tab-home").classList.toggle("active", Boolean(showHome));
+  $("tab-messages").classList.toggle("active", Boolean(inApp && !showHome));
+  $("home").hidden = !showHome;
+  $("messages").hidden = Boolean(showHome);
+  $("composer").hidden = Boolean(showHome);
+  if (showHome) {
+    const view = state.home;
+    $("home").replaceChildren(view ? renderBlocks({ ts: "home", channel: app.channel, blocks: view.blocks })
+      : el("div", { class: "empty-channel" }, "Opening closebot's Home…"));
+  }
   $("search-label").textContent = `Search ${state.team}`;
   const channel = state.channels.find((c) => c.id === app.channel) || state.channels[0];
   app.channel = channel.id;
-  $("channel-list").replaceChildren(...state.channels.map((c) => el("li", {
+  $("channel-list").replaceChildren(...state.channels.filter((c) => !c.id.startsWith("D")).map((c) => el("li", {
     class: c.id === app.channel ? "active" : null, "data-channel": c.id, onclick: () => openChannel(c.id),
   }, el("span", { class: "hash" }, "#"), c.name)));
   $("dm-list").replaceChildren(...Object.entries(state.people).filter(([id]) => id !== state.bot).map(([id, p]) =>
     el("li", {}, avatar(id, "tiny"), p.name + (id === app.me ? " (you)" : ""))));
-  $("channel-name").textContent = `# ${channel.name}`;
+  $("channel-name").textContent = inApp ? "closebot" : `# ${channel.name}`;
   $("channel-topic").textContent = channel.topic;
   $("channel-members").textContent = `👥 ${channel.members}`;
   $("composer-input").placeholder = `Message #${channel.name}`;
@@ -675,6 +692,15 @@ function readLocation() {
   if (m) { app.channel = m[1]; app.thread = m[2] || null; }
 }
 function openChannel(id) { app.channel = id; app.thread = null; saveLocation(); render(); }
+// closebot's App Home: the Home tab (published by the bot on app_home_opened) or the DM.
+function openApp(tab) {
+  app.channel = `D${app.me}`;
+  app.tab = tab;
+  app.thread = null;
+  saveLocation();
+  render();
+  post("/sandbox/home", { user: app.me, tab });
+}
 function openThread(channel, ts) { app.channel = channel; app.thread = ts; saveLocation(); render(); $("thread-input").focus(); }
 
 async function refresh() {
@@ -732,6 +758,9 @@ function main() {
     refresh();
   });
   $("thread-close").addEventListener("click", () => { app.thread = null; saveLocation(); render(); });
+  $("open-app").addEventListener("click", () => openApp("home"));
+  $("tab-home").addEventListener("click", () => openApp("home"));
+  $("tab-messages").addEventListener("click", () => openApp("messages"));
   composer($("composer"), $("composer-input"), () => null);
   composer($("thread-composer"), $("thread-input"), () => app.thread);
   window.addEventListener("hashchange", () => { readLocation(); render(); });

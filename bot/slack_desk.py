@@ -1,0 +1,220 @@
+"""closebot outside a close's thread, in Slack: the App Home (views.publish), the DM and the
+assistant pane (suggested prompts; "what's waiting on me?", "what's open?", "who decided X?"),
+and the same answers asked in a run's thread at any time.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot import blocks
+from bot.blocks import escape, outgoing
+from bot.close.data import period_label
+from bot.desk import PROMPTS, Desk, Intent
+from bot.slack_presenter import slack_error, status_title
+from bot.store import Run, Store
+
+log = logging.getLogger(__name__)
+
+HELP = (
+    "I run the month-end close. Ask me:\n"
+    "• *close October* (or `close 2026-10`, *close last month*) — starts the close here\n"
+    "• *what's waiting on me?* — the decisions that wait on you\n"
+    "• *what's open?* — open items with owner and due date\n"
+    "• *who decided* … — a past decision from the decision log\n"
+    "In a channel: `/close 2026-10`."
+)
+MAX_HOME_LINES = 20
+
+
+class SlackDesk:
+    """Draws the Desk's answers in Slack. Web API calls only; run off the ack path."""
+
+    def __init__(self, *, client: WebClient, store: Store, desk: Desk) -> None:
+        self.client = client
+        self.store = store
+        self.desk = desk
+        self.viewers: set[str] = set()  # who opened the Home tab (republished on a change)
+        self._links: dict[tuple[str, str], str] = {}
+        self._lock = threading.Lock()
+
+    # -- links -------------------------------------------------------------------
+
+    def link(self, run: Run) -> str | None:
+        """The run's thread as a link (chat.getPermalink, once per thread)."""
+        if not (run.channel and run.thread_ts):
+            return None
+        key = (run.channel, run.thread_ts)
+        with self._lock:
+            if key in self._links:
+                return self._links[key]
+        try:
+            url = str(
+                self.client.chat_getPermalink(channel=run.channel, message_ts=run.thread_ts)[
+                    "permalink"
+                ]
+            )
+        except SlackApiError as e:
+            log.info("run %s: no permalink (%s)", run.id, slack_error(e))
+            return None
+        with self._lock:
+            self._links[key] = url
+        return url
+
+    def _thread(self, run: Run, label: str) -> str:
+        url = self.link(run)
+        return f"<{url}|{escape(label)}>" if url else escape(label)
+
+    # -- the answers ----------------------------------------------------------------
+
+    def answer(self, intent: Intent, user: str) -> str:
+        """mrkdwn, made safe here, for one of the desk's questions."""
+        if intent.kind == "waiting":
+            return self._waiting_text(user)
+        if intent.kind == "open":
+            return self._open_text()
+        if intent.kind == "decided":
+            return self._decided_text(intent.arg)
+        if intent.kind == "status":
+            return self._closes_text()
+        return HELP
+
+    def _waiting_text(self, user: str) -> str:
+        waiting = self.desk.waiting_on(user)
+        if not waiting:
+            return "Nothing waits on you right now."
+        lines = [
+            f"• {self._thread(w.run, status_title(w.run, 'waiting'))} — {escape(w.header)}"
+            for w in waiting[:MAX_HOME_LINES]
+        ]
+        return f"*Waiting on you ({len(waiting)})*\n" + "\n".join(lines)
+
+    def _open_text(self) -> str:
+        items = self.desk.open_items()
+        if not items:
+            return "No open items."
+        lines = [self._item_line(i) for i in items[:MAX_HOME_LINES]]
+        more = f"\n…and {len(items) - MAX_HOME_LINES} more" if len(items) > MAX_HOME_LINES else ""
+        return f"*Open items ({len(items)})*\n" + "\n".join(lines) + more
+
+    @staticmethod
+    def _item_line(item: dict[str, Any]) -> str:
+        owner = f"<@{item['owner']}>" if item.get("owner") else "no owner"
+        due = item.get("due") or "no due date"
+        return f"• {escape(str(item['text']))} — {owner}, due {escape(str(due))}"
+
+    def _decided_text(self, what: str | None) -> str:
+        rows = self.desk.decided(what)
+        if not rows:
+            return f"I found no decision about “{escape(what or '')}” in the decision logs."
+        lines = []
+        for r in rows:
+            who = f"<@{r['answered_by']}>" if r.get("answered_by") else "closebot"
+            why = f" — why: {escape(str(r['rationale']))}" if r.get("rationale") else ""
+            lines.append(
+                f"• *{escape(str(r.get('header') or r.get('question')))}* ({escape(period_label(r['period']))}): "
+                f"{escape(str(r.get('answer')))} — decided by {who} on "
+                f"{escape(str(r.get('answered_at') or '')[:10])} ({escape(str(r.get('source')))}){why}"
+            )
+        return "\n".join(lines)
+
+    def _closes_text(self) -> str:
+        runs = self.desk.closes()
+        if not runs:
+            return "No close has run yet. Start one with `/close 2026-10` or *close October*."
+        return "\n".join(f"• {self._thread(r, status_title(r))}" for r in runs[:MAX_HOME_LINES])
+
+    def reply(self, *, channel: str, thread_ts: str | None, user: str, text: str) -> None:
+        """Post an answer in a DM (or the assistant thread)."""
+        safe = self._safe(text, user)
+        try:
+            self.client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=safe, blocks=blocks.notice_blocks(safe)
+            )
+        except SlackApiError as e:
+            log.warning("desk reply in %s not posted: %s", channel, slack_error(e))
+
+    def tell(self, *, channel: str, thread_ts: str | None, user: str, text: str) -> None:
+        """An answer only the asker sees (asked in a close's thread: the thread stays quiet)."""
+        safe = self._safe(text, user)
+        try:
+            self.client.chat_postEphemeral(
+                channel=channel,
+                user=user,
+                thread_ts=thread_ts,
+                text=safe,
+                blocks=blocks.notice_blocks(safe),
+            )
+        except SlackApiError as e:
+            log.warning("desk answer in %s not posted: %s", channel, slack_error(e))
+
+    def _safe(self, text: str, user: str) -> str:
+        # The text is built here from escaped parts and the bot's own links and mentions.
+        return blocks.cut(text, blocks.MAX_SECTION_TEXT) if text else outgoing("…", [user])
+
+    def suggest(self, *, channel: str, thread_ts: str) -> None:
+        """The assistant pane's suggested prompts."""
+        try:
+            self.client.assistant_threads_setSuggestedPrompts(
+                channel_id=channel,
+                thread_ts=thread_ts,
+                title="What can I do for your close?",
+                prompts=[{"title": t, "message": m} for t, m in PROMPTS],
+            )
+        except SlackApiError as e:
+            log.info("suggested prompts not set: %s", slack_error(e))
+
+    # -- App Home ------------------------------------------------------------------------
+
+    def home_view(self, user: str) -> dict[str, Any]:
+        runs = self.desk.closes()
+        out: list[dict[str, Any]] = [
+            {"type": "header", "text": blocks.plain("closebot · month-end close", 150)},
+            blocks.section(self._waiting_text(user)),
+            {"type": "divider"},
+        ]
+        if runs:
+            lines = [
+                f"• {self._thread(r, status_title(r))}{_why(r)}" for r in runs[:MAX_HOME_LINES]
+            ]
+            out.append(blocks.section("*Closes by period*\n" + "\n".join(lines)))
+        else:
+            out.append(blocks.section("*Closes by period*\nNo close has run yet."))
+        out += [{"type": "divider"}, blocks.section(self._open_text())]
+        finished = next((r for r in runs if r.status == "done"), None)
+        if finished is not None:
+            files = (
+                f"*Latest files* ({escape(period_label(finished.period))})\n"
+                f"• Decision log `decisions-{finished.period}-{finished.id}.csv`\n"
+                f"• Journal entries — in {self._thread(finished, 'the close’s thread')}"
+            )
+            out += [{"type": "divider"}, blocks.section(files)]
+        out.append(
+            blocks.context(
+                "Ask me in the Messages tab: “close October”, “what’s waiting on me?”, “what’s open?”, “who decided …?”"
+            )
+        )
+        return {"type": "home", "blocks": out}
+
+    def publish_home(self, user: str) -> None:
+        self.viewers.add(user)
+        try:
+            self.client.views_publish(user_id=user, view=self.home_view(user))
+        except SlackApiError as e:
+            log.warning("Home of %s not published: %s", user, slack_error(e))
+
+    def republish(self) -> None:
+        """Every Home tab that was opened, again (a run changed state)."""
+        for user in sorted(self.viewers):
+            self.publish_home(user)
+
+
+def _why(run: Run) -> str:
+    if run.status == "failed" and run.error:
+        return f" — {escape(blocks.cut(run.error, 120))}"
+    return ""
