@@ -168,11 +168,17 @@ def _settings(args: argparse.Namespace) -> Settings:
     return Settings.from_env(env)
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings, *, to_work: bool = False) -> Store:
+    """The database; `to_work` (run, resume) refuses one a newer closebot has migrated."""
     try:
-        return Store(settings.db_path)
+        store = Store(settings.db_path)
     except sqlite3.DatabaseError as e:
         raise ConfigError(f"cannot use {settings.db_path} as closebot's database: {e}") from e
+    newer = store.newer_schema() if to_work else None
+    if newer:
+        store.close()
+        raise ConfigError(f"{settings.db_path}: {newer}; use the newer closebot")
+    return store
 
 
 def _loop(settings: Settings, store: Store, out: TextIO) -> AgentLoop:
@@ -189,7 +195,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     # bad data stops here, before a run exists; a long read says how far it is
     say = lambda text: print(text, file=out, flush=True)  # noqa: E731
     close_data.load(period, settings.data_dir, progress=close_data.ReadProgress(say, period))
-    store = open_store(settings)
+    store = open_store(settings, to_work=True)
     loop = _loop(settings, store, out)
     mode = "auto" if args.auto else "console"
     run = store.create_run(
@@ -210,7 +216,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     settings = _settings(args)
-    store = open_store(settings)
+    store = open_store(settings, to_work=True)
     run = store.run(args.run_id)
     if run.status == "done":
         print(

@@ -24,6 +24,7 @@ from bot.rolling import UPGRADING
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests import slack_payloads as sp
+from tests.cli_run import closebot, run_id_of
 from tests.slack_harness import Harness, slack_sample
 
 NEWER = Path(__file__).parent / "newer_closebot.py"
@@ -169,3 +170,28 @@ def test_an_older_process_stops_taking_work_while_a_newer_one_serves(
                 )
             finally:
                 store.close()
+
+
+def test_closebot_run_and_resume_refuse_a_database_a_newer_closebot_migrated(
+    db_path: Path,
+) -> None:
+    paused = closebot("run", "2026-10")  # no input: it waits on its first question
+    assert paused.returncode == 3, paused.stdout + paused.stderr
+    run_id = run_id_of(paused.stdout)
+    migrated = subprocess.run(
+        [sys.executable, str(NEWER), "runs"], capture_output=True, text=True, timeout=60
+    )
+    assert migrated.returncode == 0, migrated.stderr
+    before = count_runs(db_path)
+    for refused in (closebot("resume", run_id, "--auto"), closebot("run", "2026-10", "--auto")):
+        assert refused.returncode == 2, refused.stdout + refused.stderr
+        assert "a newer closebot upgraded the database" in refused.stderr
+        assert "m999_from_a_newer_release" in refused.stderr
+    assert count_runs(db_path) == before
+    conn = sqlite3.connect(db_path)
+    try:
+        assert conn.execute("select status from runs where id = ?", (run_id,)).fetchone() == (
+            "waiting",
+        )
+    finally:
+        conn.close()
