@@ -497,7 +497,12 @@ class Scripted:
         self.marks: list[tuple[float, float, int]] = []  # (start, end, transcript length)
 
     def respond(
-        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
         started = time.perf_counter()
         n = len(self.marks)

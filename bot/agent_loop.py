@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
@@ -21,6 +22,7 @@ from bot.questions import (
     AskInvalid,
     Outcome,
     parse_ask,
+    timeout_minutes,
     tool_result_content,
 )
 from bot.store import Message, QuestionRecord, Store
@@ -74,6 +76,21 @@ class Stopped:
 TurnOutcome = Paused | Finished | Failed | Stopped
 
 NARRATION_LIMIT = 1500  # summarized thinking shown in the thread is cut to this
+
+
+RESTATE = (
+    "(closebot) You ended your turn with a question in plain text, which nobody can answer "
+    "there. Ask it now with ask_user_question: the situation and its figures in `context`, "
+    "the choices as options with what each books, your recommendation and why."
+)
+_QUESTION_END = re.compile(r"\?[\s\*_)\]\"'”’»]*$")
+
+
+def asks_in_prose(text: str) -> bool:
+    """Whether a turn's last words put a question to the person (its last sentence ends in
+    '?'): then the loop has the model restate it as a form."""
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return bool(lines) and bool(_QUESTION_END.search(lines[-1]))
 
 
 def reply_problem(reply: Reply) -> str | None:
@@ -237,6 +254,8 @@ class AgentLoop:
         transcript = Transcript(self.store, run_id)
         steps = 0  # model calls in this turn
         paused_turn = False  # the API paused a long turn (pause_turn): call again to continue
+        restate = False  # the turn ended on a question in prose: the next call must ask it
+        restated = False  # ...once a turn
         model: Model | None = None
         while True:
             stop_by = self.store.stop_requested(run_id)
@@ -257,6 +276,7 @@ class AgentLoop:
                         system=self.system_prompt,
                         messages=transcript.api(),
                         tools=schemas,
+                        **({"tool_choice": {"type": "tool", "name": TOOL_NAME}} if restate else {}),
                     )
                 except ModelError as e:
                     return self._fail(run_id, str(e))
@@ -268,6 +288,7 @@ class AgentLoop:
                 if problem:  # nothing of an unusable reply enters the transcript
                     return self._fail(run_id, problem)
                 paused_turn = reply.stop_reason == "pause_turn"
+                restate = False
                 content = reply.content
                 if not content:
                     continue  # a paused turn with nothing yet: ask again
@@ -277,7 +298,14 @@ class AgentLoop:
                 continue
             uses = _tool_uses(last.content)
             if not uses:
-                return self._finish(run_id, _text_of(last.content))
+                said = _text_of(last.content)
+                if not restated and asks_in_prose(said):
+                    # Seed 001's question detector: a question in prose would end the run with
+                    # nobody asked. Ask the model once to restate it as a form.
+                    restate = restated = True
+                    transcript.append("user", [{"type": "text", "text": RESTATE}])
+                    continue
+                return self._finish(run_id, said)
             pending = self._settle(run_id, uses, transcript)
             if pending is not None:
                 return pending
@@ -362,7 +390,7 @@ class AgentLoop:
                 is_error=True,
             )
             return None
-        expires_at = self.store.now(after=self.question_ttl) if self.question_ttl else None
+        expires_at = self.store.now(after=self.question_wait(ask)) if self.question_ttl else None
         steps: dict[str, str] | None = None
         with self.store.write():  # the question, the run waiting and its step: one commit
             record, new = self.store.create_question(
@@ -402,6 +430,14 @@ class AgentLoop:
         for steps_then in moved:
             self.presenter.progress(run_id, steps_then)
         return None
+
+    def question_wait(self, ask: Ask) -> timedelta | None:
+        """How long a question waits when timeouts are on: its complexity's wait (seed 001's
+        mapping), else the configured one."""
+        if self.question_ttl is None:
+            return None
+        minutes = timeout_minutes(ask)
+        return timedelta(minutes=minutes) if minutes else self.question_ttl
 
     def _mark_waiting(self, run_id: str, transcript: Transcript) -> dict[str, str] | None:
         """The step of the latest step tool called now waits on a person."""

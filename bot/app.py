@@ -28,6 +28,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from bot import handlers
 from bot.assemble import close_loop
+from bot.close.imports.intake import Imports
 from bot.close.registry import STEPS
 from bot.config import Settings
 from bot.desk import Desk
@@ -36,6 +37,7 @@ from bot.models import Model
 from bot.runner import Runner
 from bot.server import EVENTS_PATH, HEALTH_PATH, HttpServer
 from bot.slack_desk import SlackDesk
+from bot.slack_files import FileIntake
 from bot.slack_http import KeepAliveWebClient
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
@@ -89,6 +91,24 @@ class Service:
     presenter: SlackPresenter
     work: SlackWork
     signing_secret: str
+
+
+def _starter(store: Store, work: SlackWork) -> Callable[[str, str, str, str], None]:
+    """Begin a close in the thread where its files were dropped."""
+
+    def start(channel: str, thread_ts: str, period: str, user: str) -> None:
+        run = store.create_run(
+            period=period,
+            mode="slack",
+            started_by=user,
+            model=work.loop.model.name,
+            channel=channel,
+            thread_ts=thread_ts,
+        )
+        Imports(store).set_thread_run(channel=channel, thread_ts=thread_ts, run_id=run.id)
+        work.start_close(run.id)
+
+    return start
 
 
 def build_service(
@@ -148,6 +168,13 @@ def build_service(
             work=work,
             approvers=settings.approvers,
             data_dir=settings.data_dir,
+            files=FileIntake(
+                store=store,
+                client=client,
+                approvers=settings.approvers,
+                data_dir=settings.data_dir,
+                start=_starter(store, work),
+            ),
             desk=desk,
         ),
     )

@@ -58,8 +58,10 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     store.run(run_id)  # NotFoundError for an unknown id
     events = store.audit_events(run_id)
     inputs = next((e.detail for e in reversed(events) if e.kind == "input_files"), {})
+    imported = {f["kind"]: f for f in inputs.get("imported") or [] if f["status"] == "active"}
     files = "; ".join(
-        f"{name}={digest}" for name, digest in sorted((inputs.get("files") or {}).items())
+        f"{name}={digest}{_imported(imported.get(name))}"
+        for name, digest in sorted((inputs.get("files") or {}).items())
     )
     answered = {
         e.detail.get("question_id"): e.detail for e in events if e.kind == "question_answered"
@@ -106,6 +108,18 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def _imported(f: dict[str, Any] | None) -> str:
+    """Where an imported file came from, beside its hash in the decision log."""
+    if not f:
+        return ""
+    mapped = ", ".join(f"{k}←{v}" for k, v in f["mapping"].items())
+    return (
+        f" ({f['filename']}, dropped by {f['dropped_by']} at {f['dropped_at']}"
+        + (f"; mapped {mapped}" if mapped else "")
+        + ")"
+    )
 
 
 def _overrode(q: dict[str, Any], entry: dict[str, Any]) -> bool:

@@ -18,6 +18,8 @@ from bot.agent_loop import AgentLoop, Paused, TurnOutcome
 from bot.assemble import build_model, close_loop
 from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
 from bot.close import data as close_data
+from bot.close import gl_export
+from bot.close.imports import intake
 from bot.close.ledger import Ledger
 from bot.close.master import money
 from bot.close.prompts import start_prompt
@@ -89,7 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     entries = sub.add_parser("entries", parents=[db, data], help="print a run's journal entries")
     entries.add_argument("run_id")
-    entries.add_argument("--csv", action="store_true", help="as CSV")
+    entries.add_argument("--csv", action="store_true", help="as CSV, closebot's own columns")
+    entries.add_argument(
+        "--format",
+        choices=gl_export.FORMATS,
+        help="a journal import file for your ledger: QuickBooks Online, Xero, NetSuite or plain CSV",
+    )
+    entries.add_argument(
+        "--map",
+        help="account map CSV (account,gl_account,gl_name[,tax_rate]); "
+        "default: account_map.csv in $CLOSEBOT_DATA, else the sample's",
+    )
     entries.add_argument(
         "--detail",
         action="store_true",
@@ -146,6 +158,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("dir")
     check.add_argument("period", nargs="?")
+    imp = data_sub.add_parser(
+        "import",
+        parents=[db],
+        help="import files (CSV or XLSX, any layout closebot can map) into the database",
+    )
+    imp.add_argument("paths", nargs="+", metavar="DIR|FILE")
+    imp.add_argument("--period", help="the period the files belong to (YYYY-MM)")
+    imp.add_argument(
+        "--kind", help="which of the eleven files this is (jib.csv, …), when it can't be told"
+    )
+    imp.add_argument(
+        "--yes",
+        action="store_true",
+        help="use the proposed column mapping of a file in an unfamiliar layout (it is remembered)",
+    )
 
     doi = sub.add_parser(
         "doi",
@@ -191,11 +218,10 @@ def _answerer(auto: bool, out: TextIO) -> Answerer:
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     settings = _settings(args)
-    period = args.period or close_data.latest_period(settings.data_dir)
-    # bad data stops here, before a run exists; a long read says how far it is
-    say = lambda text: print(text, file=out, flush=True)  # noqa: E731
-    close_data.load(period, settings.data_dir, progress=close_data.ReadProgress(say, period))
     store = open_store(settings, to_work=True)
+    period = args.period or intake.latest_period(store, settings.data_dir)
+    intake.require_data(store, period, settings.data_dir)
+    intake.load_period(store, period, settings.data_dir)  # bad data stops here, before a run
     loop = _loop(settings, store, out)
     mode = "auto" if args.auto else "console"
     run = store.create_run(
@@ -430,6 +456,24 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
         out.write(to_csv(rows, DETAIL_COLUMNS))
         return EXIT_OK
     lines = ledger.lines(batch["id"])
+    if args.format:
+        settings = _settings(args)
+        path = Path(args.map).expanduser() if args.map else gl_export.map_path(settings.data_dir)
+        export = gl_export.build_export(
+            batch,
+            lines,
+            period=store.run(args.run_id).period,
+            documents=gl_export.documents(store, args.run_id),
+            account_map=gl_export.read_account_map(path),
+        )
+        if args.format == "xero" and len(lines) > gl_export.XERO_MAX_LINES:
+            print(
+                f"closebot: note: {len(lines)} lines; Xero imports at most "
+                f"{gl_export.XERO_MAX_LINES} a file",
+                file=sys.stderr,
+            )
+        out.write(export.render(args.format))
+        return EXIT_OK
     if args.csv:
         out.write(to_csv(lines, ENTRY_COLUMNS))
         return EXIT_OK
@@ -527,8 +571,8 @@ def cmd_sandbox(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
-    from pathlib import Path
-
+    if args.data_command == "import":
+        return cmd_data_import(args, out)
     target = Path(args.dir).expanduser()
     if args.data_command == "sample":
         written = close_data.write_sample(target)
@@ -549,7 +593,103 @@ def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{period}: {len(problems)} problem(s); nothing would be imported:", file=out)
         for p in problems:
             print(f"  - {p}", file=out)
+    if (target / gl_export.MAP_FILE).is_file():
+        try:
+            missing = gl_export.unmapped(gl_export.read_account_map(target / gl_export.MAP_FILE))
+        except CloseBotError as e:
+            print(f"{gl_export.MAP_FILE}: {e}", file=out)
+            return EXIT_USAGE
+        if missing:
+            bad += 1
+            print(
+                f"{gl_export.MAP_FILE}: {len(missing)} closebot account(s) with no GL account: "
+                + ", ".join(missing),
+                file=out,
+            )
+        else:
+            print(f"{gl_export.MAP_FILE}: ok (every closebot account is mapped)", file=out)
     return EXIT_USAGE if bad else EXIT_OK
+
+
+def cmd_data_import(args: argparse.Namespace, out: TextIO) -> int:
+    """Import files into the database, as a drop in Slack does; a file that needs a person
+    (its kind, period or an unfamiliar layout) is listed with what to say."""
+    if args.period:
+        close_data.check_period(args.period)
+    files: list[Path] = []
+    for raw in args.paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            files.extend(
+                sorted(p for p in path.iterdir() if p.suffix.lower() in (".csv", ".xlsx", ".xlsm"))
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ConfigError(f"{path}: no such file or directory")
+    files = [f for f in files if f.name != gl_export.MAP_FILE]
+    if not files:
+        raise ConfigError("no CSV or XLSX files to import")
+    store = open_store(_settings(args))
+    imports = intake.Imports(store)
+    who = _settings(args).console_user
+    failed = 0
+    for path in files:
+        got = imports.receive(
+            filename=path.name,
+            raw=path.read_bytes(),
+            dropped_by=who,
+            origin="cli",
+            period=args.period,
+            kind=args.kind,
+        )
+        if got.ask and got.ask.needs == ["mapping"]:
+            print(
+                f"{path.name}: {got.ask.kind}, proposed mapping: {_mapping_text(got.ask)}", file=out
+            )
+            if args.yes or (sys.stdin.isatty() and _yes(f"Use this mapping for {path.name}?", out)):
+                got = imports.confirm(got.id, by=who)
+        if got.status == "active":
+            superseded = (
+                f"; replaces {got.superseded['filename']} (file {got.superseded['id']})"
+                if got.superseded
+                else ""
+            )
+            assert got.converted
+            print(
+                f"{path.name}: {got.kind} for {got.period} — {got.converted.summary()}{superseded}",
+                file=out,
+            )
+        elif got.status == "duplicate":
+            print(f"{path.name}: already the {got.period} {got.kind}; nothing changed", file=out)
+        elif got.status == "pending":
+            failed += 1
+            assert got.ask
+            say = " and ".join(
+                {"kind": "--kind", "period": "--period", "mapping": "--yes"}[n]
+                for n in got.ask.needs
+            )
+            print(
+                f"{path.name}: could not tell its {', '.join(got.ask.needs)}; give {say}", file=out
+            )
+        else:
+            failed += 1
+            print(
+                f"{path.name}: {len(got.problems)} problem(s); nothing of it was imported:",
+                file=out,
+            )
+            for p in got.problems:
+                print(f"  - {p}", file=out)
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def _yes(prompt: str, out: TextIO) -> bool:
+    print(f"{prompt} [y/N] ", end="", file=out, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _mapping_text(ask: intake.Ask) -> str:
+    return ", ".join(f"{k} ← {v!r}" for k, v in ask.mapping.items() if v and v != k) or "as named"
 
 
 def cmd_doi(args: argparse.Namespace, out: TextIO) -> int:

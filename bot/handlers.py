@@ -14,12 +14,13 @@ from typing import Any
 
 from slack_bolt import Ack, App, Assistant, BoltContext
 
-from bot import blocks
+from bot import blocks, file_blocks
 from bot.agent_loop import ask_of
 from bot.answers import Answers
 from bot.blocks import outgoing
 from bot.close import data as close_data
 from bot.close.controls import approval_refusal
+from bot.close.imports import intake
 from bot.desk import Intent, intent
 from bot.errors import (
     AlreadyAnsweredError,
@@ -31,6 +32,7 @@ from bot.errors import (
     StorageError,
 )
 from bot.slack_desk import SlackDesk
+from bot.slack_files import FileIntake
 from bot.slack_work import SlackWork
 from bot.store import QuestionRecord, Run, Store
 
@@ -61,6 +63,7 @@ class Deps:
     work: SlackWork
     approvers: frozenset[str]
     data_dir: Path | None = None
+    files: FileIntake | None = None
     desk: SlackDesk | None = None
 
 
@@ -72,10 +75,13 @@ def register(app: App, deps: Deps) -> None:
     app.action(blocks.CANCEL_ACTION)(h.cancel)
     app.action(blocks.STOP_ACTION)(h.stop)
     app.action(blocks.RETRY_ACTION)(h.retry)
+    app.action(file_blocks.CONFIRM_ACTION)(h.file_confirm)
     app.options(blocks.ANSWER_ACTION)(h.menu_options)
+    app.options(file_blocks.PICK_ACTION)(h.file_menu_options)
     app.action(re.compile(".*"))(h.any_other_action)  # after the specific ones: first match wins
     app.event("app_mention")(h.mention)
     app.event("message")(h.message)
+    app.event("file_shared")(h.file_shared)
     app.event("tokens_revoked")(h.tokens_revoked)
     app.event("app_uninstalled")(h.app_uninstalled)
     app.event("app_home_opened")(h.home_opened)
@@ -125,11 +131,26 @@ class Listeners:
             period = (
                 close_data.check_period(text)
                 if text
-                else close_data.latest_period(self.deps.data_dir)
+                else intake.latest_period(self.store, self.deps.data_dir)
             )
-            close_data.require_period(period, self.deps.data_dir)  # the files are checked in step 1
+            waiting = not intake.has_data(self.store, period, self.deps.data_dir)
         except CloseBotError as e:
             ack(response_type="ephemeral", text=f"{e}\n{USAGE}")
+            return
+        files = self.deps.files
+        if waiting and files is not None:
+            # no data yet: a thread for the period's files; the close starts when all are in
+            ack(
+                response_type="ephemeral",
+                text=f"I have no data for {close_data.period_label(period)} yet: drop its files into the thread I'm opening.",
+            )
+            user, channel = str(command["user_id"]), str(command["channel_id"])
+            self.work.runner.side(
+                lambda: files.open_waiting(channel=channel, period=period, user=user)
+            )
+            return
+        if waiting:
+            ack(response_type="ephemeral", text=f"No close data for {period}.\n{USAGE}")
             return
         run = None
         try:
@@ -321,6 +342,17 @@ class Listeners:
         self, ack: Ack, event: dict[str, Any], body: dict[str, Any], context: BoltContext
     ) -> None:
         ack()
+        if event.get("subtype") == "file_share" and not event.get("bot_id"):
+            for f in event.get("files") or []:
+                if isinstance(f, dict) and f.get("id"):
+                    self._file_dropped(
+                        str(f["id"]),
+                        str(event.get("channel") or ""),
+                        event.get("thread_ts"),
+                        str(event.get("user") or ""),
+                    )
+            if not (event.get("text") or "").strip():
+                return  # a file alone: closebot answers it (bot/slack_files.py)
         if event.get("bot_id") or event.get("subtype") not in READ_SUBTYPES:
             return  # bots (ourselves included), edits, joins
         if event.get("channel_type") == "im" and not self._run_thread(event):
@@ -331,6 +363,99 @@ class Listeners:
         if context.bot_user_id and f"<@{context.bot_user_id}>" in (event.get("text") or ""):
             return  # the app_mention event carries this one
         self._conversation(event, body, context, mentioned=False)
+
+    def file_shared(self, ack: Ack, event: dict[str, Any], context: BoltContext) -> None:
+        """`file_shared` (files:read): the same drop as the `file_share` message; its thread
+        is found through files.info."""
+        ack()
+        user = str(event.get("user_id") or "")
+        if not user or user == context.bot_user_id:
+            return
+        self._file_dropped(
+            str(event.get("file_id") or ""), str(event.get("channel_id") or ""), None, user
+        )
+
+    def _file_dropped(self, file_id: str, channel: str, thread_ts: Any, user: str) -> None:
+        files = self.deps.files
+        if files is None or not file_id or not channel:
+            return
+        try:
+            with self.store.quick():
+                if not files.first(file_id):
+                    return  # the other event of the same drop, or a retry
+        except StorageError:
+            return  # the other event of the drop gets another try
+        self.work.runner.side(
+            lambda: files.dropped(
+                file_id=file_id,
+                channel=channel,
+                thread_ts=str(thread_ts) if thread_ts else None,
+                user=user,
+            )
+        )
+
+    def file_menu_options(self, ack: Ack, body: dict[str, Any]) -> None:
+        """A file form's column menu: the file's headers."""
+        found = file_blocks.column_of(str(body.get("block_id") or ""))
+        if found is None or self.deps.files is None:
+            ack(options=[])
+            return
+        column, file_id = found
+        try:
+            with self.store.quick():
+                headers, may_skip = self.deps.files.headers(file_id, column)
+        except (CloseBotError, ValueError):
+            ack(options=[])
+            return
+        ack(
+            options=file_blocks.header_options(
+                headers, str(body.get("value") or ""), may_skip=may_skip
+            )
+        )
+
+    def file_confirm(self, ack: Ack, body: dict[str, Any]) -> None:
+        """Submit on a file's form: who may answer, what was chosen; the import runs after."""
+        user, channel, thread_ts = _who(body)
+        actions = body.get("actions") or []
+        files = self.deps.files
+        if files is None or not user or not actions or not isinstance(actions[0], dict):
+            ack()
+            return
+        try:
+            file_id = int(str(actions[0].get("value") or "0"))
+            values = file_blocks.read_file_form((body.get("state") or {}).get("values") or {})
+            with self.store.quick():
+                f = files.authorize(file_id, user)
+        except (ValueError, file_blocks.FileFormError) as e:
+            ack()
+            self._notify(
+                channel, user, thread_ts, f"Not submitted: {e}. Your choices are still in the form."
+            )
+            return
+        except NotFoundError:
+            ack()
+            self._notify(
+                channel, user, thread_ts, "I don't know this file any more; nothing was changed."
+            )
+            return
+        except NotAuthorizedError as e:
+            ack()
+            self._notify(channel, user, thread_ts, f"{e}; nothing was changed.")
+            return
+        except StorageError as e:
+            ack()
+            self._notify(channel, user, thread_ts, _storage(e))
+            return
+        ack()
+        if f["status"] != "pending":
+            self._notify(
+                channel,
+                user,
+                thread_ts,
+                f"{f['filename']} was already {f['status']}; nothing was changed.",
+            )
+            return
+        self.work.runner.side(lambda: files.confirmed(file_id=file_id, user=user, values=values))
 
     def _conversation(
         self, event: dict[str, Any], body: dict[str, Any], context: BoltContext, *, mentioned: bool

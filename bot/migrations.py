@@ -270,3 +270,72 @@ def m007_versioned_chain(db: Database) -> None:
         "insert into meta (key, value) select 'audit_unchained_through', "
         "cast(coalesce(max(id), 0) as text) from audit_events where hash is null"
     )
+
+
+@migrations()
+def m008_imports(db: Database) -> None:
+    """Files dropped into a thread or imported at a terminal (the period's data, with who,
+    when, the content hash and the mapping used), the column mappings people confirmed,
+    remembered per source (operator or payor), kind and header layout, and the threads of
+    closes waiting for their files."""
+    db.table("imported_files").create(
+        {
+            "id": int,
+            "period": str,
+            "kind": str,
+            "filename": str,
+            "sha256": str,
+            "size": int,
+            "content": bytes,
+            "sheet": str,
+            "canonical": str,
+            "rows": int,
+            "summary": str,
+            "mapping": str,
+            "source": str,
+            "layout": str,
+            "origin": str,
+            "dropped_by": str,
+            "dropped_at": str,
+            "slack_file": str,
+            "channel": str,
+            "thread_ts": str,
+            "run_id": str,
+            "status": str,
+            "superseded_by": int,
+            "problems": str,
+            "form_ts": str,
+            "decided_by": str,
+            "decided_at": str,
+        },
+        pk="id",
+        not_null={"filename", "sha256", "origin", "status", "dropped_at"},
+    )
+    db.table("imported_files").create_index(["period", "kind", "status"])
+    db.table("imported_files").create_index(["slack_file"], unique=True)
+    db.table("column_maps").create(
+        {
+            "id": int,
+            "kind": str,
+            "source": str,
+            "layout": str,
+            "mapping": str,
+            "confirmed_by": str,
+            "confirmed_at": str,
+        },
+        pk="id",
+        not_null={"kind", "source", "layout", "mapping", "confirmed_at"},
+    )
+    db.table("column_maps").create_index(["kind", "source", "layout"], unique=True)
+    db.table("file_threads").create(
+        {
+            "channel": str,
+            "thread_ts": str,
+            "period": str,
+            "started_by": str,
+            "created_at": str,
+            "run_id": str,
+        },
+        pk=("channel", "thread_ts"),
+        not_null={"period", "created_at"},
+    )

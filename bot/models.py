@@ -42,7 +42,12 @@ class Model(Protocol):
     name: str
 
     def respond(
-        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        tool_choice: dict[str, Any] | None = None,
     ) -> Reply: ...
 
 
@@ -95,7 +100,12 @@ class ClaudeModel:
         return other
 
     def respond(
-        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
         import anthropic
 
@@ -117,6 +127,11 @@ class ClaudeModel:
                 "tools": cached_tools,
                 "messages": messages,
             }
+            if tool_choice is not None:
+                request["tool_choice"] = tool_choice
+                if tool_choice.get("type") in ("tool", "any"):
+                    # The API refuses a forced tool while thinking: this one reply does without.
+                    del request["thinking"]
             response = self._client.messages.create(**request)
         except anthropic.AuthenticationError as e:
             raise ModelAuthError(f"the Anthropic API refused the key (401): {_detail(e)}") from e

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -633,6 +634,24 @@ class SlackPresenter:
                 return None
         return None
 
+    def refresh_form(self, question_id: str) -> None:
+        """Redraw a pending form in place (its deadline moved); a settled one is left alone."""
+        record = self.store.question(question_id)
+        run = self.store.run(record.run_id)
+        if record.status != "pending" or not (record.channel and record.message_ts):
+            return
+        ask = ask_of(record)
+        form = self._form(record, run, ask, nonce=f"{record.id[-8:]}x{int(time.time())}")
+        try:
+            self.client.chat_update(
+                channel=record.channel,
+                ts=record.message_ts,
+                text=outgoing(blocks.question_text(ask)),
+                blocks=form,
+            )
+        except SlackApiError as e:  # the old deadline shows; the new one still holds
+            log.warning("question %s: form not redrawn: %s", record.id, slack_error(e))
+
     def post_form(self, record: QuestionRecord, *, nonce: str = "0", again: bool = False) -> None:
         """Post the question's form; `again` (a retry) first looks for one already posted."""
         run = self.store.run(record.run_id)
@@ -643,16 +662,7 @@ class SlackPresenter:
             log.info("question %s: its form was already in the thread (%s)", record.id, ts)
             return
         ask = ask_of(record)
-        if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
-            form = self._approval_form(record, run, ask, nonce=f"{record.id[-8:]}{nonce}")
-        else:
-            form = blocks.question_form(
-                ask,
-                question_id=record.id,
-                who_may_answer=who_may_answer(run, self.approvers),
-                nonce=f"{record.id[-8:]}{nonce}",
-                deadline=blocks.deadline_note(ask, record.expires_at),
-            )
+        form = self._form(record, run, ask, nonce=f"{record.id[-8:]}{nonce}", attach=True)
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
@@ -666,14 +676,29 @@ class SlackPresenter:
             if self.reminder and record.remind_at is None:
                 self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
 
+    def _form(
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool = False
+    ) -> list[dict[str, Any]]:
+        """A question's form; `attach`: the first time an approval form is posted, with the
+        draft journal attached before it."""
+        if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
+            return self._approval_form(record, run, ask, nonce=nonce, attach=attach)
+        return blocks.question_form(
+            ask,
+            question_id=record.id,
+            who_may_answer=who_may_answer(run, self.approvers),
+            nonce=nonce,
+            deadline=blocks.deadline_note(ask, record.expires_at),
+        )
+
     def _approval_form(
-        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool
     ) -> list[dict[str, Any]]:
         """The posting approval: the batch by account as a table, addressed to the people who
         may approve it (and why the others may not); Submit asks again, naming what Approve
         posts."""
         second = header_of(record) == SECOND_APPROVAL_HEADER
-        confirm = self._attach_draft(record, attach=not second)
+        confirm = self._attach_draft(record, attach=attach and not second)
         ledger = Ledger(self.store)
         batch = ledger.current_batch(run.id)
         facts = None

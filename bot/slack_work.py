@@ -227,6 +227,7 @@ class SlackWork:
     def message(self, run_id: str, *, user: str | None, text: str) -> None:
         """A person wrote in the run's thread: kept in the store at once, read when the run is free."""
         self.store.hold_message(run_id, user=user, text=text)
+        self._extend(run_id, user)
         if self.runner.busy(run_id):
             what = self.doing(run_id)
             self.runner.side(
@@ -235,6 +236,16 @@ class SlackWork:
                 )
             )
         self._job(run_id, "reading your message", lambda: self._deliver(run_id))
+
+    def _extend(self, run_id: str, user: str | None) -> None:
+        """A message from someone who may answer gives a timed question its full wait again
+        (seed 001: typing pauses the countdown); the form shows the new deadline."""
+        pending = self.store.pending_question(run_id)
+        if pending is None or not pending.expires_at:
+            return
+        wait = self.loop.question_wait(ask_of(pending))
+        if wait and self.store.extend_question(pending.id, self.store.now(after=wait), by=user):
+            self.runner.side(lambda: self.presenter.refresh_form(pending.id))
 
     def _deliver(self, run_id: str) -> None:
         run = self.store.run(run_id)

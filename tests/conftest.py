@@ -88,10 +88,20 @@ class ScriptedModel:
         self.replies.append(error)
 
     def respond(
-        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
         self.history.append(
-            {"system": system, "messages": [dict(m) for m in messages], "tools": tools}
+            {
+                "system": system,
+                "messages": [dict(m) for m in messages],
+                "tools": tools,
+                "tool_choice": tool_choice,
+            }
         )
         if not self.replies:
             raise AssertionError("the scripted model was called more times than scripted")

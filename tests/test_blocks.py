@@ -311,3 +311,23 @@ def test_only_the_runs_own_people_become_mentions() -> None:
     text = out[0]["text"]["text"]
     assert "decided by <@UALICE> (user)" in text and "UEVIL" in text and "<@UEVIL>" not in text
     assert "&lt;@UALICE&gt;" in text and "&lt;!channel&gt;" in text
+
+
+def test_confidence_is_shown_as_a_percentage() -> None:
+    f = form(
+        ask(
+            {
+                "question": "Accrue?",
+                "options": [
+                    {"label": "Accrue", "confidence": 0.85},
+                    {"label": "Wait", "confidence": 0.15},
+                ],
+                "recommended": 1,
+                "reasoning": "Production is reported.",
+            }
+        )
+    )
+    assert [o["text"]["text"] for o in element(f)["options"]] == ["Accrue ⭐ 85%", "Wait 15%"]
+    assert "⭐ *Recommended, preselected* (85% confident): Production is reported." in json.dumps(
+        f, ensure_ascii=False
+    )

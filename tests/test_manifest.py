@@ -66,6 +66,8 @@ SCOPE_OF = {
     "assistant.threads.setStatus": "chat:write",
     "assistant.threads.setSuggestedPrompts": "assistant:write",
     "files.getUploadURLExternal": "files:write",
+    "files.info": "files:read",
+    "url_private_download": "files:read",  # the download of a dropped file (not a method)
     "files.completeUploadExternal": "files:write",
     "users.info": "users:read",
     "auth.test": None,
@@ -120,6 +122,7 @@ def test_events_cover_what_the_bot_listens_to_and_nothing_reads_the_whole_channe
         "assistant_thread_started",
         "assistant_thread_context_changed",
         "message.im",
+        "file_shared",  # a file dropped into a close's thread (files:read)
         "tokens_revoked",
         "app_uninstalled",
     }
@@ -127,6 +130,7 @@ def test_events_cover_what_the_bot_listens_to_and_nothing_reads_the_whole_channe
     # least privilege: steering is by mention; channel history is optional (README)
     assert not scopes & {"channels:history", "groups:history", "reactions:write"}
     assert "message.channels" not in events and "message.groups" not in events
+    assert "files:read" in scopes  # dropped files: files.info and url_private_download
     assert MANIFEST["settings"]["interactivity"]["is_enabled"] is True
     assert MANIFEST["settings"]["interactivity"]["request_url"].endswith("/slack/events")
     assert "socket_mode_enabled" in MANIFEST["settings"]
@@ -155,4 +159,5 @@ def test_the_scopes_are_exactly_what_a_whole_close_calls_for(
         "im:history",
         "assistant:write",
         "users:read",
+        "files:read",  # files.info and the download, for files dropped in (test_slack_files)
     }

@@ -169,7 +169,10 @@ def test_files_upload_into_the_thread_and_download(fake: FakeSlack, client: WebC
     (shared,) = fake.thread(root)
     (file,) = shared["files"]
     assert file["title"] == "Decision log" and file["name"] == "log.csv"
-    with urllib.request.urlopen(file["url_private_download"], timeout=10) as response:
+    request = urllib.request.Request(
+        file["url_private_download"], headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
         assert response.read() == b"a,b\n1,2\n"
         assert "attachment" in response.headers["Content-Disposition"]
 

@@ -23,7 +23,12 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m005_reliability",
         "m006_usage",
         "m007_versioned_chain",
+        "m008_imports",
     ]
+    assert {"period", "kind", "sha256", "content", "canonical", "mapping", "dropped_by"} <= set(
+        db.table("imported_files").columns_dict
+    )
+    assert set(db.table("column_maps").columns_dict) >= {"kind", "source", "layout", "mapping"}
     assert db.table("model_calls").columns_dict == {
         "id": int,
         "run_id": str,

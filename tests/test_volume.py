@@ -112,16 +112,15 @@ def test_a_long_read_says_how_far_it_is_file_by_file_and_one_within_the_interval
     generate(tmp_path, 400, seed=3)
     said: list[str] = []
     every_file = close_data.ReadProgress(said.append, "2026-10", every=0.0)
-    data = close_data._load("2026-10", tmp_path / "2026-10", every_file)
+    data = close_data._load("2026-10", tmp_path / "2026-10", progress=every_file)
     assert len(said) == 12  # one line per file read, then the whole count
     counts = dict(data.counts)
     for name, n in counts.items():
         assert f"{name} {n:,}" in said[-1]
     assert said[0] == f"Reading 2026-10: doi.csv {counts['doi.csv']:,} rows so far…"
     quiet: list[str] = []
-    close_data._load(
-        "2026-10", tmp_path / "2026-10", close_data.ReadProgress(quiet.append, "2026-10")
-    )
+    within = close_data.ReadProgress(quiet.append, "2026-10", every=3600.0)
+    close_data._load("2026-10", tmp_path / "2026-10", progress=within)
     assert quiet == []
 
 

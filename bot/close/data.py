@@ -17,7 +17,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
@@ -546,6 +546,19 @@ class DataProblems(DataError):
         super().__init__(head + ":\n" + "\n".join(lines))
 
 
+@dataclass(frozen=True)
+class FileSource:
+    """One kind's rows from elsewhere than the period's folder (a file dropped in Slack or
+    imported at a terminal, kept in the database): CSV in closebot's layout for that kind,
+    and the SHA-256 of the file as it was received (the evidence)."""
+
+    content: bytes
+    digest: str
+
+    def stream(self) -> TextIO:
+        return io.TextIOWrapper(io.BytesIO(self.content), encoding="utf-8-sig", newline="")
+
+
 @dataclass
 class History:
     """What the close needs from the 24 months of history, gathered while the history files
@@ -558,6 +571,7 @@ class History:
     folder: Path | None = None
     hashes: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, FileSource] = field(default_factory=dict)  # imported history files
     # (operator, well, service month, category, gross) → the first history line with it,
     # kept only for keys this month's JIB also bills (the duplicate check)
     jib_keys: dict[tuple[str, str, str, str, Decimal], JibHistoryLine] = field(default_factory=dict)
@@ -583,6 +597,12 @@ class History:
         problems: list[Problem] = []
         by_property = self.property_map if name == "revenue_history.csv" else {}
         out = []
+        if name in self.sources:  # kept in the database, as imported: it cannot change
+            for row in _typed(spec, self.sources[name].stream(), problems):
+                well = row.well_id or by_property.get(row.property_no, "")
+                if well == well_id:
+                    out.append(row if row.well_id else replace(row, well_id=well))
+            return out
         path = self.folder / name
         with path.open("rb") as raw:
             hashing = _Hashing(raw)
@@ -749,8 +769,19 @@ def _read_file(
     spec: FileSpec,
     problems: list[Problem],
     sink: Callable[[Sequence[Any], int], None] | None,
+    source: FileSource | None = None,
 ) -> tuple[list[Any], str, int]:
-    """One file streamed once: its rows (or each row to `sink`), its SHA-256 and row count."""
+    """One file streamed once: its rows (or each row to `sink`), its SHA-256 and row count.
+    A `source` (an imported file's rows) is read instead of the folder's file."""
+    if source is not None:
+        if sink is None:
+            typed = list(_typed(spec, source.stream(), problems))
+            return typed, source.digest, len(typed)
+        fed = 0
+        for values, line_no in _rows(spec, source.stream(), problems, partial=True):
+            fed += 1
+            sink(values, line_no)
+        return [], source.digest, fed
     path = folder / spec.name
     if not path.is_file():
         problems.append(Problem(spec.name, 0, "", "", "the file (it is missing)"))
@@ -981,27 +1012,42 @@ class ReadProgress:
 
 
 def load(
-    period: str, data_dir: Path | None = None, *, progress: ReadProgress | None = None
+    period: str,
+    data_dir: Path | None = None,
+    imported: Mapping[str, FileSource] | None = None,
+    *,
+    progress: ReadProgress | None = None,
 ) -> CloseData:
     """Read and check one period's files whole, each once as a stream; DataProblems lists
     every problem. The history files are reduced to `History` as they are read.
 
     The last period loaded is kept while its files are unchanged (size and mtime), so the
-    check before a run and the run's own intake read the files once between them."""
+    check before a run and the run's own intake read the files once between them.
+
+    A kind in `imported` (files dropped in Slack or imported at a terminal, from the
+    database) is read from there instead of the folder, which may then not exist."""
+    if imported:
+        check_period(period)
+        return _load(period, (data_dir or SAMPLE_DIR) / period, imported, progress)
     folder = require_period(period, data_dir)
     stamp = _stamp(folder)
     if _last_load and _last_load[0][0] == stamp and _last_load[0][1].period == period:
         return _last_load[0][1]
-    data = _load(period, folder, progress)
+    data = _load(period, folder, None, progress)
     _last_load[:] = [(stamp, data)]
     return data
 
 
-def _load(period: str, folder: Path, progress: ReadProgress | None = None) -> CloseData:
+def _load(
+    period: str,
+    folder: Path,
+    imported: Mapping[str, FileSource] | None = None,
+    progress: ReadProgress | None = None,
+) -> CloseData:
     problems: list[Problem] = []
     read: dict[str, list[Any]] = {}
     hashes: dict[str, str] = {}
-    history = History(folder=folder)
+    history = History(folder=folder, sources=dict(imported or {}))
     data = CloseData(
         period=period,
         doi=[],
@@ -1026,7 +1072,9 @@ def _load(period: str, folder: Path, progress: ReadProgress | None = None) -> Cl
                 }
                 feeder = _HistoryReader(period, data, history)
             sink = feeder.jib if spec.name == "jib_history.csv" else feeder.revenue
-        rows, digest, count = _read_file(folder, spec, problems, sink)
+        rows, digest, count = _read_file(
+            folder, spec, problems, sink, (imported or {}).get(spec.name)
+        )
         if progress is not None:
             progress.file(spec.name, count)
         if spec.name in HISTORY_FILES:
@@ -1073,4 +1121,7 @@ def write_sample(target: Path) -> list[str]:
             raise DataError(f"{dest} already exists; choose an empty folder")
         shutil.copytree(SAMPLE_DIR / p, dest)
         written.append(p)
+    account_map = SAMPLE_DIR / "account_map.csv"  # the entries' GL import files need it
+    if account_map.is_file() and not (target / account_map.name).exists():
+        shutil.copyfile(account_map, target / account_map.name)
     return written

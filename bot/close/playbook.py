@@ -134,7 +134,12 @@ class PlaybookModel:
     name = "offline-playbook"
 
     def respond(
-        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
         state = _parse(messages)
         if state.last_user_text is not None and len(messages) > 1:

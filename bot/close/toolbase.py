@@ -11,6 +11,7 @@ from typing import Any
 from bot.close import data as close_data
 from bot.close.checks import Close, Finding
 from bot.close.data import CloseData, DoiRow, add_months
+from bot.close.imports.intake import Imports
 from bot.close.kinds import (
     KINDS,
     book,
@@ -121,6 +122,8 @@ class ToolBase:
         self.data_dir = data_dir
         self.approvers = approvers
         self.approval_limit = approval_limit
+        # the last period read from imported files, while those files are the same
+        self._imported: tuple[tuple[Any, ...], CloseData] | None = None
         self._resolved: tuple[Any, Close] | None = None
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
@@ -129,17 +132,26 @@ class ToolBase:
             raise ToolError(
                 f"this run closes {run.period}, not {period}; use period {run.period!r}"
             )
+        evidence = ctx.store.audit_events(ctx.run_id, kind="input_files")
+        imports = Imports(ctx.store)
+        # the imported files this run read (its evidence), or the period's files in use now
+        sources = imports.sources_of(evidence[0].detail) if evidence else imports.sources(period)
         try:
-            # load() keeps the period while its files are unchanged, and reads them again
-            # (a resumed run, a file replaced) when they are not
-            data = close_data.load(
-                period,
-                self.data_dir,
-                progress=close_data.ReadProgress(ctx.progress, period) if ctx.progress else None,
-            )
+            progress = close_data.ReadProgress(ctx.progress, period) if ctx.progress else None
+            if sources:
+                key = (period, tuple(sorted((k, v.digest) for k, v in sources.items())))
+                if self._imported is None or self._imported[0] != key:
+                    self._imported = (
+                        key,
+                        close_data.load(period, self.data_dir, sources, progress=progress),
+                    )
+                data = self._imported[1]
+            else:
+                # load() keeps the period while its files are unchanged, and reads them again
+                # (a resumed run, a file replaced) when they are not
+                data = close_data.load(period, self.data_dir, progress=progress)
         except DataError as e:
             raise ToolError(str(e)) from e
-        evidence = ctx.store.audit_events(ctx.run_id, kind="input_files")
         if evidence:
             recorded = evidence[0].detail.get("files") or {}
             changed = sorted(

@@ -10,6 +10,7 @@ from bot.close import data as close_data
 from bot.close.checks import Finding
 from bot.close.data import ZERO, add_months
 from bot.close.decisions import DecisionTools
+from bot.close.imports.intake import imported_evidence
 from bot.close.kinds import option_label
 from bot.close.ledger import Ledger
 from bot.close.master import money
@@ -152,7 +153,11 @@ class CloseTools(DecisionTools, PostingTools):
                 run_id=ctx.run_id,
                 kind="input_files",
                 actor="agent",
-                detail={"period": period, "files": d.hashes},
+                detail={
+                    "period": period,
+                    "files": d.hashes,
+                    "imported": imported_evidence(ctx.store, period),
+                },
             )
         by_state = Counter(r.state for r in d.doi)
         return self._step_result(

@@ -172,6 +172,60 @@ class SlackClient:
             self._events.put({**inner, "type": "app_mention"} | {"channel_type": None})
         return {"ok": True, "ts": message["ts"]}
 
+    def share_file(
+        self,
+        *,
+        user: str,
+        channel: str,
+        name: str,
+        data: bytes,
+        thread_ts: str | None = None,
+        text: str = "",
+    ) -> dict[str, Any]:
+        """A person dropped a file into a conversation: Slack keeps it, and sends the bot a
+        `message` event with subtype `file_share` and a `file_shared` event."""
+        self._user(user)
+        name = name.replace("/", "_").replace("\\", "_").strip() or "file"
+        if not data:
+            raise ActionError("the file is empty")
+        with self.fake.lock:
+            chan = self.fake.channel(channel)
+            if user not in chan.members:
+                raise ActionError(f"{user} is not in #{chan.name}")
+            root = self.fake.messages.get(thread_ts or "")
+            thread = (root.get("thread_ts") or root["ts"]) if root else None
+            message, f = self.fake.share_file(
+                user=user, channel=channel, thread_ts=thread, name=name, data=data, text=text
+            )
+        inner: dict[str, Any] = {
+            "type": "message",
+            "subtype": "file_share",
+            "channel": channel,
+            "user": user,
+            "text": text,
+            "ts": message["ts"],
+            "event_ts": message["ts"],
+            "channel_type": "im" if channel.startswith("D") else "channel",
+            "upload": True,
+            "display_as_bot": False,
+            "files": [{k: v for k, v in f.items() if k != "shares"}],
+            "team": TEAM_ID,
+        }
+        if thread:
+            inner["thread_ts"] = thread
+        self._events.put(inner)
+        self._events.put(
+            {
+                "type": "file_shared",
+                "channel_id": channel,
+                "file_id": f["id"],
+                "user_id": user,
+                "file": {"id": f["id"]},
+                "event_ts": message["ts"],
+            }
+        )
+        return {"ok": True, "ts": message["ts"], "file": f["id"]}
+
     def home_opened(self, *, user: str, tab: str = "home") -> dict[str, Any]:
         """A person opened closebot's App Home (its Home or Messages tab)."""
         self._user(user)

@@ -7,16 +7,21 @@ Routes (all on loopback):
   POST /sandbox/action     a click (buttons, menus in actions blocks) with the form's picks
   POST /sandbox/options    an external select's options
   POST /sandbox/react      a reaction clicked
+  POST /sandbox/file       a file dropped on a conversation or chosen with its + button
+  GET  /sandbox/files/<id>/<name>   a file, as the person's own client downloads it
   POST /sandbox/home       closebot's App Home opened (app_home_opened)
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import threading
 from collections.abc import Iterator
 from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
 from bot.sandbox.client import ActionError, SlackClient
 from bot.sandbox.http import Request, Response, json_response, text_response
@@ -29,6 +34,7 @@ STATIC_TYPES = {
     ".svg": "image/svg+xml",
 }
 KEEPALIVE_SECONDS = 15.0
+MAX_FILE_BYTES = 20_000_000
 
 
 class Page:
@@ -48,6 +54,19 @@ class Page:
                 return _static(path.removeprefix("/static/"))
             if path == "/sandbox/state":
                 return json_response(self.state(request.query.get("user", "")))
+            if path.startswith("/sandbox/files/"):
+                found = self.fake.file_bytes(path.split("/")[3])
+                if found is None:
+                    return text_response("file_not_found", 404)
+                data, f = found
+                return Response(
+                    200,
+                    data,
+                    {
+                        "Content-Type": "application/octet-stream",
+                        "Content-Disposition": f'attachment; filename="{f["name"]}"',
+                    },
+                )
             if path == "/sandbox/events":
                 return Response(
                     200, headers={"Content-Type": "text/event-stream"}, stream=self.events()
@@ -58,6 +77,7 @@ class Page:
             "/sandbox/action": self.action,
             "/sandbox/options": self.options,
             "/sandbox/react": self.react,
+            "/sandbox/file": self.file,
             "/sandbox/home": self.home,
         }
         if method != "POST" or path not in posts:
@@ -107,6 +127,22 @@ class Page:
         )
         return {"ok": True, "options": found}
 
+    def file(self, d: dict[str, Any]) -> dict[str, Any]:
+        try:
+            data = base64.b64decode(str(d["data"]), validate=True)
+        except (binascii.Error, ValueError):
+            raise ActionError("the file's content is not base64") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise ActionError(f"the file is over {MAX_FILE_BYTES // 1_000_000} MB")
+        return self.client.share_file(
+            user=d["user"],
+            channel=d["channel"],
+            thread_ts=d.get("thread_ts"),
+            name=str(d["name"]),
+            data=data,
+            text=str(d.get("text") or ""),
+        )
+
     def home(self, d: dict[str, Any]) -> dict[str, Any]:
         return self.client.home_opened(user=d["user"], tab=str(d.get("tab") or "home"))
 
@@ -119,6 +155,11 @@ class Page:
         fake = self.fake
         with fake.lock:
             messages = json.loads(json.dumps(fake.sorted_messages()))
+            for m in messages:  # the person's own client downloads files with its session
+                for f in m.get("files") or []:
+                    f["url_private_download"] = (
+                        f"{fake.url}/sandbox/files/{f['id']}/{quote(f['name'])}"
+                    )
             replies: dict[str, list[dict[str, Any]]] = {}
             for m in messages:
                 if m.get("thread_ts"):

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 from bot.sandbox.blockkit import (
     MAX_LOADING_MESSAGES,
@@ -587,6 +587,76 @@ class FakeSlack:
             self._bump()
             return True
 
+    def file_bytes(self, file_id: str) -> tuple[bytes, dict[str, Any]] | None:
+        """A file's content and record, as the page (a person's own client) downloads it."""
+        with self._changed:
+            data, f = self.uploads.get(file_id), self.files.get(file_id)
+        return None if data is None or f is None else (data, f)
+
+    def share_file(
+        self,
+        *,
+        user: str,
+        channel: str,
+        thread_ts: str | None,
+        name: str,
+        data: bytes,
+        text: str = "",
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A person drops a file into a conversation (a thread, when `thread_ts`): the file,
+        and its `file_share` message, as Slack keeps them."""
+        with self._changed:
+            return self._share_file(user, channel, thread_ts, name, data, text)
+
+    def _share_file(
+        self, user: str, channel: str, thread_ts: str | None, name: str, data: bytes, text: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        file_id = f"F{self._next():08d}"
+        thread = self._thread_root(channel, thread_ts)
+        ts = self._ts()
+        share = {"ts": ts, **({"thread_ts": thread} if thread else {})}
+        f = {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "user": user,
+            "created": int(self._clock()),
+            "filetype": name.rsplit(".", 1)[-1].lower() if "." in name else "",
+            "mimetype": "text/csv"
+            if name.lower().endswith(".csv")
+            else "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+            if name.lower().endswith(".xlsx")
+            else "application/octet-stream",
+            "size": len(data),
+            "url_private": f"{self.url}/files/{file_id}/{quote(name)}",
+            "url_private_download": f"{self.url}/files/{file_id}/download/{quote(name)}",
+            "shares": {"public" if channel[:1] == "C" else "private": {channel: [share]}},
+        }
+        self.files[file_id] = f
+        self.uploads[file_id] = data
+        message = {
+            "type": "message",
+            "ts": ts,
+            "channel": channel,
+            "thread_ts": thread,
+            "text": text,
+            "blocks": [],
+            "reactions": [],
+            "files": [f],
+            "user": user,
+            "subtype": "file_share",
+            "upload": True,
+        }
+        self.messages[ts] = message
+        self._bump()
+        return message, f
+
+    def m_files_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        f = self.files.get(str(p.get("file") or ""))
+        if f is None or f["id"] not in self.uploads:
+            raise SlackError("file_not_found")
+        return {"file": {k: v for k, v in f.items() if k != "length"}}
+
     def m_assistant_threads_setStatus(self, p: dict[str, Any]) -> dict[str, Any]:
         """The bot's "is working…" line under a thread: `status` ('' clears it) and up to 10
         `loading_messages` Slack rotates through; cleared by the bot's next reply."""
@@ -907,11 +977,18 @@ class FakeSlack:
             ok = self.upload(path.removeprefix("/upload/"), request.body)
             return text_response("OK" if ok else "file_not_found", 200 if ok else 404)
         if path.startswith("/files/"):
-            file_id = path.split("/")[2]
+            # url_private(_download): only a request carrying a token (the bot's) gets the file
+            auth = request.headers.get("authorization", "")
+            token = auth.removeprefix("Bearer ").strip() or None
             with self._changed:
-                data, f = self.uploads.get(file_id), self.files.get(file_id)
-            if data is None or f is None:
+                self.calls.append(Call("url_private_download", {"path": path, "token": token}))
+                self._bump()
+            if not self._token_ok(token):
+                return text_response("not_authed", 401)
+            found = self.file_bytes(path.split("/")[2])
+            if found is None:
                 return text_response("file_not_found", 404)
+            data, f = found
             return Response(
                 200,
                 data,

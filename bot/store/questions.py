@@ -267,6 +267,26 @@ class Questions(AuditChain):
             [self.question(r["id"]) for r in unsettled],
         )
 
+    def extend_question(self, question_id: str, expires_at: str, *, by: str | None) -> bool:
+        """Move a pending question's deadline later (a person is writing about it); False when
+        it was settled meanwhile or already runs that long."""
+        with self.write() as db:
+            moved = db.execute(
+                "update questions set expires_at = ? where id = ? and status = 'pending' "
+                "and expires_at is not null and expires_at < ?",
+                (expires_at, question_id, expires_at),
+            ).rowcount
+            if moved:
+                run_id = self.query("select run_id from questions where id = ?", (question_id,))
+                self._audit(
+                    db,
+                    run_id=run_id[0]["run_id"],
+                    kind="question_extended",
+                    actor=by,
+                    detail={"question_id": question_id, "expires_at": expires_at},
+                )
+        return bool(moved)
+
     def set_remind_at(self, question_id: str, at: str | None) -> None:
         with self.write() as db:
             db.execute("update questions set remind_at = ? where id = ?", (at, question_id))

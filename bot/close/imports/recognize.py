@@ -1,0 +1,325 @@
+"""Which of the eleven kinds a table is, for which period, and how its columns map onto
+closebot's, from the headers' names and the cells' content."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from bot.close.data import FILES, MONTHS, FileSpec, add_months, parse_amount
+from bot.close.imports.sheet import Sheet
+
+KINDS: dict[str, FileSpec] = {spec.name: spec for spec in FILES}
+
+# What operators, purchasers and accounting exports call closebot's columns.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "operator": ("operator name", "operated by", "company", "operator company"),
+    "invoice_no": (
+        "invoice",
+        "invoice number",
+        "inv no",
+        "inv",
+        "invoice num",
+        "jib no",
+        "jib number",
+        "billing no",
+    ),
+    "service_month": (
+        "svc month",
+        "service period",
+        "service date",
+        "activity month",
+        "acctg month",
+        "accounting month",
+    ),
+    "property_no": (
+        "property",
+        "property number",
+        "prop no",
+        "property id",
+        "op property",
+        "operator property",
+        "lease no",
+        "cost center",
+    ),
+    "well_id": ("well", "well code", "well no"),
+    "afe_no": ("afe", "afe number"),
+    "cost_category": ("category", "cost type", "expense type", "type", "cost code", "major"),
+    "description": ("desc", "memo", "line description", "detail", "item"),
+    "gross_amount": (
+        "gross",
+        "gross amt",
+        "8 8 amount",
+        "gross cost",
+        "total gross",
+        "100 amount",
+        "gross invoice",
+    ),
+    "owner_decimal": (
+        "decimal",
+        "your decimal",
+        "interest",
+        "owner interest",
+        "your interest",
+        "wi",
+        "working interest",
+        "nri",
+        "net revenue interest",
+        "int",
+        "owner dec",
+        "decimal interest",
+    ),
+    "owner_net_amount": (
+        "net",
+        "net amt",
+        "owner net",
+        "your share",
+        "owner amount",
+        "net amount",
+        "your net",
+        "share",
+    ),
+    "check_no": ("check", "check number", "chk no", "payment no", "check num"),
+    "payor": ("payer", "purchaser", "remitter", "payor name", "purchaser name"),
+    "sale_month": ("sales month", "production month", "prod month", "prod date", "sale date"),
+    "product": ("commodity", "product code", "prod"),
+    "gross_volume": ("volume", "gross vol", "qty", "quantity", "8 8 volume"),
+    "price": ("unit price", "avg price", "price per unit"),
+    "gross_value": ("value", "gross revenue", "8 8 value", "gross val"),
+    "gross_taxes": ("taxes", "severance", "sev tax", "production taxes", "gross tax"),
+    "gross_deductions": ("deductions", "deducts", "gathering", "transportation", "gross deducts"),
+    "owner_net_value": (
+        "net value",
+        "owner net",
+        "your share",
+        "net revenue",
+        "owner net revenue",
+        "net amt",
+        "net",
+    ),
+    "well_name": ("name", "well name"),
+    "wi": ("working interest",),
+    "nri": ("net revenue interest", "revenue interest"),
+    "royalty": ("royalty burden", "lessor royalty"),
+    "orri": ("overriding royalty",),
+    "effective_from": ("effective", "effective date", "eff date"),
+    "first_prod_month": ("first production", "first prod"),
+    "volume": ("gross volume", "qty", "quantity"),
+    "benchmark_price": ("benchmark", "index price"),
+    "differential": ("diff", "basis"),
+    "approved_gross": ("approved", "afe amount", "approved amount"),
+    "billed_to_date_gross": ("billed to date", "billed"),
+    "overhead_producing": ("producing overhead", "ovhd producing"),
+    "overhead_drilling": ("drilling overhead", "ovhd drilling"),
+    "account_name": ("name", "account description"),
+    "debit": ("debits", "dr"),
+    "credit": ("credits", "cr"),
+    "month": ("period", "production month"),
+}
+# Where a kind names the operator or payor a file comes from (its "source").
+SOURCE_COLUMN = {
+    "jib.csv": "operator",
+    "jib_history.csv": "operator",
+    "revenue.csv": "payor",
+    "revenue_history.csv": "payor",
+    "joa.csv": "operator",
+}
+MIN_SHARE = 0.6  # of a kind's columns that must be found to say the file is of that kind
+
+
+def norm(header: str) -> str:
+    """'Owner Net ($)' → 'owner net'; 'Invoice #' → 'invoice'; 'owner_net_amount' → 'owner net amount'."""
+    text = re.sub(r"[^a-z0-9]+", " ", header.casefold().replace("no.", "no"))
+    text = re.sub(r"\b(number|num|no|nbr)\b$", "no", text.strip()) if text.strip() else ""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def layout_key(header: list[str]) -> str:
+    """The header layout, as a short hash: the same export next month has the same one."""
+    return hashlib.sha256("\x1f".join(norm(h) for h in header).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Proposal:
+    kind: str
+    mapping: dict[str, str]  # closebot column → the file's header ("" when none)
+    exact: bool  # every column found under closebot's own name
+    matched: int
+    missing_required: list[str]
+
+    @property
+    def share(self) -> float:
+        return self.matched / len(KINDS[self.kind].columns)
+
+
+def optional(kind: str, column: str) -> bool:
+    """A column closebot can do without (text that may be blank)."""
+    parse = KINDS[kind].columns[column]
+    return parse.__name__ == "_text"
+
+
+def _names(column: str) -> list[str]:
+    return [norm(column), *(norm(s) for s in SYNONYMS.get(column, ()))]
+
+
+def _column(sheet: Sheet, header: str) -> list[str]:
+    i = sheet.header.index(header)
+    return [cells[i] for _, cells in sheet.rows[:50] if i < len(cells)]
+
+
+def _numbers(values: list[str]) -> list[Decimal]:
+    out = []
+    for v in values:
+        try:
+            out.append(parse_amount(v))
+        except (ValueError, InvalidOperation):
+            continue
+    return out
+
+
+def _content_fits(kind: str, column: str, values: list[str]) -> bool:
+    """Does a column's content look like `column`? Used only when no name matched."""
+    filled = [v for v in values if v]
+    if not filled:
+        return False
+    numbers = _numbers(filled)
+    if column in ("owner_decimal", "wi", "nri", "royalty", "orri"):
+        return len(numbers) == len(filled) and all(Decimal(0) <= n <= 1 for n in numbers)
+    if column in ("service_month", "sale_month", "month", "first_prod_month"):
+        return all(month_of(v) for v in filled)
+    if column == "product":
+        return all(v.casefold() in ("oil", "gas", "ngl", "condensate") for v in filled)
+    return False
+
+
+def propose(sheet: Sheet, kind: str) -> Proposal:
+    """The best mapping of `sheet`'s headers onto `kind`'s columns: closebot's own name first,
+    then what operators call it, then content (decimals between 0 and 1, months, products)."""
+    spec = KINDS[kind]
+    by_norm: dict[str, str] = {}
+    for h in sheet.header:
+        if h and norm(h) not in by_norm:
+            by_norm[norm(h)] = h
+    mapping: dict[str, str] = {}
+    used: set[str] = set()
+    exact = True
+    for column in spec.columns:  # closebot's own names
+        found = by_norm.get(norm(column))
+        if found and found not in used:
+            mapping[column] = found
+            used.add(found)
+    for column in spec.columns:  # what others call them
+        if column in mapping:
+            continue
+        for name in _names(column)[1:]:
+            found = by_norm.get(name)
+            if found and found not in used:
+                mapping[column], exact = found, False
+                used.add(found)
+                break
+    for column in spec.columns:  # by content
+        if column in mapping:
+            continue
+        for h in sheet.header:
+            if h and h not in used and _content_fits(kind, column, _column(sheet, h)):
+                mapping[column], exact = h, False
+                used.add(h)
+                break
+    matched = len(mapping)
+    missing = [c for c in spec.columns if c not in mapping and not optional(kind, c)]
+    full = {c: mapping.get(c, "") for c in spec.columns}
+    if any(not v for v in full.values()):
+        exact = exact and all(optional(kind, c) for c, v in full.items() if not v)
+    return Proposal(kind=kind, mapping=full, exact=exact, matched=matched, missing_required=missing)
+
+
+def recognise(sheet: Sheet, filename: str) -> list[Proposal]:
+    """Every kind the table could be, best first; an empty list when none fits."""
+    stem = re.sub(r"\.[a-z0-9]+$", "", filename.casefold())
+    history = "hist" in stem
+    candidates = []
+    for kind in KINDS:
+        p = propose(sheet, kind)
+        if p.share < MIN_SHARE:
+            continue
+        named = stem == kind.removesuffix(".csv")
+        hist_fit = ("history" in kind) == history
+        candidates.append((named, p.share, p.matched, hist_fit, p))
+    candidates.sort(key=lambda c: (c[0], c[1], c[2], c[3]), reverse=True)
+    return [c[-1] for c in candidates]
+
+
+def clear_kind(proposals: list[Proposal], filename: str) -> Proposal | None:
+    """The kind, when the file says it plainly; None when a person must say."""
+    if not proposals:
+        return None
+    best = proposals[0]
+    if len(proposals) == 1:
+        return best
+    second = proposals[1]
+    stem = re.sub(r"\.[a-z0-9]+$", "", filename.casefold())
+    if stem == best.kind.removesuffix(".csv"):
+        return best
+    if (best.share, best.matched) != (second.share, second.matched):
+        return best
+    # the same columns (revenue and its history): only the file's name tells them apart
+    pair = {best.kind, second.kind}
+    if pair == {"revenue.csv", "revenue_history.csv"}:
+        if "hist" in stem:
+            return next(p for p in proposals[:2] if p.kind == "revenue_history.csv")
+        if any(word in stem for word in ("revenue", "stub", "check")):
+            return next(p for p in proposals[:2] if p.kind == "revenue.csv")
+    return None
+
+
+MONTH_NAMES = {m[:3].casefold(): i for i, m in enumerate(MONTHS, start=1)}
+
+
+def month_of(raw: str) -> str | None:
+    """YYYY-MM from what exports write for a month: 2026-09, 2026-09-01, 09/2026, 9/1/2026,
+    Sep 2026, September-2026, Sep-26, 2026/09."""
+    text = raw.strip()
+    if m := re.fullmatch(r"(\d{4})[-/](\d{1,2})(?:[-/]\d{1,2})?(?: 00:00:00)?", text):
+        year, month = int(m[1]), int(m[2])
+    elif m := re.fullmatch(r"(\d{1,2})/(?:\d{1,2}/)?(\d{4})", text):
+        year, month = int(m[2]), int(m[1])
+    elif m := re.fullmatch(r"([A-Za-z]{3,9})[-\s.,']*(\d{2}|\d{4})", text):
+        month = MONTH_NAMES.get(m[1][:3].casefold(), 0)
+        year = int(m[2]) + (2000 if len(m[2]) == 2 else 0)
+    else:
+        return None
+    if not 1 <= month <= 12 or not 1900 < year < 2200:
+        return None
+    return f"{year:04d}-{month:02d}"
+
+
+def date_of(raw: str) -> str | None:
+    """YYYY-MM-DD from 2026-09-01, 2026-09-01 00:00:00 or 9/1/2026 (US order, as US exports)."""
+    text = raw.strip()
+    if m := re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})(?: 00:00:00)?", text):
+        return f"{m[1]}-{m[2]}-{m[3]}"
+    if m := re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", text):
+        return f"{m[3]}-{int(m[1]):02d}-{int(m[2]):02d}"
+    return None
+
+
+def period_from_name(filename: str) -> str | None:
+    """A period named in the file's name: jib_2026-10.csv, 'Oct 2026 JIB.xlsx', 202610."""
+    stem = filename.rsplit(".", 1)[0]
+    if m := re.search(r"(20\d\d)[-_ ]?(0[1-9]|1[0-2])(?!\d)", stem):
+        return f"{m[1]}-{m[2]}"
+    if m := re.search(r"([A-Za-z]{3,9})[-_ ]*(20\d\d)", stem):
+        month = MONTH_NAMES.get(m[1][:3].casefold())
+        if month:
+            return f"{m[2]}-{month:02d}"
+    return None
+
+
+def period_from_content(kind: str, months: list[str]) -> str | None:
+    """A JIB bills the month before the period it is booked in."""
+    if kind == "jib.csv" and months:
+        return add_months(Counter(months).most_common(1)[0][0], 1)
+    return None

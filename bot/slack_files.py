@@ -1,0 +1,312 @@
+"""Files people drop into a /close thread or a DM with closebot: fetched from Slack
+(`files.info`, then `url_private_download` with the bot token), read by bot/close/imports,
+and answered in the thread — what was read, every problem, or a form for what can't be told.
+
+Both events Slack sends for one drop (`message` with subtype `file_share`, and
+`file_shared`) lead here; the file's id makes the second a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot import file_blocks
+from bot.blocks import escape, outgoing, section
+from bot.close.data import period_label
+from bot.close.imports.intake import Imports, Received, preview
+from bot.close.imports.recognize import KINDS, optional
+from bot.errors import CloseBotError, NotAuthorizedError
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+# (channel, thread_ts, period, who asked): start the close in the thread that has its files
+StartClose = Callable[[str, str, str, str], None]
+
+MAX_FILE_BYTES = 20_000_000
+READABLE = (".csv", ".xlsx", ".xlsm", ".txt", ".tsv")
+
+
+class FileIntake:
+    """Reads dropped files and answers in their thread; confirms a file form."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        client: WebClient,
+        approvers: frozenset[str] = frozenset(),
+        data_dir: Path | None = None,
+        start: StartClose | None = None,
+    ) -> None:
+        self.store = store
+        self.client = client
+        self.imports = Imports(store)
+        self.approvers = approvers
+        self.data_dir = data_dir
+        self.start = start  # begins a close in a thread that waited for its files
+        self._seen: set[str] = set()
+        self._seen_lock = threading.Lock()
+
+    # -- a drop --------------------------------------------------------------
+
+    def first(self, file_id: str) -> bool:
+        """True once per file id in this process (the two events of one drop)."""
+        with self._seen_lock:
+            if file_id in self._seen:
+                return False
+            self._seen.add(file_id)
+        return self.imports.by_slack_file(file_id) is None
+
+    def dropped(self, *, file_id: str, channel: str, thread_ts: str | None, user: str) -> None:
+        """Fetch, read and answer one dropped file (a background job, never in a listener)."""
+        try:
+            info = self.client.files_info(file=file_id)["file"]
+        except SlackApiError as e:
+            log.warning("file %s: files.info refused: %s", file_id, e.response.get("error"))
+            return
+        name = str(info.get("name") or info.get("title") or file_id)
+        shares = info.get("shares") or {}
+        if thread_ts is None:  # file_shared carries no thread: the share says where it went
+            for where in shares.values():
+                for share in (where or {}).get(channel) or []:
+                    thread_ts = share.get("thread_ts") or thread_ts
+        top = next(
+            (s.get("ts") for w in shares.values() for s in (w or {}).get(channel) or []), None
+        )
+        reply_to = thread_ts or top
+        run = self.store.run_for_thread(channel=channel, thread_ts=thread_ts) if thread_ts else None
+        if not name.lower().endswith(READABLE):
+            return  # a screenshot or a PDF in the thread is not for closebot
+        waiting = (
+            self.imports.waiting_thread(channel=channel, thread_ts=thread_ts)
+            if thread_ts and run is None
+            else None
+        )
+        if run is None and waiting is None and not channel.startswith("D"):
+            return  # a file in a channel outside a close's thread is not for closebot
+        if int(info.get("size") or 0) > MAX_FILE_BYTES:
+            self._say(channel, reply_to, f"{name} is over 20 MB; I did not read it.")
+            return
+        try:
+            raw = self._download(str(info.get("url_private_download") or ""))
+        except (OSError, urllib.error.URLError) as e:
+            log.warning("file %s: download failed: %s", file_id, e)
+            self._say(
+                channel,
+                reply_to,
+                f"I could not download {name} from Slack ({e}); nothing was read.",
+            )
+            return
+        try:
+            got = self.imports.receive(
+                filename=name,
+                raw=raw,
+                dropped_by=user,
+                origin="slack",
+                period=run.period if run else waiting["period"] if waiting else None,
+                slack_file=file_id,
+                channel=channel,
+                thread_ts=reply_to,
+                run_id=run.id if run else None,
+            )
+        except sqlite3.IntegrityError:
+            return  # another process took this drop (its other event)
+        self._answer(got, channel=channel, thread_ts=reply_to, user=user)
+        self._after(got, channel=channel, thread_ts=reply_to, user=user)
+
+    # -- a close that waits for its files -------------------------------------
+
+    def open_waiting(self, *, channel: str, period: str, user: str) -> None:
+        """/close for a period with no data yet: a thread where its files are dropped."""
+        title = outgoing(
+            f"Month-end close · {period_label(period)} · started by <@{user}> — waiting for files",
+            [user],
+        )
+        text = (
+            f"I have no data for {period_label(period)} yet. Drop the period's files into this "
+            "thread (CSV or Excel, in your operators' own layouts): "
+            + ", ".join(KINDS)
+            + ". I tell you what I read from each, ask when I can't tell, and start the close "
+            "when all eleven are in."
+        )
+        root = self.client.chat_postMessage(
+            channel=channel, text=title, blocks=[section(f"*{title}*"), section(escape(text))]
+        )
+        self.imports.open_thread(
+            channel=str(root["channel"]), thread_ts=str(root["ts"]), period=period, started_by=user
+        )
+
+    def _after(self, got: Received, *, channel: str, thread_ts: str | None, user: str) -> None:
+        """In a thread waiting for its files: what is still missing, or the close starts."""
+        if got.status not in ("active", "duplicate") or not thread_ts:
+            return
+        run = self.store.run_for_thread(channel=channel, thread_ts=thread_ts)
+        if run is not None:
+            if self.store.audit_events(run.id, kind="input_files"):
+                self._say(
+                    channel,
+                    thread_ts,
+                    f"This close read its files when it began (their SHA-256 are its evidence), "
+                    f"so it goes on with those; {got.filename} is kept for {run.period} and the "
+                    f"next /close {run.period} uses it.",
+                )
+            return
+        waiting = self.imports.waiting_thread(channel=channel, thread_ts=thread_ts)
+        if waiting is None or waiting["run_id"] or waiting["period"] != got.period:
+            return
+        missing = self.imports.missing(got.period, self.data_dir)
+        if missing:
+            self._say(
+                channel,
+                thread_ts,
+                f"Still needed for {period_label(got.period)}: {', '.join(missing)}.",
+            )
+            return
+        if self.start is None or not self.imports.claim_thread(
+            channel=channel, thread_ts=thread_ts, run_id="starting"
+        ):
+            return
+        self._say(
+            channel,
+            thread_ts,
+            f"All eleven files for {period_label(got.period)} are in: starting the close.",
+        )
+        self.start(channel, thread_ts, got.period, waiting["started_by"] or user)
+
+    def _download(self, url: str) -> bytes:
+        if not url:
+            raise OSError("the file has no download address")
+        request = urllib.request.Request(
+            url, headers={"Authorization": f"Bearer {self.client.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            data: bytes = response.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise OSError("over 20 MB")
+        return data
+
+    def _answer(self, got: Received, *, channel: str, thread_ts: str | None, user: str) -> None:
+        if got.status == "pending":
+            assert got.ask is not None
+            f = self.imports.file(got.id)
+            sheet = self.imports._sheet(f)
+            rows = preview(sheet, got.ask.kind, got.ask.mapping) if got.ask.kind else []
+            form = file_blocks.file_form(got.id, got.filename, got.ask, rows, nonce=str(got.id))
+            text = outgoing(f"{got.filename}: a question for <@{user}> before I use it", [user])
+            response = self.client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=text, blocks=form
+            )
+            with self.store.write() as db:
+                db.execute(
+                    "update imported_files set form_ts = ? where id = ?",
+                    (str(response["ts"]), got.id),
+                )
+            return
+        text = file_blocks.received_text(got, user)
+        self.client.chat_postMessage(
+            channel=channel,
+            thread_ts=thread_ts,
+            text=outgoing(text.split("\n", 1)[0], [user]),
+            blocks=[{**b} for b in file_blocks.received_blocks(got, user)],
+        )
+        if got.status == "refused" and len(got.problems) > file_blocks.MAX_PROBLEMS_SHOWN:
+            listing = "\n".join(str(p) for p in got.problems)
+            try:
+                self.client.files_upload_v2(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    file_uploads=[
+                        {
+                            "filename": f"problems-{got.filename}.txt",
+                            "title": f"Every problem in {got.filename}",
+                            "content": listing,
+                        }
+                    ],
+                )
+            except SlackApiError as e:
+                log.warning("problem list not attached: %s", e.response.get("error"))
+
+    def _say(self, channel: str, thread_ts: str | None, text: str) -> None:
+        safe = outgoing(text)
+        self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=safe)
+
+    # -- a file form's Submit -----------------------------------------------
+
+    def headers(self, file_id: int, column: str) -> tuple[list[str], bool]:
+        """A pending file's headers, and whether `column` may be left unmapped."""
+        f = self.imports.file(file_id)
+        kind = f["kind"]
+        may_skip = bool(kind) and column in KINDS[kind].columns and optional(kind, column)
+        return [h for h in self.imports._sheet(f).header if h], may_skip
+
+    def authorize(self, file_id: int, user: str) -> dict[str, Any]:
+        """The pending file, if `user` may answer for it (who dropped it, the close's starter
+        or an approver)."""
+        f = self.imports.file(file_id)
+        allowed = {f["dropped_by"], *self.approvers}
+        if f["run_id"]:
+            allowed.add(self.store.run(f["run_id"]).started_by or "")
+        if user not in allowed:
+            raise NotAuthorizedError(
+                f"Only <@{f['dropped_by']}> (who dropped {f['filename']}) or an approver can answer this",
+                started_by=f["dropped_by"],
+            )
+        return f
+
+    def confirmed(self, *, file_id: int, user: str, values: dict[str, Any]) -> None:
+        """Apply a submitted file form: use the file (or ask the rest), and show the form settled."""
+        f = self.imports.file(file_id)
+        if values.get("mapping"):
+            headers = [h for h in self.imports._sheet(f).header if h]
+            values = {
+                **values,
+                "mapping": {
+                    column: headers[int(v[1:])]
+                    if v.startswith("#") and v[1:].isdigit() and int(v[1:]) < len(headers)
+                    else ""
+                    for column, v in values["mapping"].items()
+                },
+            }
+        try:
+            got = self.imports.confirm(
+                file_id,
+                by=user,
+                kind=values.get("kind"),
+                period=values.get("period"),
+                mapping=values.get("mapping"),
+            )
+        except CloseBotError as e:
+            self._say(f["channel"], f["thread_ts"], f"{f['filename']}: {e}")
+            return
+        what = []
+        if values.get("kind"):
+            what.append(f"it is {file_blocks.kind_label(values['kind'])}")
+        if values.get("period"):
+            what.append(f"for {values['period']}")
+        if values.get("mapping"):
+            what.append("the column mapping")
+        if f["form_ts"]:
+            try:
+                self.client.chat_update(
+                    channel=f["channel"],
+                    ts=f["form_ts"],
+                    text=outgoing(f"{f['filename']}: answered by <@{user}>", [user]),
+                    blocks=file_blocks.settled_form(
+                        f["filename"], user, ", ".join(what) or "confirmed"
+                    ),
+                )
+            except SlackApiError as e:
+                log.warning("file form %s not settled: %s", file_id, e.response.get("error"))
+        self._answer(got, channel=f["channel"], thread_ts=f["thread_ts"], user=user)
+        self._after(got, channel=f["channel"], thread_ts=f["thread_ts"], user=user)
