@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import calendar
 import csv
 import io
+import re
 from typing import Any
 
 from bot.questions import answer_text
 from bot.store import Store
 
 ENTRY_COLUMNS = (
+    "batch_id",
+    "period",
+    "entry_date",
+    "status",
     "entry_no",
     "line_no",
     "entry",
@@ -36,13 +42,44 @@ DECISION_COLUMNS = (
     "status",
     "answer",
     "answered_by",
+    "answered_by_name",
     "answered_at",
     "source",
     "overridden",
     "rationale",
     "os_login",
+    "exception",
+    "batch_id",
+    "content_hash",
+    "self_approved",
+    "approval_ids",
     "input_files",
 )
+REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
+BATCH_RE = re.compile(r"\bJE-\d{4}-\d{2}-[A-Za-z0-9]+-\d+\b")
+
+
+def period_end(period: str) -> str:
+    """The last day of an accounting period: the date a month-end close's entries carry."""
+    year, month = (int(x) for x in period.split("-"))
+    return f"{period}-{calendar.monthrange(year, month)[1]:02d}"
+
+
+def journal_rows(batch: dict[str, Any], lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A batch's lines as the journal CSV has them: batch id, period, entry date (the period's
+    last day), the batch's status, entry and line numbers, account, amounts, well, memo, source
+    and the document reference."""
+    dated = period_end(batch["period"])
+    return [
+        {
+            **line,
+            "batch_id": batch["id"],
+            "period": batch["period"],
+            "entry_date": dated,
+            "status": batch["status"],
+        }
+        for line in lines
+    ]
 
 
 def _no_why(evidence: dict[str, Any], overridden: bool) -> str:
@@ -66,6 +103,13 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     answered = {
         e.detail.get("question_id"): e.detail for e in events if e.kind == "question_answered"
     }
+    drafted = {e.detail.get("batch_id"): e.detail for e in events if e.kind == "journal_drafted"}
+    posted: dict[str, dict[str, Any]] = {}  # approval question id → the posting it gave
+    for e in events:
+        if e.kind == "journal_posted":
+            for key in ("approval_question_id", "second_approval_question_id"):
+                if e.detail.get(key):
+                    posted[e.detail[key]] = e.detail
     rows = []
     for record in store.questions(run_id):
         evidence = answered.get(record.id, {})
@@ -77,6 +121,13 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
             entry = (record.answer or {}).get(str(number), {})
             options = [o["label"] for o in q.get("options", [])]
             recommended = q.get("recommended")
+            refs = REF_RE.findall(q["question"])
+            post = posted.get(record.id)
+            batches = BATCH_RE.findall(q["question"]) if number == 1 else []
+            batch_id = (post or {}).get("batch_id") or (batches[0] if batches else "")
+            digest = (post or {}).get("content_hash") or (drafted.get(batch_id) or {}).get(
+                "content_hash", ""
+            )
             rows.append(
                 {
                     "run_id": run_id,
@@ -104,10 +155,37 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     if overrode[number] or not any(overrode.values())
                     else "",
                     "os_login": evidence.get("os_login") or "",
+                    "answered_by_name": _name(record.answered_by, evidence),
+                    "exception": " ".join(refs),
+                    "batch_id": batch_id,
+                    "content_hash": digest,
+                    "self_approved": ("yes" if post.get("self_approved") else "no") if post else "",
+                    "approval_ids": "; ".join(
+                        x
+                        for x in (
+                            (post or {}).get("approval_question_id"),
+                            (post or {}).get("second_approval_question_id"),
+                        )
+                        if x
+                    ),
                     "input_files": files,
                 }
             )
     return rows
+
+
+SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
+
+
+def _name(user: str | None, evidence: dict[str, Any]) -> str:
+    """The person's name beside the id: what the answer's evidence recorded, else the id itself
+    when it is a login rather than a Slack user id."""
+    for key in ("user_name", "real_name", "name"):
+        if evidence.get(key):
+            return str(evidence[key])
+    if user and not SLACK_ID.match(user):
+        return user
+    return ""
 
 
 def _imported(f: dict[str, Any] | None) -> str:

@@ -16,7 +16,7 @@ from typing import TextIO
 from bot import __version__
 from bot.agent_loop import AgentLoop, Paused, TurnOutcome
 from bot.assemble import build_model, close_loop
-from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 from bot.close import data as close_data
 from bot.close import gl_export
 from bot.close.imports import intake
@@ -475,7 +475,7 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
         out.write(export.render(args.format))
         return EXIT_OK
     if args.csv:
-        out.write(to_csv(lines, ENTRY_COLUMNS))
+        out.write(to_csv(journal_rows(batch, lines), ENTRY_COLUMNS))
         return EXIT_OK
     print(
         f"Batch {batch['id']} ({batch['status']}) · debits {money(Decimal(batch['total_debit']))} = credits {money(Decimal(batch['total_credit']))}",

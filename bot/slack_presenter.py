@@ -17,7 +17,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
-from bot.audit import ENTRY_COLUMNS, decision_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 from bot.blocks import outgoing
 from bot.close.controls import (
     APPROVAL_HEADERS,
@@ -73,6 +73,7 @@ TASK_STATUS = {
     "stopped": "error",
 }
 PLAN_MODE = "plan"
+NARRATION_CHARS = 200  # the model's line on the plan: one line, not a paragraph
 
 
 def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = None) -> str:
@@ -110,6 +111,10 @@ def entries_by_account(lines: list[dict[str, Any]]) -> tuple[list[str], list[lis
     credit = sum((c for _, c in totals.values()), Decimal(0))
     rows.append(["Total", "", money(debit), money(credit)])
     return ["Account", "Name", "Debit", "Credit"], rows
+
+
+def _shown_as(task: dict[str, Any]) -> str:
+    return json.dumps(task, sort_keys=True)
 
 
 def status_title(run: Run, status: str | None = None) -> str:
@@ -154,9 +159,10 @@ class SlackPresenter:
         # status ts → True while it is a live stream, False once it is an ordinary message
         # (refused, or the stream ended); unknown after a restart: tried as a stream first.
         self._streams: dict[str, bool] = {}
-        self._tasks_shown: dict[str, dict[str, tuple[str, str]]] = {}  # ts → task id → shown
+        self._tasks_shown: dict[str, dict[str, str]] = {}  # ts → task id → as shown
         self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
         self._status_step: dict[str, str | None] = {}  # run → the step its status line names
+        self._narration: dict[str, str] = {}  # run → the model's latest line, shown on its step
         # Told when a run's state changes (the App Home tabs are published again).
         self.on_state_change: Callable[[], None] | None = None
         self._states: dict[str, str] = {}
@@ -305,6 +311,9 @@ class SlackPresenter:
                 line = f"{line} · stopped" if line else "stopped"
             if line:
                 chunk["output"] = outgoing(line)
+            said = self._narration.get(run.id)
+            if said and state in ("running", "waiting"):
+                chunk["details"] = outgoing(said)
             chunks.append(chunk)
         return chunks
 
@@ -333,7 +342,7 @@ class SlackPresenter:
             return None
         ts = str(response["ts"])
         self._streams[ts] = True
-        self._tasks_shown[ts] = {t["id"]: (t["status"], t.get("output", "")) for t in tasks}
+        self._tasks_shown[ts] = {t["id"]: _shown_as(t) for t in tasks}
         return ts
 
     def _move_plan(
@@ -346,7 +355,7 @@ class SlackPresenter:
             return False
         tasks = self._tasks(run, steps)
         shown = self._tasks_shown.get(ts, {})
-        changed = [t for t in tasks if shown.get(t["id"]) != (t["status"], t.get("output", ""))]
+        changed = [t for t in tasks if shown.get(t["id"]) != _shown_as(t)]
         try:
             if final:
                 last: list[dict[str, Any]] = [{"type": "plan_update", "title": status_title(run)}]
@@ -365,7 +374,7 @@ class SlackPresenter:
             self._streams[ts] = False
             return False
         self._streams.setdefault(ts, True)
-        self._tasks_shown[ts] = {t["id"]: (t["status"], t.get("output", "")) for t in tasks}
+        self._tasks_shown[ts] = {t["id"]: _shown_as(t) for t in tasks}
         return True
 
     # -- the thread's status line (assistant.threads.setStatus) -----------------
@@ -436,6 +445,8 @@ class SlackPresenter:
                 log.warning("run %s: channel message not updated: %s", run_id, slack_error(e))
             if self._move_plan(run, run.steps, final=final, note=note):
                 return
+            said = self._narration.get(run_id) if run.status in ("running", "waiting") else None
+            note = note or said
             safe_note = outgoing(note, self.people(run)) if note else None
             text = outgoing(status_title(run))
             status_blocks = self._status(run, run.steps, safe_note)
@@ -510,10 +521,20 @@ class SlackPresenter:
     # -- the Presenter protocol ------------------------------------------
 
     def text(self, run_id: str, text: str) -> None:
+        """The model's narration between steps: one line on the plan's running step (or the
+        status message's note), never a reply of its own — the thread stays quiet."""
+        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        if not line:
+            return
+        self._narration[run_id] = blocks.cut(line, NARRATION_CHARS)
+        self._status_updates.touch(run_id)
+
+    def say(self, run_id: str, text: str) -> None:
+        """A reply to a person in the run's thread (not narration)."""
         try:
             self.post(run_id, text)
-        except SlackApiError as e:  # narration is not worth stopping the close for
-            log.warning("run %s: narration not posted: %s", run_id, slack_error(e))
+        except SlackApiError as e:
+            log.warning("run %s: reply not posted: %s", run_id, slack_error(e))
 
     def progress(self, run_id: str, steps: dict[str, str]) -> None:
         running = next((s for s, state in steps.items() if state == "running"), None)
@@ -735,7 +756,7 @@ class SlackPresenter:
                         {
                             "filename": f"journal-{batch['id']}-draft.csv",
                             "title": f"Draft journal entries · {batch['id']} · for approval",
-                            "content": to_csv(lines, ENTRY_COLUMNS),
+                            "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
                         }
                     ],
                 )
@@ -815,7 +836,7 @@ class SlackPresenter:
                 {
                     "filename": f"journal-{batch['id']}.csv",
                     "title": f"Journal entries · {batch['id']} ({batch['status']})",
-                    "content": to_csv(lines, ENTRY_COLUMNS),
+                    "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
                 }
             )
         try:

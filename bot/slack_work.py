@@ -231,7 +231,7 @@ class SlackWork:
         if self.runner.busy(run_id):
             what = self.doing(run_id)
             self.runner.side(
-                lambda: self.presenter.text(
+                lambda: self.presenter.say(
                     run_id, f"I'm in the middle of {what} — I'll read this when that's done."
                 )
             )

@@ -120,8 +120,10 @@ def close_run(
     store: Store | None = None,
     max_forms: int = 60,
     second_approver: str = "bob",
+    rationale: str | None = None,
 ) -> CloseRun:
-    """A whole close, each form answered by `choose` as `user` (source `console` = a person)."""
+    """A whole close, each form answered by `choose` as `user` (source `console` = a person),
+    with `rationale` as each form's "Why" when given."""
     env = {"CLOSEBOT_DB": str(db)}
     if data_dir is not None:
         env["CLOSEBOT_DATA"] = str(data_dir)
@@ -149,7 +151,9 @@ def close_run(
             answer = answer_payload(ask, responses)
             # a second approval is a different person's (the console asks for their name)
             who = second_approver if ask.questions[0].header == "Second approval" else user
-            store.claim_answer(record.id, answer=answer, answered_by=who, source=source)
+            store.claim_answer(
+                record.id, answer=answer, answered_by=who, source=source, rationale=rationale
+            )
         outcome = loop.advance(run.id)
     assert isinstance(outcome, (Finished, Failed)), f"still paused after {max_forms} forms"
     return CloseRun(store=store, run_id=run.id, outcome=outcome, presenter=presenter, asks=asks)

@@ -48,13 +48,14 @@ def test_october_runs_all_eight_steps_and_posts_one_balanced_batch(october: Clos
         "overhead_rate:CEP-0926-044",
         "revenue_accrual:W-TX-005:2026-09",
         "severance:W-OK-002",
-        "flux_select:2026-10",
         "flux_item:6220",
     } <= refs
 
 
 def test_smith_accept_from_july_catches_up_2335_cost_and_8620_revenue(october: CloseRun) -> None:
     catch_up = decision_lines(october, "Smith 14-2H — Effective 2026-07-01")
+    # the revenue side is one question for every month paid at the old NRI: July's check, here
+    catch_up += decision_lines(october, "Smith 14-2H — Book the catch-up receivable")
     cost = sum((x["debit"] for x in catch_up if x["account"] == "6210"), D(0))  # type: ignore[misc]
     revenue = sum((x["credit"] for x in catch_up if x["account"] == "4090"), D(0))  # type: ignore[misc]
     receivable = sum((x["debit"] for x in catch_up if x["account"] == "1210"), D(0))  # type: ignore[misc]
@@ -150,23 +151,31 @@ def test_flux_splits_smith_oil_and_flags_only_workover(october: CloseRun) -> Non
     )
     assert (smith["volume_part"], smith["price_part"]) == (D("-4238.52"), D("-3679.10"))
     assert f"{smith['percent'] * 100:.2f}" == "-7.47" and smith["flagged"] is False
-    select = october.exception("flux_select:2026-10")
-    flagged = [i for i in select["details"]["facts"]["items"] if i["flagged"] == "True"]
-    assert [(i["account"], i["prior"], i["current"]) for i in flagged] == [
-        ("6220", "5200.00", "24996.25")
-    ]
+    items = [e for e in october.exceptions() if e["kind"] == "flux_item"]
+    assert [e["details"]["ref"] for e in items] == ["flux_item:6220"]  # the only flagged item
+    i = items[0]["details"]["facts"]["item"]
+    assert (i["account"], i["prior"], i["current"]) == ("6220", "5200.00", "24996.25")
+    # asked on its own, explained by the draft from the documents
+    assert items[0]["details"]["options"] == ["explain", "adjust", "escalate"]
+    assert "Rod pump replacement" in items[0]["extra"]["explanation"]
 
 
-def test_november_reverses_october_from_the_store_and_asks_nothing(tmp_path: Path) -> None:
+def test_november_reverses_october_from_the_store_and_asks_nothing_of_the_data(
+    tmp_path: Path,
+) -> None:
     db = tmp_path / "closebot.db"
     store = Store(db)
     october = close_run(None, db, store=store)
     november = close_run(None, db, period="2026-11", store=store)
     assert isinstance(november.outcome, Finished)
-    # nothing about the data: only the approvals, and the sign-off carrying October's open items
+    # nothing about the data: the approvals, flux against the posted October, October's open
+    # items one by one, then the sign-off
     headers = [q.header or "" for a in november.asks for q in a.questions]
-    assert headers[:2] == ["Posting", "Second approval"] and headers[2].startswith("Sign-off")
-    assert [e["kind"] for e in november.exceptions()] == ["signoff"]
+    assert headers[:2] == ["Posting", "Second approval"] and headers[-1].startswith("Sign-off")
+    kinds = {e["kind"] for e in november.exceptions()}
+    assert kinds <= {"flux_basis", "flux_item", "flux_escalate", "carried_item", "signoff"}
+    carried = [e for e in november.exceptions() if e["kind"] == "carried_item"]
+    assert len(carried) == len(october.ledger.open_items(october.run_id)) > 0
     october_accruals = october.entries("accrual")
     reversal = november.entries("reversal")
     assert sorted((x["account"], x["credit"], x["debit"]) for x in october_accruals) == sorted(
@@ -259,19 +268,46 @@ def test_accepting_a_wi_only_change_claims_this_months_check_shortfall(db_path: 
         choose=choose_label(**{"wi_nri:W-OK-001": "Accept operator's decimal, update DOI"}),
     )
     exc = run.exception("stub_underpaid:W-OK-001")
-    assert (
-        exc["details"]["facts"]["total"] == "4675.63"
-    )  # oil 1,753.50 + gas 1,886.22 + NGL 1,035.91
-    assert "should have paid" in exc["details"]["question"] and exc["resolution"] == "claim"
+    # one question for every month paid at the old NRI: July (revenue_history.csv) and August
+    # (this month's check), each worked here from the CSV files at NRI 0.12
+    import csv
+
+    from bot.close.data import SAMPLE_DIR
+
+    def shortfall(name: str) -> D:
+        with open(SAMPLE_DIR / "2026-10" / name, newline="") as f:
+            rows = [r for r in csv.DictReader(f) if r["well_id"] == "W-OK-001"]
+        due = (
+            (D(r["gross_value"]) - D(r["gross_taxes"]) - D(r["gross_deductions"])) * D("0.12")
+            for r in rows
+        )
+        return sum(
+            (
+                d.quantize(D("0.01"), "ROUND_HALF_UP") - D(r["owner_net_value"])
+                for d, r in zip(due, rows, strict=True)
+            ),
+            D(0),
+        )
+
+    july, august = shortfall("revenue_history.csv"), shortfall("revenue.csv")
+    assert (july, august) == (
+        D("4979.04"),
+        D("4675.63"),
+    )  # August: oil 1,753.50 + gas 1,886.22 + NGL 1,035.91
+    assert exc["details"]["facts"]["total"] == str(july + august)
+    assert "2026-07" in exc["details"]["question"] and "2026-08" in exc["details"]["question"]
+    assert exc["resolution"] == "claim"  # August still pays the old decimal: claim every month
     claim = [
         x
         for x in run.entries("decision")
-        if x["account"] in ("1215", "4090") and "new NRI" in x["memo"]
+        if x["account"] in ("1215", "4090")
+        and "new NRI" in x["memo"]
+        and x["well_id"] == "W-OK-001"
     ]
     assert (
         sum((x["debit"] for x in claim), D(0))
         == sum((x["credit"] for x in claim), D(0))
-        == D("4675.63")
+        == july + august
     )
     assert not any(
         x["account"].startswith("2") and x["debit"] and "new NRI" in x["memo"] for x in claim

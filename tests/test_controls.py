@@ -165,7 +165,7 @@ def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) ->
             "CLOSEBOT_APPROVAL_LIMIT": "5000000",
             "CLOSEBOT_DB": str(db_path.with_name("high.db")),
         },
-        stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nRod pump\n1\n",
+        stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n",
     )
     assert (
         high.returncode == 0
@@ -443,7 +443,7 @@ def test_concurrent_approvals_of_one_period_post_once(tmp_path: Path) -> None:
 
 
 def test_verify_finds_an_answer_or_a_posted_line_changed_in_the_records(db_path: Path) -> None:
-    done = closebot("run", "2026-10", stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n1\nbob\n1\nRod pump\n1\n")
+    done = closebot("run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\nbob\n1\n1\n")
     run_id = run_id_of(done.stdout)
     assert closebot("audit", run_id, "--verify").returncode == 0
     with sqlite3.connect(db_path) as conn:
@@ -467,7 +467,7 @@ def test_verify_finds_an_answer_or_a_posted_line_changed_in_the_records(db_path:
 def test_the_override_and_its_reason_are_on_the_question_that_was_overridden(db_path: Path) -> None:
     # AFE as recommended (protest), overhead overridden to pay as billed, with a reason
     done = closebot(
-        "run", "2026-10", stdin="5\n3\n1\n1\n3\n1\nCaprock JOA amendment\n" + "1\nok\n" * 12
+        "run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n1\nCaprock JOA amendment\n" + "1\nok\n" * 12
     )
     rows = list(
         csv.DictReader(io.StringIO(closebot("audit", run_id_of(done.stdout), "--csv").stdout))
@@ -525,7 +525,7 @@ def test_november_carries_octobers_open_items_and_blocks_the_lock_when_nothing_p
 def test_the_console_will_not_take_an_approval_when_approvers_are_set(db_path: Path) -> None:
     env = {"CLOSEBOT_APPROVERS": "UAPPROVER,UAPPROVER2"}
     done = closebot(
-        "run", "2026-10", env=env, stdin="5\n3\n1\n1\n3\n2\n1\n3\n1\n2\n" + "1\nok\n" * 10
+        "run", "2026-10", env=env, stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n2\n" + "1\nok\n" * 10
     )
     assert "with CLOSEBOT_APPROVERS set, posting is approved in Slack" in done.stdout
     run_id = run_id_of(done.stdout)

@@ -7,10 +7,13 @@ every chunk the way Slack does."""
 from __future__ import annotations
 
 import csv
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from bot.close.ledger import Ledger
 from bot.close.registry import STEPS
+from bot.sandbox.blockkit import problems
 from bot.sandbox.slack_api import FakeSlack
 from tests.slack_harness import Harness, refuse_streams, status_text
 
@@ -124,5 +127,86 @@ def test_the_threads_status_names_the_step_with_its_figures_and_is_cleared(
         said = [m for p in sent for m in p["loading_messages"]]
         assert f"Reconciling {lines} JIB lines…" in said
         assert fake.status_of(run.channel or "", run.thread_ts or "") is None
+    finally:
+        bot.close()
+
+
+def test_a_whole_close_posts_only_the_plan_the_forms_the_summary_and_the_files(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        bot.finish(run.id)
+        run = bot.store.run(run.id)
+        forms = {q.message_ts for q in bot.store.questions(run.id)}
+        thread = fake.thread(run.thread_ts or "")
+        kinds = []
+        for message in thread:
+            if message["ts"] == run.status_ts:
+                kinds.append("plan")
+            elif message["ts"] in forms:
+                kinds.append("form")
+            elif message.get("files"):
+                kinds.append("files")
+            elif "finished" in (message.get("text") or ""):
+                kinds.append("summary")
+            else:
+                kinds.append(f"other: {message.get('text')!r}")
+        assert kinds[0] == "plan" and kinds.count("plan") == 1
+        assert kinds.count("summary") == 1 and kinds.count("form") == len(forms)
+        assert [k for k in kinds if k.startswith("other")] == []
+        # the model's narration went onto the plan's steps instead of the thread
+        calls = [c for c in fake.calls if c.method == "chat.appendStream"]
+        details = [
+            chunk.get("details")
+            for c in calls
+            for chunk in c.params.get("chunks") or []
+            if chunk.get("details")
+        ]
+        assert details, "no narration reached the plan"
+        assert all(len(d) <= 200 and "\n" not in d for d in details)
+    finally:
+        bot.close()
+
+
+def _amount(cell: dict[str, Any]) -> Decimal:
+    text = str(cell.get("text") or "").strip().replace("$", "").replace(",", "")
+    return Decimal(text) if text else Decimal(0)
+
+
+def test_the_posting_approval_carries_its_entries_as_one_table_within_slacks_limits(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        approval = bot.answer_until(run.id, "Posting")
+        form = bot.form_of(approval)
+        assert problems(form["blocks"]) == []  # as the fake checked it when it was posted
+        (table,) = [b for b in form["blocks"] if b["type"] == "table"]
+        rows = table["rows"]
+        assert 2 <= len(rows) <= 100 and all(1 <= len(r) <= 20 for r in rows)
+        assert len({len(r) for r in rows}) == 1  # every row as wide as the header
+        header = [c["text"] for c in rows[0]]
+        debit, credit = header.index("Debit"), header.index("Credit")
+        body = [r for r in rows[1:] if r[0]["text"].isdigit()]
+        # An independent sum of the draft batch's lines, per account.
+        batch = Ledger(bot.store).current_batch(run.id)
+        assert batch is not None
+        lines = Ledger(bot.store).lines(batch["id"])
+        by_account: dict[str, list[Decimal]] = {}
+        for line in lines:
+            acc = by_account.setdefault(str(line["account"]), [Decimal(0), Decimal(0)])
+            acc[0] += Decimal(str(line["debit"] or 0))
+            acc[1] += Decimal(str(line["credit"] or 0))
+        assert {r[0]["text"] for r in body} == set(by_account)
+        for r in body:
+            d, c = by_account[r[0]["text"]]
+            assert (_amount(r[debit]), _amount(r[credit])) == (d, c)
+        total = sum((d for d, _ in by_account.values()), Decimal(0))
+        assert total == sum((c for _, c in by_account.values()), Decimal(0))
+        assert any(_amount(r[debit]) == total for r in rows[1:] if not r[0]["text"].isdigit())
+        assert form["text"]  # the text fallback is kept for notifications
     finally:
         bot.close()

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from bot.close.data import (
+    PRODUCTS,
     ZERO,
     CloseData,
     DoiRow,
@@ -85,6 +86,8 @@ class Close:
     data: CloseData
     master: Master
     decisions: dict[str, dict[str, Any]] = field(default_factory=dict)  # finding id → decision
+    # last month's revenue accruals (reversed this month): closebot's posted ones, else accruals.csv
+    prior_accruals: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def period(self) -> str:
@@ -176,6 +179,60 @@ class Close:
         if not held:
             return self._known_revenue
         return [(r, row) for r, row in self._known_revenue if r.ref not in held]
+
+
+ACCRUAL_MEMO_RE = re.compile(r"^accrue .+ (oil|gas|ngl) (\d{4}-\d{2})\b")
+
+
+def prior_revenue_accruals(
+    data: CloseData, posted_lines: list[dict[str, Any]] | None
+) -> list[dict[str, Any]]:
+    """Last month's revenue accruals per well × product × month, with revenue, severance and the
+    receivable: from closebot's posted batch when it closed that month, else from accruals.csv."""
+    if posted_lines is None:
+        return [
+            {
+                "well_id": a.well_id,
+                "product": PRODUCTS.get(a.product_or_category.casefold(), a.product_or_category),
+                "month": a.month,
+                "revenue": a.amount,
+                "severance": ZERO,
+                "receivable": a.amount,
+                "source": f"accruals.csv:{a.line}",
+            }
+            for a in data.accruals
+            if a.kind == "revenue"
+        ]
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for line in posted_lines:
+        if line.get("source") != "accrual":
+            continue
+        ref = str(line.get("ref") or "")
+        if ref.startswith("production.csv:") and ref.count(":") == 3:
+            _, well_id, product, month = ref.split(":")
+        elif m := ACCRUAL_MEMO_RE.match(str(line.get("memo") or "")):
+            well_id, product, month = str(line.get("well_id") or ""), m.group(1), m.group(2)
+        else:
+            continue  # an LOE accrual
+        item = out.setdefault(
+            (well_id, product, month),
+            {
+                "well_id": well_id,
+                "product": product,
+                "month": month,
+                "revenue": ZERO,
+                "severance": ZERO,
+                "receivable": ZERO,
+                "source": f"batch {line.get('batch_id')}",
+            },
+        )
+        if line["account"] == "1210":
+            item["receivable"] += line["debit"] - line["credit"]
+        elif line["account"] == "6110":
+            item["severance"] += line["debit"] - line["credit"]
+        elif line["account"].startswith("40"):
+            item["revenue"] += line["credit"] - line["debit"]
+    return list(out.values())
 
 
 def stub_net(r: RevenueLine, decimal: Decimal) -> Decimal:

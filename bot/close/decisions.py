@@ -12,22 +12,23 @@ from bot.close import checks
 from bot.close import data as close_data
 from bot.close.checks import Close, Finding
 from bot.close.data import add_months, cents
-from bot.close.kinds import book, describe, option_label
+from bot.close.kinds import KINDS, SETTLED, book, describe, line_refs, option_label
 from bot.close.ledger import Ledger
 from bot.close.master import dec8, money, with_change
 from bot.close.registry import FLUX
 from bot.close.steps import flux
-from bot.close.steps.flux import _flux_label
+from bot.close.steps.flux import _flux_label, parse_adjustment
 from bot.close.toolbase import REF_RE, ToolBase, question_for
 from bot.store import QuestionRecord
 from bot.tools import ToolContext, ToolError
 
 
 def catch_up_lines(
-    close: Close, name: str, well_id: str, effective: str, wi: Decimal, nri: Decimal
+    close: Close, name: str, well_id: str, effective: str, wi: Decimal, nri: Decimal | None = None
 ) -> list[dict[str, str]]:
-    """What the history files booked at the old decimal since `effective`, caught up to the new:
-    cost Dr 6210 (the line's account) / Cr 2110, revenue Dr 1210 / Cr 4090."""
+    """What jib_history booked at the old WI since `effective`, caught up to the new: cost Dr 6210
+    (the line's account) / Cr 2110. The revenue side is one question with this month's checks
+    (`_shortfall_at_new_nri`)."""
     month = effective[:7]
     out = []
     for h in close.data.history.lines("jib_history.csv", well_id):
@@ -39,17 +40,6 @@ def catch_up_lines(
                     "amount": str(cents(h.gross_amount * wi) - h.owner_net_amount),
                     "ref": f"jib_history.csv:{h.line}",
                     "memo": f"{name} {h.invoice_no} {h.cost_category} service {h.service_month} catch-up {money(h.gross_amount)} × ({dec8(wi)} − {dec8(h.owner_decimal)})",
-                }
-            )
-    for r in close.data.history.lines("revenue_history.csv", well_id):
-        if r.well_id == well_id and r.sale_month >= month and r.owner_decimal != nri:
-            out.append(
-                {
-                    "debit": "1210",
-                    "credit": "4090",
-                    "amount": str(checks.stub_net(r, nri) - r.owner_net_value),
-                    "ref": r.ref,
-                    "memo": f"{name} check {r.check_no} {r.product} sales {r.sale_month} catch-up 8/8 net {money(r.gross_value - r.gross_taxes - r.gross_deductions)} × ({dec8(nri)} − {dec8(r.owner_decimal)})",
                 }
             )
     return out
@@ -108,22 +98,25 @@ class DecisionTools(ToolBase):
         """
         exc = self._exception(ctx, exception_id)
         if exc["status"] == "resolved":
+            settled_by = exc["extra"].get("settled_by")
             return {
                 "exception_id": exc["id"],
                 "status": "resolved",
-                "decision": exc["resolution"],
-                "note": "already decided; nothing changed",
+                "decision": f"settled by {settled_by}" if settled_by else exc["resolution"],
+                "note": f"the decision on {settled_by} already settled this document line; nothing is booked twice"
+                if settled_by
+                else "already decided; nothing changed",
             }
         q = self._answered(ctx, question_id)
         chosen, typed = self._bound_answer(q, exc)
         codes = self._codes(exc, option)
         d = exc["details"]
         ledger = Ledger(ctx.store)
-        if exc["kind"] == "flux_item":
-            return self._decide(ctx, ledger, exc, "explain", q, {"explanation": typed or ""})
+        if exc["kind"] in ("flux_adjust", "flux_escalate") or (
+            exc["kind"] == "flux_item" and (typed is not None or not chosen)
+        ):
+            return self._flux_answer(ctx, ledger, exc, q, chosen, typed)
         if typed is not None and not chosen:
-            if exc["kind"] == "flux_item":
-                return self._decide(ctx, ledger, exc, "explain", q, {"explanation": typed})
             if option.casefold() not in ("other", "text"):
                 raise ToolError(
                     f"the person typed an answer ({typed[:60]!r}), not {option!r}; pass option 'other' with their text"
@@ -151,8 +144,6 @@ class DecisionTools(ToolBase):
                 "other": typed,
                 "note": "A typed answer books nothing: ask a follow-up that maps it onto one of the options, or leave it open.",
             }
-        if exc["kind"] == "flux_item":
-            raise ToolError("a flux explanation is free text; pass option 'text'")
         if codes != chosen:
             raise ToolError(
                 f"{q.answered_by} chose {', '.join(option_label(exc['kind'], c, d['facts']) for c in chosen) or 'nothing'} "
@@ -160,7 +151,22 @@ class DecisionTools(ToolBase):
             )
         if exc["kind"] == "flux_select":
             return self._decide(ctx, ledger, exc, ",".join(codes), q, {"selected": codes})
-        return self._decide(ctx, ledger, exc, codes[0], q, {})
+        if exc["kind"] == "flux_item":
+            return self._flux_answer(ctx, ledger, exc, q, codes, None)
+        chosen_option = KINDS[exc["kind"]].option(codes[0], d["facts"])
+        if chosen_option.override and not (q.rationale or "").strip() and not note.strip():
+            raise ToolError(
+                f"{chosen_option.label!r} on {d['ref']} overrides what the data supports: it needs the person's reason "
+                "(the form's 'Why'). Ask again and ask for the reason; the exception stays open."
+            )
+        return self._decide(
+            ctx,
+            ledger,
+            exc,
+            codes[0],
+            q,
+            {"reason": q.rationale or note} if chosen_option.override else {},
+        )
 
     def _decide(
         self,
@@ -175,13 +181,21 @@ class DecisionTools(ToolBase):
         spawned: list[Finding] = []
         if exc["kind"] == "wi_nri" and code == "accept":
             spawned.append(self._effective_date_finding(ctx, exc))
+        if exc["kind"] == "doi_sanity" and code == "correct":
+            extra = {**extra, **self._correct_doi(ctx, ledger, exc, q)}
         if exc["kind"] == "doi_effective":
             extra = self._accept_doi(ctx, ledger, exc, code, q)
             spawned += self._shortfall_at_new_nri(ctx, exc, code, Decimal(extra["nri"]))
         if exc["kind"] == "flux_select":
             spawned += self._flux_items(ctx, exc, extra["selected"])
+        if exc["kind"] == "flux_item" and code in ("adjust", "escalate"):
+            spawned.append(self._flux_follow_up(ctx, exc, code))
         if exc["kind"] == "signoff":
             self._sign(ctx, ledger, code)
+        if exc["kind"] == "carried_item" and code in ("settled", "write_off"):
+            ledger.set_open_item_status(
+                d["facts"]["item_id"], "settled" if code == "settled" else "written_off"
+            )
         record = ledger.decide(
             exc["id"],
             option=code,
@@ -191,6 +205,16 @@ class DecisionTools(ToolBase):
             decided_by=q.answered_by,
             source=q.source,
         )
+        settled = (
+            self._settle_others(ctx, ledger, exc, q)
+            if KINDS[exc["kind"]].holds(code, d["facts"])
+            else []
+        )
+        if exc["kind"] == "carried_item" and not any(
+            e["kind"] == "carried_item" and e["status"] != "resolved" and e["id"] != exc["id"]
+            for e in ledger.exceptions(ctx.run_id)
+        ):
+            spawned += self._signoff_finding(ctx, ledger, ctx.store.run(ctx.run_id).period)
         new = self._record(ctx, ledger, spawned)
         lines = book(exc["kind"], code, d["facts"], record["extra"])
         result: dict[str, Any] = {
@@ -201,6 +225,8 @@ class DecisionTools(ToolBase):
             "source": q.source,
             "books": describe(lines),
         }
+        if settled:
+            result["settles"] = settled
         if new:
             result["follow_up_exceptions"] = [
                 {
@@ -263,6 +289,124 @@ class DecisionTools(ToolBase):
                 )
         return out
 
+    def _settle_others(
+        self, ctx: ToolContext, ledger: Ledger, exc: dict[str, Any], q: QuestionRecord
+    ) -> list[str]:
+        """A decision that holds, maps or replaces document lines settles every other open
+        exception about only those lines: they are recorded as settled by it, booking nothing."""
+        lines = line_refs(exc["details"]["facts"])
+        out = []
+        for other in ledger.exceptions(ctx.run_id) if lines else []:
+            theirs = line_refs(other["details"]["facts"])
+            if other["id"] == exc["id"] or other["status"] == "resolved" or not theirs:
+                continue
+            if theirs <= lines:
+                ledger.decide(
+                    other["id"],
+                    option=SETTLED.code,
+                    status="resolved",
+                    extra={"settled_by": exc["details"]["ref"]},
+                    question_id=q.id,
+                    decided_by=q.answered_by,
+                    source=q.source,
+                )
+                out.append(other["details"]["ref"])
+        return out
+
+    def _correct_doi(
+        self, ctx: ToolContext, ledger: Ledger, exc: dict[str, Any], q: QuestionRecord
+    ) -> dict[str, Any]:
+        """DOI sanity, corrected: a closebot row from the broken row's date with the computed NRI,
+        in force once the batch is approved and posted (as every DOI change)."""
+        facts = exc["details"]["facts"]
+        close, _ = self._close(ctx, ctx.store.run(ctx.run_id).period)
+        base = next(
+            (
+                r
+                for r in close.data.doi
+                if r.well_id == facts["well_id"] and r.effective_from == facts["effective_from"]
+            ),
+            None,
+        )
+        if base is None:
+            raise ToolError(f"{facts['well_id']} has no DOI row from {facts['effective_from']}")
+        nri = Decimal(facts["computed_nri"])
+        new = with_change(base, wi=base.wi, nri=nri, effective_from=base.effective_from)
+        row = {
+            k: (str(v) if isinstance(v, Decimal) else v)
+            for k, v in ((f.name, getattr(new, f.name)) for f in fields(new))
+            if k not in ("line", "source")
+        }
+        ledger.propose_doi(
+            ctx.run_id,
+            well_id=base.well_id,
+            row=row,
+            effective_from=base.effective_from,
+            question_id=q.id,
+            decided_by=q.answered_by,
+        )
+        return {"effective_from": base.effective_from, "wi": str(base.wi), "nri": str(nri)}
+
+    def _flux_answer(
+        self,
+        ctx: ToolContext,
+        ledger: Ledger,
+        exc: dict[str, Any],
+        q: QuestionRecord,
+        chosen: list[str],
+        typed: str | None,
+    ) -> dict[str, Any]:
+        """A flux item is cleared only by an explanation or an adjustment, never by a skip;
+        escalating asks to whom, adjusting asks for the entry."""
+        kind, d = exc["kind"], exc["details"]
+        text = (typed or "").strip()
+        if kind == "flux_adjust":
+            if not text:
+                return self._keep_open(ledger, exc, q, "no adjustment described")
+            try:
+                entry = parse_adjustment(text)
+            except ValueError as e:
+                raise ToolError(
+                    f"{e}; ask again for the entry as 'Dr ACCOUNT / Cr ACCOUNT AMOUNT'"
+                ) from None
+            return self._decide(ctx, ledger, exc, "adjust", q, {"adjustment": entry})
+        if kind == "flux_escalate":
+            to = text or next((c[3:] for c in chosen if c.startswith("to:")), "")
+            if not to:
+                return self._keep_open(ledger, exc, q, "escalated to no one")
+            return self._decide(ctx, ledger, exc, "escalate", q, {"to": to})
+        if text:
+            return self._decide(ctx, ledger, exc, "explain", q, {"explanation": text})
+        if not chosen:
+            return self._keep_open(ledger, exc, q, "skipped: an explanation is required")
+        code = chosen[0]
+        if code == "explain":
+            draft = d["facts"].get("draft") or ""
+            if not draft:
+                return self._keep_open(
+                    ledger,
+                    exc,
+                    q,
+                    "Explain chosen with nothing to explain it: type the explanation",
+                )
+            return self._decide(ctx, ledger, exc, "explain", q, {"explanation": draft})
+        return self._decide(ctx, ledger, exc, code, q, {})
+
+    @staticmethod
+    def _keep_open(
+        ledger: Ledger, exc: dict[str, Any], q: QuestionRecord, why: str
+    ) -> dict[str, Any]:
+        ledger.decide(
+            exc["id"],
+            option="open",
+            status="open",
+            extra={"note": why},
+            question_id=q.id,
+            decided_by=q.answered_by,
+            source=q.source,
+        )
+        return {"exception_id": exc["id"], "status": "open", "note": f"{why}; the item stays open"}
+
     def _effective_date_finding(self, ctx: ToolContext, exc: dict[str, Any]) -> Finding:
         facts = exc["details"]["facts"]
         period = ctx.store.run(ctx.run_id).period
@@ -286,8 +430,9 @@ class DecisionTools(ToolBase):
             summary=f"effective date of WI {wi} / NRI {nri}",
             question=(
                 f"From what date does {facts['well_name']}'s new decimal WI {wi} / NRI {nri} apply "
-                f"(DOI today {facts['doi_wi']} / {facts['doi_nri']})? Months booked at the old decimal since then are "
-                "caught up from the history files (cost Dr 6210 / Cr 2110, revenue Dr 1210 / Cr 4090). The new DOI row takes "
+                f"(DOI today {facts['doi_wi']} / {facts['doi_nri']})? JIB months booked at the old decimal since then are "
+                "caught up from jib_history (Dr 6210 / Cr 2110); checks paid at the old NRI since then are one question next "
+                "(book, claim or accept). The new DOI row takes "
                 "effect when the batch is approved and posted. Type another date (YYYY-MM-DD) with Other."
             ),
             recommended=dates[0],
@@ -345,44 +490,66 @@ class DecisionTools(ToolBase):
     def _shortfall_at_new_nri(
         self, ctx: ToolContext, exc: dict[str, Any], effective: str, nri: Decimal
     ) -> list[Finding]:
-        """This month's checks for the well that paid less than the new NRI says they should:
-        an underpayment to claim or accept (a WI-only change moves the NRI too)."""
+        """Every check since the effective date that paid at the old NRI — the history months and
+        this month's alike — is one question: book the catch-up receivable, claim it, or accept."""
         run = ctx.store.run(ctx.run_id)
         close, _ = self._close(ctx, run.period)
         well_id = exc["details"]["facts"]["well_id"]
-        short = [
-            (r, checks.stub_net(r, nri))
+        month = effective[:7]
+        current = [
+            (r, "this month")
             for r, _ in close.known_revenue()
-            if r.well_id == well_id and r.sale_month >= effective[:7] and r.owner_decimal != nri
+            if r.well_id == well_id and r.sale_month >= month and r.owner_decimal != nri
         ]
-        total = sum((due - r.owner_net_value for r, due in short), Decimal("0.00"))
+        history = [
+            (r, "revenue_history.csv")
+            for r in close.data.history.lines("revenue_history.csv", well_id)
+            if r.well_id == well_id and r.sale_month >= month and r.owner_decimal != nri
+        ]
+        short = [(r, where, checks.stub_net(r, nri)) for r, where in history + current]
+        short = [(r, where, due) for r, where, due in short if due > r.owner_net_value]
+        total = sum((due - r.owner_net_value for r, _, due in short), Decimal("0.00"))
         if total <= 0:
             return []
         name = exc["details"]["facts"]["well_name"]
+        months = sorted({r.sale_month for r, _, _ in short})
         detail = "; ".join(
-            f"check {r.check_no} {r.product} (sales {r.sale_month}) paid {money(r.owner_net_value)} at {dec8(r.owner_decimal)}, "
-            f"should have paid {money(due)}"
-            for r, due in short
+            f"check {r.check_no} {r.product} (sales {r.sale_month}, {where}) paid {money(r.owner_net_value)} at {dec8(r.owner_decimal)}, "
+            f"{money(due)} at {dec8(nri)}"
+            for r, where, due in short
         )
+        still_short = any(where == "this month" for _, where, _ in short)
         return [
             Finding(
                 kind="stub_underpaid",
                 key=well_id,
                 step=exc["details"]["step"],
                 subject=name,
-                summary=f"checks paid {money(total)} less than NRI {dec8(nri)}",
-                question=f"At the new NRI {dec8(nri)} (from {effective}), {name}'s checks this month paid less than they should: {detail}. Shortfall {money(total)}.",
-                recommended="claim",
-                reasoning="The operator's own bill now carries the higher interest; its revenue deck should too. Claim the shortfall from the payor.",
+                summary=f"checks for {', '.join(months)} paid {money(total)} less than NRI {dec8(nri)}",
+                question=f"At the new NRI {dec8(nri)} (from {effective}), {name}'s checks for sale months {', '.join(months)} paid less "
+                f"than they should: {detail}. Catch-up {money(total)}, one decision for every month: book it as a catch-up "
+                "receivable (Dr 1210 / Cr 4090), claim it from the payor (Dr 1215 / Cr 4090), or accept the checks as paid.",
+                recommended="claim" if still_short else "book",
+                reasoning=(
+                    "This month's check still pays the old decimal: the payor's deck is wrong, so claim the shortfall for every month."
+                    if still_short
+                    else "The payor already pays the new decimal; the earlier months are a catch-up it owes on its next check."
+                ),
                 facts={
                     "well_id": well_id,
                     "total": str(total),
                     "ref": short[0][0].ref,
                     "lines": [
-                        {"ref": r.ref, "amount": str(due - r.owner_net_value)} for r, due in short
+                        {
+                            "ref": r.ref,
+                            "amount": str(due - r.owner_net_value),
+                            "sale_month": r.sale_month,
+                            "check": r.check_no,
+                        }
+                        for r, _, due in short
                     ],
                 },
-                options=["claim", "as_paid"],
+                options=["book", "claim", "as_paid"],
                 well_id=well_id,
                 amount=total,
             )
@@ -426,6 +593,40 @@ class DecisionTools(ToolBase):
             )
         return out
 
+    def _flux_follow_up(self, ctx: ToolContext, exc: dict[str, Any], code: str) -> Finding:
+        d = exc["details"]
+        key = d["ref"].split(":", 1)[1]
+        if code == "adjust":
+            return Finding(
+                kind="flux_adjust",
+                key=key,
+                step=FLUX.name,
+                subject=d["subject"],
+                summary=f"the adjustment for {d['subject']}",
+                question=f"Describe the adjusting entry for {d['subject']} as 'Dr ACCOUNT / Cr ACCOUNT AMOUNT — memo' "
+                "(for example Dr 6220 / Cr 2115 1,500.00 — Carter workover not yet billed). It is listed for posting "
+                "with an owner and clears the item.",
+                recommended="adjust",
+                reasoning="An adjustment clears a flux item only with its accounts and amount.",
+                facts={"item": d["facts"].get("item")},
+                options=["adjust"],
+            )
+        people = list(dict.fromkeys([*(d["facts"].get("people") or []), "the controller"]))
+        return Finding(
+            kind="flux_escalate",
+            key=key,
+            step=FLUX.name,
+            subject=d["subject"],
+            summary=f"escalate {d['subject']}",
+            question=f"Escalate the flux of {d['subject']} to whom? They own it until it is explained (type another name under Other).",
+            recommended=f"to:{people[0]}",
+            reasoning=f"{people[0]} is the first approver of this close."
+            if len(people) > 1
+            else f"{people[0]} owns this close.",
+            facts={"item": d["facts"].get("item")},
+            options=[f"to:{p}" for p in people],
+        )
+
     def _sign(self, ctx: ToolContext, ledger: Ledger, code: str) -> None:
         run = ctx.store.run(ctx.run_id)
         items = self._open_items(ctx, ledger)
@@ -434,7 +635,7 @@ class DecisionTools(ToolBase):
             ledger.carry_forward(
                 ctx.run_id,
                 period=run.period,
-                items=[{**i, "owner": run.started_by, "due": due} for i in items],
+                items=[{**i, "owner": i.get("owner") or run.started_by, "due": due} for i in items],
             )
         ctx.store.audit(
             run_id=ctx.run_id,

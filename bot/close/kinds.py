@@ -233,6 +233,16 @@ def _catch_up(facts: Facts, extra: dict[str, Any], date: str) -> list[Line]:
     ]
 
 
+def _catch_up_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
+    payable = sum(
+        (Decimal(c["amount"]) for c in extra.get("catch_up") or [] if c["credit"] == "2110"),
+        ZERO,
+    )
+    if not payable:
+        return None
+    return f"pay the catch-up payable for {subject} ({money(payable)}, 2110) on the operator's next JIB"
+
+
 class EffectiveDateKind(Kind):
     """Its options are dates (YYYY-MM-DD); each books the catch-up since that date."""
 
@@ -242,7 +252,19 @@ class EffectiveDateKind(Kind):
             f"Effective {code}",
             "The new decimal applies from this date; months booked at the old one are caught up.",
             books=lambda f, e: _catch_up(f, e, code),
+            leaves=_catch_up_open,
         )
+
+
+class EscalateKind(Kind):
+    """Its question's options are people ("to:NAME")."""
+
+    def option(self, code: str, facts: Facts) -> Option:
+        if code.startswith("to:"):
+            return Option(
+                code, f"Escalate to {code[3:]}"[:75], "They own the item until it is explained."
+            )
+        return super().option(code, facts)
 
 
 class FluxSelectKind(Kind):
@@ -278,7 +300,9 @@ def held_by_others(exceptions: list[dict[str, Any]]) -> dict[str, frozenset[str]
     holders: list[tuple[int, str, set[str]]] = []  # (position, exception id, lines)
     for pos, i in enumerate(order):
         e = decided[i]
-        if KINDS[e["kind"]].holds(e["resolution"], e["details"]["facts"]):
+        if KINDS[e["kind"]].holds(e["resolution"], e["details"]["facts"]) and not e[
+            "resolution"
+        ].startswith("map:"):  # a mapped line is the well's: what is found on it then is booked
             holders.append((pos, e["id"], line_refs(e["details"]["facts"])))
     out: dict[str, frozenset[str]] = {}
     for pos, i in enumerate(order):
@@ -488,6 +512,21 @@ def _underpaid_claim(facts: Facts, extra: dict[str, Any]) -> list[Line]:
     return out
 
 
+def _underpaid_book(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    out: list[Line] = []
+    for item in facts.get("lines", []):
+        sales = f" sales {item['sale_month']}" if item.get("sale_month") else ""
+        out += _pair(
+            "1210",
+            "4090",
+            Decimal(item["amount"]),
+            f"{item['ref']}{sales}: catch-up at the new NRI",
+            item["ref"],
+            _well(facts),
+        )
+    return out
+
+
 def _severance_refund(facts: Facts, extra: dict[str, Any]) -> list[Line]:
     return _pair(
         "1220",
@@ -516,6 +555,18 @@ def _sanity_correct(facts: Facts, extra: dict[str, Any]) -> list[Line]:
     ) + _wi_revenue_excess("held until the DOI master is corrected")(facts, extra)
 
 
+def _hold_well(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    out: list[Line] = []
+    name = facts.get("well_name", "")
+    for j in facts.get("jib_lines", []):
+        memo = f"{name}: {j['invoice']} {j['category']} held until the DOI master is corrected"
+        out += _pair("1395", j["account"], Decimal(j["billed"]), memo, j["ref"], _well(facts))
+    for s in facts.get("stub_lines", []):
+        memo = f"{name}: check {s['check']} {s['product']} sales {s['sale_month']} held until the DOI master is corrected"
+        out += _revenue_to_suspense(s, "whole", memo, _well(facts))
+    return out
+
+
 def _text(template: str) -> Opener:
     def leaves(facts: Facts, extra: dict[str, Any], subject: str) -> str:
         return template.format(
@@ -523,6 +574,14 @@ def _text(template: str) -> Opener:
         )
 
     return leaves
+
+
+def _adjust_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
+    a = extra.get("adjustment")
+    if not a:
+        return f"describe the adjustment for the flux of {subject}"
+    memo = f" — {a['memo']}" if a.get("memo") else ""
+    return f"post the adjusting entry Dr {a['debit']} / Cr {a['credit']} {money(Decimal(a['amount']))} for the flux of {subject}{memo}"
 
 
 def _flux_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
@@ -592,6 +651,16 @@ def _kinds() -> Iterable[Kind]:
                 books=_sanity_correct,
                 leaves=_text(
                     "correct the DOI master for {subject}; its difference is held in suspense"
+                ),
+                holds_line=True,
+            ),
+            "hold_well": Option(
+                "hold_well",
+                "Hold the well's documents in suspense",
+                "Its JIB lines to 1395 and its checks to 2310, whole, until the master is corrected.",
+                books=_hold_well,
+                leaves=_text(
+                    "correct the DOI master for {subject}; its documents are held in suspense"
                 ),
                 holds_line=True,
             ),
@@ -747,13 +816,22 @@ def _kinds() -> Iterable[Kind]:
         "stub_underpaid",
         "Underpaid",
         {
+            "book": Option(
+                "book",
+                "Book the catch-up receivable",
+                "Dr 1210 / Cr 4090 for every month paid at the old NRI; the payor owes it on its next check.",
+                books=_underpaid_book,
+                leaves=lambda f, e, s: (
+                    f"collect the catch-up receivable for {s} ({money(Decimal(f['total']))}, 1210)"
+                ),
+            ),
             "claim": Option(
                 "claim",
                 "Claim the shortfall",
                 "Revenue as received; the shortfall Dr 1215 / Cr 4090.",
                 books=_underpaid_claim,
                 leaves=lambda f, e, s: (
-                    f"collect the underpayment claim for {s} ({money(Decimal(f['total']))})"
+                    f"collect the underpayment claim for {s} ({money(Decimal(f['total']))}, 1215)"
                 ),
             ),
             "as_paid": Option(
@@ -863,23 +941,77 @@ def _kinds() -> Iterable[Kind]:
             "adjust": Option(
                 "adjust",
                 "Adjust (describe the entry)",
-                "An adjusting entry you describe next (accounts and amount), posted as its own entry.",
-                leaves=lambda f, e, s: (
-                    None if e.get("adjustment") else f"describe the adjustment for the flux of {s}"
-                ),
+                "An adjusting entry you describe next (accounts and amount), listed for posting with an owner.",
             ),
             "escalate": Option(
                 "escalate",
+                "Escalate (to whom, next)",
+                "Someone else explains it; the item stays open with them as its owner.",
+            ),
+        },
+    )
+    yield Kind(
+        "flux_adjust",
+        "Flux adjustment",
+        {
+            "adjust": Option(
+                "adjust",
+                "Adjust",
+                "The adjusting entry described, listed for posting with an owner.",
+                leaves=_adjust_open,
+            )
+        },
+    )
+    yield EscalateKind(
+        "flux_escalate",
+        "Flux escalation",
+        {
+            "escalate": Option(
+                "escalate",
                 "Escalate",
-                "Ask someone else to explain it; the item stays open with them as owner.",
+                "The item stays open with this person as its owner.",
                 leaves=lambda f, e, s: (
                     f"explain the flux of {s} (escalated to {e.get('to') or 'the controller'})"
+                ),
+            )
+        },
+    )
+    yield Kind(
+        "flux_basis",
+        "Flux basis",
+        {
+            "use_posted": Option(
+                "use_posted",
+                "Trust closebot's posted books",
+                "Compare with closebot's posted prior month; the export is taken as stale.",
+            ),
+            "investigate": Option(
+                "investigate",
+                "Compare with posted, reconcile the export",
+                "Compare with closebot's posted prior month; an open item to reconcile tb_activity.csv with it.",
+                leaves=_text(
+                    "reconcile tb_activity.csv with closebot's posted {month} ({subject})"
                 ),
             ),
         },
     )
-    yield Kind("flux_adjust", "Flux adjustment")
-    yield Kind("flux_escalate", "Flux escalation")
+    yield Kind(
+        "carried_item",
+        "Open item",
+        {
+            "settled": Option("settled", "Settled", "Closed: it is not carried again."),
+            "still_open": Option(
+                "still_open",
+                "Still open",
+                "Carried forward again with its owner and a new due date.",
+            ),
+            "write_off": Option(
+                "write_off",
+                "Write off (logged)",
+                "Closed as written off and logged; closebot books nothing for it.",
+            ),
+        },
+    )
     yield Kind(
         "signoff",
         "Sign-off",

@@ -544,6 +544,11 @@ class Ledger:
             (latest[0]["run_id"],),
         )
 
+    def set_open_item_status(self, item_id: int, status: str) -> None:
+        """A carried item settled or written off at the next close (it is not carried again)."""
+        with self.store.write() as db:
+            db.execute("update open_items set status = ? where id = ?", (status, item_id))
+
     def open_items(self, run_id: str) -> list[dict[str, Any]]:
         return self._rows("select * from open_items where run_id = ? order by id", (run_id,))
 

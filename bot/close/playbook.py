@@ -211,6 +211,13 @@ class PlaybookModel:
         refs = self._open_refs(state, step)
         asked = state.asked()
         resolved = state.resolved()
+        # an answer the tool refused to record (an override without its reason, say) is asked again
+        refused = {
+            (c.input.get("exception_id"), c.input.get("question_id"))
+            for c in state.calls
+            if c.name == "resolve_exception" and c.done and c.is_error
+        }
+        asked = {r: a for r, a in asked.items() if (r, a[0].id) not in refused}
         # 1. answers waiting to be recorded
         uses = []
         for ref in refs:
@@ -461,8 +468,9 @@ def summary_text(
         lines.append(f"*Exceptions ({s.get('exception_count', len(s['exceptions']))})*")
         for e in s["exceptions"]:
             how = (
-                f"{e['decision']} — decided by {e['decided_by']} ({e['source']})"
-                if e["status"] == "resolved"
+                f"{e['decision']} — decided by "
+                + (e.get("by") or f"{e.get('decided_by')} ({e.get('source')})")
+                if e.get("status", "resolved") == "resolved"
                 else "open"
             )
             lines.append(f"• {e['subject']}: {e['summary'][:140]} → {how}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.close import data as close_data
-from bot.close.checks import Close, Finding
+from bot.close.checks import Close, Finding, prior_revenue_accruals
 from bot.close.data import CloseData, DoiRow, add_months
 from bot.close.imports.intake import Imports
 from bot.close.kinds import (
@@ -23,7 +23,8 @@ from bot.close.kinds import (
 )
 from bot.close.ledger import Ledger
 from bot.close.master import ACCOUNT_NAMES, APPROVAL_LIMIT, Master, money
-from bot.close.registry import BOOKS_STEPS
+from bot.close.registry import BOOKS_STEPS, SIGNOFF
+from bot.close.steps.revenue import history_gaps
 from bot.errors import DataError, NotFoundError
 from bot.questions import MAX_DESCRIPTION, MAX_HEADER, TOOL_NAME
 from bot.store import QuestionRecord
@@ -72,7 +73,7 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     kind, facts = exc["kind"], d["facts"]
     ref = f" [ref {d['ref']}]"
     header = header_for(KINDS[kind].header, str(d["subject"]))
-    if kind == "flux_item":
+    if kind == "flux_adjust":
         return {
             "header": header,
             "question": _short(d["question"], 1400) + ref,
@@ -98,7 +99,9 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
         if d["recommended"] in d["options"]
         else None,
         "reasoning": d["reasoning"],
-        "allow_other": kind not in ("flux_select", "signoff"),
+        "allow_other": kind not in ("flux_select", "signoff", "flux_basis"),
+        # a flux item may be skipped: it then stays open (an explanation is needed to clear it)
+        "required": False if kind == "flux_item" else None,
     }
     return {k: v for k, v in q.items() if v is not None}
 
@@ -125,6 +128,7 @@ class ToolBase:
         # the last period read from imported files, while those files are the same
         self._imported: tuple[tuple[Any, ...], CloseData] | None = None
         self._resolved: tuple[Any, Close] | None = None
+        self._prior: dict[str, list[dict[str, Any]]] = {}  # posted batch id → its revenue accruals
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -182,7 +186,12 @@ class ToolBase:
                 "lines": sorted(line_refs(facts)),
                 "holds": KINDS[e["kind"]].holds(e["resolution"] or "", facts),
             }
-        close = Close(data=data, master=Master.of(data, added), decisions=decisions)
+        close = Close(
+            data=data,
+            master=Master.of(data, added),
+            decisions=decisions,
+            prior_accruals=self._prior_accruals(ledger, data, period),
+        )
         # The period's lines resolved to wells depend only on the data, the DOI rows and the
         # decisions that map lines: while those are the same, the next tool call reuses them.
         key = (
@@ -200,6 +209,17 @@ class ToolBase:
             close.reuse(self._resolved[1])
         self._resolved = (key, close)
         return close, ledger
+
+    def _prior_accruals(self, ledger: Ledger, data: CloseData, period: str) -> list[dict[str, Any]]:
+        """Last month's revenue accruals: closebot's posted batch's (read once per batch), else
+        accruals.csv's."""
+        prior = ledger.posted_batch(add_months(period, -1))
+        if prior is None:
+            return prior_revenue_accruals(data, None)
+        if prior["id"] not in self._prior:
+            lines = (x for x in ledger.iter_lines(prior["id"]) if x["source"] == "accrual")
+            self._prior[prior["id"]] = prior_revenue_accruals(data, list(lines))
+        return self._prior[prior["id"]]
 
     def _record(
         self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]
@@ -284,11 +304,46 @@ class ToolBase:
             )
         return q
 
+    def _signoff_finding(self, ctx: ToolContext, ledger: Ledger, period: str) -> list[Finding]:
+        """The sign-off question, once every carried-over item has been asked about."""
+        items = self._open_items(ctx, ledger)
+        if not items or any(e["kind"] == "signoff" for e in ledger.exceptions(ctx.run_id)):
+            return []
+        run = ctx.store.run(ctx.run_id)
+        owner = run.started_by or "the controller"
+        due = f"{add_months(period, 1)}-15"
+        blocking = [i for i in items if i["kind"] in ("journal", "step")]
+        listing = "; ".join(i["text"] for i in items[:12]) + (
+            f"; and {len(items) - 12} more" if len(items) > 12 else ""
+        )
+        return [
+            Finding(
+                kind="signoff",
+                key=period,
+                step=SIGNOFF.name,
+                subject=f"sign-off {period}",
+                summary=f"{len(items)} open item(s)",
+                question=f"Sign-off of {close_data.period_label(period)}: {len(items)} open item(s): {listing}. Carry them forward (owner {owner} unless named, due {due}) and lock the period, or block the lock?",
+                recommended="block_lock" if blocking else "carry_forward",
+                reasoning=(
+                    f"Do not lock: {blocking[0]['text']}. The month's books are not complete until it is."
+                    if blocking
+                    else "Each open item has an owner and a due date, and none stops the books from being right for the month."
+                ),
+                facts={"owner": owner, "due": due, "count": len(items)},
+            )
+        ]
+
     def _open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]:
         run = ctx.store.run(ctx.run_id)
         items: list[dict[str, Any]] = []
+        closed_carried = set()
         for e in ledger.exceptions(ctx.run_id):
             d = e["details"]
+            if e["kind"] == "carried_item":
+                if e["status"] == "resolved" and e["resolution"] in ("settled", "write_off"):
+                    closed_carried.add(d["facts"]["item_id"])
+                continue
             if e["kind"] == "signoff":
                 continue
             if e["status"] != "resolved":
@@ -303,9 +358,16 @@ class ToolBase:
             elif text := follow_up(
                 e["kind"], e["resolution"], d["facts"], e["extra"], d["subject"]
             ):
-                items.append({"kind": e["kind"], "text": text, "amount": d.get("amount")})
+                item = {"kind": e["kind"], "text": text, "amount": d.get("amount")}
+                if e["extra"].get("to"):
+                    item["owner"] = e["extra"]["to"]
+                items.append(item)
+        close, _ = self._close(ctx, run.period)
+        items += [{"kind": "history_gap", "text": text} for text in history_gaps(close)]
         previous = add_months(run.period, -1)
         for carried in ledger.carried_into(previous):
+            if carried["id"] in closed_carried:
+                continue
             items.append(
                 {
                     "kind": "carried",

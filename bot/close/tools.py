@@ -4,6 +4,7 @@ tool per step of CLOSE.md, one to record a person's decision, a drill-down, the 
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 from typing import Any, Literal
 
 from bot.close import data as close_data
@@ -13,7 +14,7 @@ from bot.close.decisions import DecisionTools
 from bot.close.imports.intake import imported_evidence
 from bot.close.kinds import option_label
 from bot.close.ledger import Ledger
-from bot.close.master import money
+from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.posting import PostingTools
 from bot.close.registry import (
     FLUX,
@@ -30,6 +31,95 @@ from bot.close.steps import flux, jibs, revenue
 from bot.close.steps.flux import _flux_label, _flux_line
 from bot.close.toolbase import MAX_LIST, _short
 from bot.tools import ToolContext, ToolError, ToolRegistry
+
+
+def _carried_finding(previous: str, c: dict[str, Any]) -> Finding:
+    owner = f", owner {c['owner']}" if c.get("owner") else ""
+    due = f", due {c['due']}" if c.get("due") else ""
+    return Finding(
+        kind="carried_item",
+        key=str(c["id"]),
+        step=SIGNOFF.name,
+        subject=c["text"][:70],
+        summary=f"open since {previous}{owner}{due}",
+        question=f"Open item carried from {previous}{owner}{due}: {c['text']}. Is it settled, still open (carried forward again), or written off?",
+        recommended="still_open",
+        reasoning="Nothing in this month's documents shows it settled; keep it open until someone confirms.",
+        facts={
+            "item_id": c["id"],
+            "text": c["text"],
+            "amount": c.get("amount") or "",
+            "from": previous,
+        },
+        amount=Decimal(c["amount"]) if c.get("amount") else ZERO,
+    )
+
+
+def _basis_finding(
+    period: str, prior_month: str, batch_id: str, diffs: list[tuple[str, Decimal, Decimal]]
+) -> Finding:
+    listing = "; ".join(
+        f"{a} {ACCOUNT_NAMES.get(a, '')}: closebot posted {money(p)}, tb_activity.csv {money(t)}"
+        for a, p, t in diffs
+    )
+    return Finding(
+        kind="flux_basis",
+        key=prior_month,
+        step=FLUX.name,
+        subject=f"tb_activity.csv {prior_month}",
+        summary=f"tb_activity.csv disagrees with closebot's posted {prior_month} on {len(diffs)} account(s)",
+        question=f"Flux compares {period} with closebot's own posted {prior_month} (batch {batch_id}). "
+        f"tb_activity.csv says otherwise for {prior_month}: {listing}. The export may be stale or include entries "
+        "closebot did not post.",
+        recommended="investigate",
+        reasoning="closebot's posted batch is the books it keeps; an export that disagrees with them should be reconciled, not compared with.",
+        facts={
+            "month": prior_month,
+            "batch_id": batch_id,
+            "differences": [[a, str(p), str(t)] for a, p, t in diffs],
+        },
+        amount=sum((abs(p - t) for _, p, t in diffs), ZERO),
+    )
+
+
+def _flux_item(
+    close: Any, i: dict[str, Any], split: list[dict[str, Any]], people: list[str]
+) -> Finding:
+    """One flagged flux item, asked on its own: explain (the draft from the documents), adjust, escalate."""
+    code = i.get("account") or f"{i['well_id']}:{i['product']}"
+    if i.get("account"):
+        draft = flux.flux_explanation(close, i["account"])
+        product = {"4010": "oil", "4020": "gas", "4030": "ngl"}.get(i["account"])
+        if product and not draft:
+            parts = [s for s in split if s["product"] == product]
+            if parts:
+                volume = sum((s["volume_part"] for s in parts), ZERO)
+                price = sum((s["price_part"] for s in parts), ZERO)
+                draft = f"checks this month vs the month before: volume {money(volume)}, price {money(price)}"
+    else:
+        draft = f"volume {money(i['volume_part'])}, price {money(i['price_part'])}"
+    label = _flux_label(i)
+    return Finding(
+        kind="flux_item",
+        key=code,
+        step=FLUX.name,
+        subject=label,
+        summary=f"explain {label}",
+        question=f"{_flux_line(i)}: beyond ±10 % and ±$5,000. "
+        + (
+            f"Drafted from the documents: {draft}. "
+            if draft
+            else "Nothing in the documents explains it. "
+        )
+        + "Explain (the draft, or type your own under Other), adjust with an entry you describe, or escalate?",
+        recommended="explain" if draft else "escalate",
+        reasoning=f"The documents behind it: {draft}."
+        if draft
+        else "No document explains the movement; someone who knows it should.",
+        facts={"item": {k: str(v) for k, v in i.items()}, "draft": draft, "people": people},
+        options=["explain", "adjust", "escalate"],
+        amount=abs(Decimal(str(i["change"]))),
+    )
 
 
 class CloseTools(DecisionTools, PostingTools):
@@ -216,12 +306,13 @@ class CloseTools(DecisionTools, PostingTools):
         """
         close, ledger = self._close(ctx, period)
         items, findings = revenue.revenue_accrual(close)
-        self._record(ctx, ledger, findings)
+        self._record(ctx, ledger, findings + REVENUE.findings(close))
         return self._step_result(
             ctx,
             ledger,
             REVENUE.name,
             revenue_accrual_total=sum((i["revenue"] for i in items), ZERO),
+            history_gaps=revenue.history_gaps(close)[:MAX_LIST],
             accruals=[
                 f"{i['well_name']} {i['product']} {i['month']}: {money(i['revenue'])}"
                 for i in items
@@ -252,54 +343,35 @@ class CloseTools(DecisionTools, PostingTools):
             e["kind"] == "tb_unbalanced" and e["resolution"] == "skip_flux"
             for e in ledger.exceptions(ctx.run_id)
         )
-        items = [] if skip else flux.flux(close, ledger.account_totals(batch["id"]))
+        prior_month = add_months(period, -1)
+        posted = ledger.posted_batch(prior_month)
+        findings: list[Finding] = []
+        tb = flux.tb_prior(close)
+        if posted is not None:
+            prior = flux.activity(ledger.account_totals(posted["id"]))
+            basis = f"closebot's posted {prior_month} (batch {posted['id']})"
+            diffs = flux.basis_differences(prior, tb) if tb is not None else []
+            if diffs:
+                findings.append(_basis_finding(period, prior_month, posted["id"], diffs))
+        elif skip or tb is None:
+            prior, basis = None, "nothing (no trial balance to compare with)"
+        else:
+            prior, basis = tb, f"tb_activity.csv {prior_month}"
+        items = (
+            flux.flux(close, ledger.account_totals(batch["id"]), prior) if prior is not None else []
+        )
         split = flux.revenue_split(close)
         flagged = [i for i in items if i["flagged"]] + [s for s in split if s["flagged"]]
-        if flagged:
-            unflagged = sorted(
-                (i for i in items if not i["flagged"]), key=lambda i: -abs(i["change"])
-            )
-            shown = (flagged + unflagged)[: max(2, min(len(flagged), 10))]
-            codes = [i.get("account") or f"{i['well_id']}:{i['product']}" for i in shown]
-            movers = sorted(split, key=lambda x: -abs(x["change"]))[:3]
-            text = "; ".join(_flux_line(i) for i in shown)
-            self._record(
-                ctx,
-                ledger,
-                [
-                    Finding(
-                        kind="flux_select",
-                        key=period,
-                        step=FLUX.name,
-                        subject=f"flux {period}",
-                        summary=f"{len(flagged)} item(s) beyond ±10 % and ±$5,000",
-                        question=f"Flux vs {add_months(period, -1)}: {text}. "
-                        + (
-                            "Revenue by well, this check's sales vs the month before (volume + price): "
-                            + "; ".join(_flux_line(x) for x in movers)
-                            + ". "
-                            if movers
-                            else ""
-                        )
-                        + "Which of these need an explanation?",
-                        recommended=codes[0],
-                        reasoning="Flagged by the rule (beyond ±10 % and ±$5,000): "
-                        + ", ".join(_flux_line(i) for i in flagged)[:600],
-                        facts={
-                            "items": [{k: str(v) for k, v in i.items()} for i in shown],
-                            "labels": {
-                                c: _flux_label(i) for c, i in zip(codes, shown, strict=True)
-                            },
-                        },
-                        options=codes,
-                    )
-                ],
-            )
+        people = sorted(self.approvers) or [
+            ctx.store.run(ctx.run_id).started_by or "the controller"
+        ]
+        findings += [_flux_item(close, i, split, people) for i in flagged]
+        self._record(ctx, ledger, findings)
         return self._step_result(
             ctx,
             ledger,
             FLUX.name,
-            compared_with=add_months(period, -1) if not skip else "nothing (trial balance skipped)",
+            compared_with=basis,
             accounts=[_flux_line(i) + (" FLAGGED" if i["flagged"] else "") for i in items][
                 :MAX_LIST
             ],
@@ -316,36 +388,18 @@ class CloseTools(DecisionTools, PostingTools):
         """
         self._data(ctx, period)
         ledger = Ledger(ctx.store)
+        previous = add_months(period, -1)
+        self._record(
+            ctx, ledger, [_carried_finding(previous, c) for c in ledger.carried_into(previous)]
+        )
+        waiting = [
+            e
+            for e in ledger.exceptions(ctx.run_id)
+            if e["kind"] == "carried_item" and e["status"] != "resolved"
+        ]
+        if not waiting:
+            self._record(ctx, ledger, self._signoff_finding(ctx, ledger, period))
         items = self._open_items(ctx, ledger)
-        if items and not any(e["kind"] == "signoff" for e in ledger.exceptions(ctx.run_id)):
-            run = ctx.store.run(ctx.run_id)
-            owner = run.started_by or "the controller"
-            due = f"{add_months(period, 1)}-15"
-            blocking = [i for i in items if i["kind"] in ("journal", "step")]
-            listing = "; ".join(i["text"] for i in items[:12]) + (
-                f"; and {len(items) - 12} more" if len(items) > 12 else ""
-            )
-            self._record(
-                ctx,
-                ledger,
-                [
-                    Finding(
-                        kind="signoff",
-                        key=period,
-                        step=SIGNOFF.name,
-                        subject=f"sign-off {period}",
-                        summary=f"{len(items)} open item(s)",
-                        question=f"Sign-off of {close_data.period_label(period)}: {len(items)} open item(s): {listing}. Carry them forward (owner {owner}, due {due}) and lock the period, or block the lock?",
-                        recommended="block_lock" if blocking else "carry_forward",
-                        reasoning=(
-                            f"Do not lock: {blocking[0]['text']}. The month's books are not complete until it is."
-                            if blocking
-                            else "Each open item has an owner and a due date, and none stops the books from being right for the month."
-                        ),
-                        facts={"owner": owner, "due": due, "count": len(items)},
-                    )
-                ],
-            )
         return self._step_result(
             ctx,
             ledger,
@@ -381,7 +435,9 @@ class CloseTools(DecisionTools, PostingTools):
                     }
                 )
         lock = [e for e in excs if e["kind"] == "signoff"]
-        decided = [e for e in excs if e["kind"] not in ("signoff",)]
+        decided = [
+            e for e in excs if e["kind"] not in ("signoff", "carried_item")
+        ]  # carried: open items
         doi_changes = [
             f"{r['well_id']} from {r['effective_from']}: WI {r['row']['wi']} / NRI {r['row']['nri']} ({r['status']})"
             for r in ledger.doi_rows(run_id=ctx.run_id)
@@ -393,13 +449,17 @@ class CloseTools(DecisionTools, PostingTools):
             "exceptions": [
                 {
                     "subject": e["details"]["subject"],
-                    "summary": _short(e["details"]["summary"], 70),
-                    "status": e["status"],
+                    "summary": _short(e["details"]["summary"], 56),
                     "decision": option_label(e["kind"], e["resolution"], e["details"]["facts"])
                     if e["resolution"] and e["resolution"] in e["details"]["options"]
                     else e["resolution"],
-                    "decided_by": e["decided_by"],
-                    "source": e["decision_source"],
+                    "by": f"{e['decided_by']} ({e['decision_source']})",
+                }
+                if e["status"] == "resolved"
+                else {
+                    "subject": e["details"]["subject"],
+                    "summary": _short(e["details"]["summary"], 56),
+                    "status": e["status"],
                 }
                 for e in decided[:MAX_LIST]
             ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from decimal import Decimal
@@ -14,6 +15,7 @@ from bot.close.data import (
     ZERO,
     add_months,
     cents,
+    parse_amount,
 )
 from bot.close.master import (
     ACCOUNT_NAMES,
@@ -29,13 +31,48 @@ from bot.close.master import (
 PNL_ACCOUNTS = ("4010", "4020", "4030", "4090", "6110", "6130", "6210", "6220", "6250")
 
 
-def flux(close: Close, lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """P&L activity by account this month vs the prior month's, flagged by the ±10 % and ±$5,000 rule."""
+def activity(lines: Iterable[dict[str, Any]]) -> dict[str, Decimal]:
+    """Debits less credits per account."""
+    out: dict[str, Decimal] = defaultdict(lambda: ZERO)
+    for line in lines:
+        out[line["account"]] += line["debit"] - line["credit"]
+    return out
+
+
+def tb_prior(close: Close) -> dict[str, Decimal] | None:
+    """The prior month's activity per account in tb_activity.csv, or None if it has none."""
     prior_month = add_months(close.period, -1)
-    prior: dict[str, Decimal] = defaultdict(lambda: ZERO)
-    for t in close.data.tb_activity:
-        if t.month == prior_month:
-            prior[t.account] += t.debit - t.credit
+    rows = [t for t in close.data.tb_activity if t.month == prior_month]
+    if not rows:
+        return None
+    out: dict[str, Decimal] = defaultdict(lambda: ZERO)
+    for t in rows:
+        out[t.account] += t.debit - t.credit
+    return out
+
+
+def basis_differences(
+    posted: dict[str, Decimal], tb: dict[str, Decimal]
+) -> list[tuple[str, Decimal, Decimal]]:
+    """P&L accounts where tb_activity.csv disagrees with closebot's posted prior month:
+    (account, posted, tb) with revenue shown as credits."""
+    out = []
+    for account in sorted(set(PNL_ACCOUNTS) & (set(posted) | set(tb))):
+        a, b = posted.get(account, ZERO), tb.get(account, ZERO)
+        if a != b:
+            sign = -1 if account.startswith("4") else 1
+            out.append((account, a * sign, b * sign))
+    return out
+
+
+def flux(
+    close: Close, lines: Iterable[dict[str, Any]], prior: dict[str, Decimal] | None = None
+) -> list[dict[str, Any]]:
+    """P&L activity by account this month vs the prior month's (closebot's posted month when
+    given, else tb_activity.csv), flagged by the ±10 % and ±$5,000 rule."""
+    if prior is None:
+        prior = tb_prior(close) or defaultdict(lambda: ZERO)
+    prior = defaultdict(lambda: ZERO, prior)
     now: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for line in lines:
         now[line["account"]] += line["debit"] - line["credit"]
@@ -123,6 +160,37 @@ def flux_explanation(close: Close, account: str) -> str:
             for j in lines
         )
     return ""
+
+
+ADJUSTMENT_RE = re.compile(
+    r"^\s*dr\.?\s*(?P<dr>\d{4})\b[^/]*?/\s*cr\.?\s*(?P<cr>\d{4})\b\s*(?P<amount>\(?-?\$?[\d,]+(?:\.\d{1,2})?\)?)\s*[-—:,]?\s*(?P<memo>.*)$",
+    re.IGNORECASE,
+)
+
+
+def parse_adjustment(text: str) -> dict[str, str]:
+    """'Dr 6220 / Cr 2115 1,500.00 — accrue the Carter workover' → the entry; ValueError if not."""
+    m = ADJUSTMENT_RE.match(text)
+    if not m:
+        raise ValueError(f"{text[:80]!r} is not an entry written 'Dr ACCOUNT / Cr ACCOUNT AMOUNT'")
+    dr, cr = m.group("dr"), m.group("cr")
+    for account in (dr, cr):
+        if account not in ACCOUNT_NAMES:
+            raise ValueError(f"account {account} is not in the chart of accounts")
+    if dr == cr:
+        raise ValueError("the debit and the credit are the same account")
+    try:
+        amount = parse_amount(m.group("amount"))
+    except (ValueError, ArithmeticError):
+        raise ValueError(f"{m.group('amount')!r} is not an amount") from None
+    if amount <= 0:
+        raise ValueError("the amount must be more than zero")
+    return {
+        "debit": dr,
+        "credit": cr,
+        "amount": str(cents(amount)),
+        "memo": m.group("memo").strip(),
+    }
 
 
 def _flux_label(i: dict[str, Any]) -> str:

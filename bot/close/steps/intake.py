@@ -30,6 +30,7 @@ from bot.close.master import (
     signed_money,
 )
 from bot.close.registry import INTAKE
+from bot.close.steps.interests import jib_line_facts, stub_line_facts
 
 # -- step 1: intake ------------------------------------------------------------
 
@@ -81,19 +82,8 @@ def intake(close: Close) -> Iterator[Finding]:
             )
     for row in data.doi:
         problem = doi_problem(row)
-        if problem:
-            yield Finding(
-                kind="doi_sanity",
-                key=f"{row.well_id}:{row.effective_from}",
-                step=INTAKE.name,
-                subject=row.well_name,
-                summary=problem,
-                question=f"doi.csv line {row.line}: {row.well_name} ({row.well_id}): {problem}. How should this well be booked?",
-                recommended="use_doi",
-                reasoning="The DOI row is what the company's records say; book with it and have the master corrected.",
-                facts={"ref": f"doi.csv:{row.line}", "well_id": row.well_id},
-                well_id=row.well_id,
-            )
+        if problem and not _corrected(close, row):
+            yield _sanity_finding(close, row, problem)
     wells = {line.ref: well for lines in (close.jib(), close.revenue()) for line, well in lines}
     for kind, docs in (("jib", data.jib), ("revenue", data.revenue)):
         for line in docs:
@@ -241,6 +231,95 @@ def _missing(document: str, who: str, text: str) -> Finding:
             else "The revenue accrual covers production without a check; ask the payor."
         ),
         facts={"document": document},
+    )
+
+
+def _corrected(close: Close, row: DoiRow) -> bool:
+    """closebot already holds a sane row for the well from the same date (a correction)."""
+    return any(
+        r.source != "doi.csv"
+        and r.well_id == row.well_id
+        and r.effective_from == row.effective_from
+        and doi_problem(r) is None
+        for r in close.master.rows
+    )
+
+
+def computed_nri(row: DoiRow) -> Decimal:
+    return Decimal(dec8(row.wi * (1 - row.royalty - row.orri)))
+
+
+def _sanity_finding(close: Close, row: DoiRow, problem: str) -> Finding:
+    """A DOI row that breaks the identity: correct the master (the computed NRI) and hold the
+    well's difference in suspense until then; booking it as recorded is an override."""
+    nri = computed_nri(row)
+    fixable = ZERO < row.wi <= 1 and ZERO < nri <= row.wi
+    in_force = [
+        (j, r)
+        for j, r in close.known_jib()
+        if r.well_id == row.well_id
+        and r.effective_from == row.effective_from
+        and r.line == row.line
+    ]
+    stubs = [
+        (s, r)
+        for s, r in close.known_revenue()
+        if r.well_id == row.well_id
+        and r.effective_from == row.effective_from
+        and r.line == row.line
+    ]
+    jib_lines = [jib_line_facts(j, row.wi) for j, _ in in_force]
+    stub_lines = [stub_line_facts(s, nri if fixable else row.nri, close.period) for s, _ in stubs]
+    paid = sum((s.owner_net_value for s, _ in stubs), ZERO)
+    at_nri = sum((stub_net(s, nri) for s, _ in stubs), ZERO)
+    at_recorded = sum((stub_net(s, row.nri) for s, _ in stubs), ZERO)
+    billed = sum((Decimal(j["billed"]) for j in jib_lines), ZERO)
+    at_wi = sum((Decimal(j["at_doi"]) for j in jib_lines), ZERO) if fixable else billed
+    at_nri = at_nri if fixable else paid
+    question = (
+        f"doi.csv line {row.line}: {row.well_name} ({row.well_id}): {problem}. "
+        + (
+            f"Computed NRI = {dec8(row.wi)} × (1 − {dec8(row.royalty)} − {dec8(row.orri)}) = {dec8(nri)}. "
+            f"This month's checks paid {money(paid)}: {money(at_nri)} at the computed NRI, {money(at_recorded)} at the NRI as recorded. "
+            if fixable
+            else "The WI itself is impossible, so no NRI can be computed from it. "
+        )
+        + "Correct the master (the difference held in suspense until the corrected row is in force), or book with the row as recorded (an override: say why)?"
+    )
+    return Finding(
+        kind="doi_sanity",
+        key=f"{row.well_id}:{row.effective_from}",
+        step=INTAKE.name,
+        subject=row.well_name,
+        summary=problem,
+        question=question,
+        recommended="correct" if fixable else "hold_well",
+        reasoning=(
+            f"An NRI that breaks 0 < NRI ≤ WI ≤ 1 or NRI = WI × (1 − royalty − ORRI) cannot be right; "
+            f"booking with it overstates or understates the well. The identity gives {dec8(nri)}: correct the master "
+            "and hold whatever the documents pay beyond it in suspense until the corrected row is approved."
+            if fixable
+            else "The row's WI is outside (0, 1]: nothing can be booked from it until the master is corrected."
+        ),
+        facts={
+            "ref": f"doi.csv:{row.line}",
+            "well_id": row.well_id,
+            "well_name": row.well_name,
+            "operator": row.operator,
+            "effective_from": row.effective_from,
+            "doi_wi": dec8(row.wi),
+            "doi_nri": dec8(row.nri),
+            "computed_nri": dec8(nri) if fixable else None,
+            "royalty": dec8(row.royalty),
+            "orri": dec8(row.orri),
+            "jib_lines": jib_lines,
+            "stub_lines": stub_lines,
+            "jib_difference": str(billed - at_wi),
+            "stub_difference": str(paid - at_nri),
+        },
+        options=["correct", "use_doi"] if fixable else ["hold_well", "use_doi"],
+        well_id=row.well_id,
+        amount=abs(paid - at_nri) + abs(billed - at_wi),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from decimal import Decimal
+from typing import Any
 
 from bot.close.checks import (
     Close,
@@ -144,33 +145,8 @@ def _wi_finding(
             "stub_at_doi": str(paid_doi),
             "stub_difference": str(paid - paid_doi),
             "net_effect": str(net_effect),
-            "jib_lines": [
-                {
-                    "ref": j.ref,
-                    "invoice": j.invoice_no,
-                    "account": cost_account(j),
-                    "billed": str(j.owner_net_amount),
-                    "at_doi": str(cents(j.gross_amount * d.wi)),
-                    "gross": str(j.gross_amount),
-                    "category": j.cost_category,
-                }
-                for j, d in jibs
-            ],
-            "stub_lines": [
-                {
-                    "ref": r.ref,
-                    "check": r.check_no,
-                    "sale_month": r.sale_month,
-                    "product": r.product,
-                    "account": revenue_account(r.product, r.sale_month, close.period),
-                    "paid": {
-                        k: str(v)
-                        for k, v in stub_parts(r, r.owner_decimal, net=r.owner_net_value).items()
-                    },
-                    "at_doi": {k: str(v) for k, v in stub_parts(r, d.nri).items()},
-                }
-                for r, d in stubs
-            ],
+            "jib_lines": [jib_line_facts(j, d.wi) for j, d in jibs],
+            "stub_lines": [stub_line_facts(r, d.nri, close.period) for r, d in stubs],
             "royalty": dec8(row.royalty),
             "orri": dec8(row.orri),
         },
@@ -178,6 +154,34 @@ def _wi_finding(
         well_id=well_id,
         amount=abs(billed - at_doi) + abs(paid - paid_doi),
     )
+
+
+def jib_line_facts(j: JibLine, wi: Decimal) -> dict[str, Any]:
+    """A JIB line as billed and at the DOI WI, for a finding's facts."""
+    return {
+        "ref": j.ref,
+        "invoice": j.invoice_no,
+        "account": cost_account(j),
+        "billed": str(j.owner_net_amount),
+        "at_doi": str(cents(j.gross_amount * wi)),
+        "gross": str(j.gross_amount),
+        "category": j.cost_category,
+    }
+
+
+def stub_line_facts(r: RevenueLine, nri: Decimal, period: str) -> dict[str, Any]:
+    """A stub line as paid and at the DOI NRI, for a finding's facts."""
+    return {
+        "ref": r.ref,
+        "check": r.check_no,
+        "sale_month": r.sale_month,
+        "product": r.product,
+        "account": revenue_account(r.product, r.sale_month, period),
+        "paid": {
+            k: str(v) for k, v in stub_parts(r, r.owner_decimal, net=r.owner_net_value).items()
+        },
+        "at_doi": {k: str(v) for k, v in stub_parts(r, nri).items()},
+    }
 
 
 def _last_billed_decimal(data: CloseData, well_id: str) -> Decimal | None:

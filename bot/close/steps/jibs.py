@@ -243,8 +243,23 @@ def loe_accrual(close: Close) -> list[dict[str, Any]]:
             if month in months:
                 gross[key][month] += amount
     for j, _ in close.known_jib():
-        if j.cost_category in ("LOE", "Overhead") and not j.afe_no and j.service_month in months:
-            gross[(j.well_id, j.cost_category)][j.service_month] += j.gross_amount
+        if j.cost_category not in ("LOE", "Overhead") or j.afe_no or j.service_month not in months:
+            continue
+        duplicate = close.decisions.get(f"duplicate:{j.line}")
+        if duplicate and duplicate.get("option") != "pay_as_billed":
+            continue  # a duplicate being disputed (or not yet decided) is not cost
+        amount = j.gross_amount
+        overhead = close.decided(f"overhead_rate:{j.invoice_no}")
+        if (
+            j.cost_category == "Overhead"
+            and overhead
+            and overhead["option"] in ("short_pay", "protest")
+        ):
+            rate = close.master.overhead_rate(j.well_id, j.service_month, drilling=False)
+            amount = (
+                rate if rate is not None else amount
+            )  # what the JOA allows, not what was billed
+        gross[(j.well_id, j.cost_category)][j.service_month] += amount
     out = []
     for (well_id, category), by_month in sorted(gross.items()):
         row = close.master.in_force(well_id, close.period)

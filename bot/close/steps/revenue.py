@@ -17,6 +17,7 @@ from bot.close.data import (
     ZERO,
     add_months,
     cents,
+    months_between,
 )
 from bot.close.master import (
     ACCRUAL_WINDOW,
@@ -127,6 +128,111 @@ def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
         )
         findings.append(finding)  # what its decision accrues is booked by its kind
     return accruals, findings
+
+
+@REVENUE.check
+def expected_checks(close: Close) -> Iterator[Finding]:
+    """A well × product × month with production and a DOI interest expects a check within the
+    accrual window: last month's accruals that no check paid and nothing accrues again this month
+    are exceptions (months missing between paid months are reported: `history_gaps`)."""
+    data, master = close.data, close.master
+    window = {add_months(close.period, -k) for k in range(1, ACCRUAL_WINDOW + 1)}
+    checked = {(r.well_id, r.product, r.sale_month) for r, _ in close.known_revenue()}
+    checked |= data.history.checked  # the window's months (and the one before it) with a check
+    produced = {(p.well_id, p.product, p.month) for p in data.production if p.month in window}
+    accrued = {(a["well_id"], a["product"], a["month"]): a for a in close.prior_accruals}
+    for (well_id, product, month), a in sorted(accrued.items()):
+        if (well_id, product, month) in checked | produced:
+            continue
+        row = master.in_force(well_id, month)
+        if row is None:
+            continue
+        yield _missing_check(close, well_id, product, month, a)
+
+
+def _missing_check(
+    close: Close, well_id: str, product: str, month: str, a: dict[str, Any]
+) -> Finding:
+    name = close.master.name(well_id)
+    past = months_between(month, close.period) > ACCRUAL_WINDOW
+    revenue, severance = Decimal(a["revenue"]), Decimal(a["severance"])
+    item = {
+        "well_id": well_id,
+        "well_name": name,
+        "product": product,
+        "month": month,
+        "revenue": str(revenue),
+        "severance": str(severance),
+        "receivable": str(revenue - severance),
+        "account": REVENUE_ACCOUNTS[product],
+        "formula": f"accrued again as last month ({a['source']})",
+    }
+    last = [i for i in _last_actual(close, well_id, month) if i["product"] == product]
+    when = (
+        f"past the {ACCRUAL_WINDOW}-month accrual window"
+        if past
+        else f"still within the {ACCRUAL_WINDOW}-month window"
+    )
+    return Finding(
+        kind="missing_check",
+        key=f"{well_id}:{product}:{month}",
+        step=REVENUE.name,
+        subject=f"{name} {product} {month}",
+        summary=f"no check for {name} {product} {month}: accrued {money(revenue)} last month, reversed this month, {when}",
+        question=(
+            f"{name} ({well_id}) {product} production month {month} was accrued last month ({money(revenue)} revenue, "
+            f"{money(severance)} severance, {a['source']}) and no check has paid it; this month's batch reverses that "
+            f"accrual and nothing accrues it again ({when}). Accrue it again on operator volumes, on the last actual "
+            "check, write it off (logged), or book nothing and ask the payor?"
+        ),
+        recommended="accrue",
+        reasoning=(
+            "The production happened and the DOI gives us an interest in it: until the payor explains, the revenue "
+            "is still earned. Accrue it again and ask the payor for the check."
+        ),
+        facts={
+            "well_id": well_id,
+            "items": [item],
+            "last_actual": [{k: str(v) for k, v in i.items()} for i in last],
+            "total": str(revenue),
+        },
+        options=["accrue", *(["last_actual"] if last else []), "write_off", "request"],
+        well_id=well_id,
+        amount=revenue,
+    )
+
+
+def history_gaps(close: Close) -> list[str]:
+    """Months missing from the checks between months that have checks, while the accrual window
+    still covers them (reported, and carried as open items: ask the payor)."""
+    data, master = close.data, close.master
+    window = {add_months(close.period, -k) for k in range(1, ACCRUAL_WINDOW + 1)}
+    checked = {(r.well_id, r.product, r.sale_month) for r, _ in close.known_revenue()}
+    checked |= data.history.checked  # the window's months (and the one before it) with a check
+    produced = {(p.well_id, p.product, p.month) for p in data.production}
+    accrued = {(a["well_id"], a["product"], a["month"]) for a in close.prior_accruals}
+    months: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for well_id, product, month in checked:
+        months[(well_id, product)].add(month)
+    out = []
+    for (well_id, product), seen in sorted(months.items()):
+        month, last = add_months(min(seen), 1), max(seen)
+        while month < last:
+            key = (well_id, product, month)
+            if (
+                month not in seen
+                and month in window
+                and key not in produced | accrued
+                and master.in_force(well_id, month) is not None
+            ):
+                before = max(m for m in seen if m < month)
+                after = min(m for m in seen if m > month)
+                out.append(
+                    f"no check for {master.name(well_id)} {product} {month} (checks paid {before} and {after}; "
+                    "no operator volumes to accrue): ask the payor"
+                )
+            month = add_months(month, 1)
+    return out
 
 
 def _last_actual(close: Close, well_id: str, month: str) -> list[dict[str, Any]]:
