@@ -30,6 +30,7 @@ from bot.close.ledger import Ledger
 from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.progress import intake_figures, loading_messages, step_lines
 from bot.debounce import Debounce
+from bot.identity import mention, same_person
 from bot.questions import Ask, answer_text
 from bot.store import QuestionRecord, Run, Store
 
@@ -59,7 +60,7 @@ def who_may_answer(run: Run, approvers: frozenset[str]) -> str:
         else "the person who started this close"
     )
     if approvers:
-        text += " or an approver: " + ", ".join(f"<@{a}>" for a in sorted(approvers))
+        text += " or an approver: " + ", ".join(mention(a) for a in sorted(approvers))
     return text
 
 
@@ -85,8 +86,10 @@ def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = 
             f"Who may approve: <@{run.started_by}> (started this close; no approvers are set, "
             "so this is self-approval)"
         )
-    eligible = sorted(approvers - {run.started_by or "", first or ""})
-    names = ", ".join(f"<@{a}>" for a in eligible) or "nobody (every approver is excluded)"
+    eligible = sorted(
+        a for a in approvers if not same_person(a, run.started_by) and not same_person(a, first)
+    )
+    names = ", ".join(mention(a) for a in eligible) or "nobody (every approver is excluded)"
     why = []
     if run.started_by and run.started_by in approvers | {run.started_by}:
         why.append(f"<@{run.started_by}>, who started this close")
@@ -256,8 +259,12 @@ class SlackPresenter:
             return f"⏳ Running: {running[-1]}" if running else "⏳ Running"
         if run.status == "waiting":
             pending = self.store.pending_question(run.id)
-            what = f" — {header_of(pending)}" if pending is not None and header_of(pending) else ""
-            return f"🙋 Waiting on {who_may_answer(run, self.approvers)}{what}"
+            header = header_of(pending) if pending is not None else None
+            what = f" — {header}" if header else ""
+            who = who_may_answer(run, self.approvers)
+            if header in APPROVAL_HEADERS and self.approvers:  # only those who may approve
+                who = ", ".join(f"<@{a}>" for a in sorted(self.approvers - {run.started_by or ""}))
+            return f"🙋 Waiting on {who}{what}"
         if run.status == "done":
             return "✅ Finished: every step ran"
         if run.status == "cancelled":
@@ -311,6 +318,8 @@ class SlackPresenter:
                 line = f"{line} · waiting on a decision" if line else "waiting on a decision"
             if state == "stopped":
                 line = f"{line} · stopped" if line else "stopped"
+            if state == "done" and not line:
+                line = "no exceptions"
             if line:
                 chunk["output"] = outgoing(line)
             said = self._narration.get(run.id)

@@ -21,12 +21,13 @@ from tests.sandbox_browser import browser, page, sandbox  # noqa: F401  (fixture
 def hermetic_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     db = tmp_path / "closebot.db"
     monkeypatch.setenv("CLOSEBOT_DB", str(db))
-    monkeypatch.setenv("CLOSEBOT_USER", "alice")
     for name in (
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
         "CLOSEBOT_DATA",
         "CLOSEBOT_APPROVERS",
+        "CLOSEBOT_CONSOLE_APPROVERS",
+        "CLOSEBOT_USER",
         "CLOSEBOT_MODEL",
         "CLOSEBOT_MAX_STEPS",
     ):

@@ -797,3 +797,19 @@ def test_the_csv_evidence_carries_names_batch_hash_and_dates(db_path: Path) -> N
         j for j in journal if j["well_id"] == "W-TX-001" and j["ref"].startswith("revenue.csv:")
     ]
     assert smith and all(j["line_no"] for j in smith)
+
+
+def test_the_loe_average_counts_a_line_billed_twice_once(tmp_path: Path, db_path: Path) -> None:
+    """jib_history.csv carries Alpha's August LOE twice (re-sent on another invoice): the
+    trailing average of July, August and September counts it once."""
+    history = (
+        FILES["jib_history.csv"]
+        + "Acme Operating,ACME-0826B,2026-08,W-A,LOE,9500.00,0.50000000,4750.00\n"
+    )
+    write_period(tmp_path, jib_history=history)
+    run = close_run(tmp_path, db_path)
+    accrued = [
+        x for x in run.entries("accrual") if x["well_id"] == "W-A" and x["account"] == "6210"
+    ]
+    average = (D("9000.00") + D("9500.00") + D("10000.00")) / 3  # Jul, Aug once, Sep's JIB
+    assert [x["debit"] for x in accrued] == [r2(average * D("0.5"))]

@@ -210,3 +210,20 @@ def test_the_posting_approval_carries_its_entries_as_one_table_within_slacks_lim
         assert form["text"]  # the text fallback is kept for notifications
     finally:
         bot.close()
+
+
+def test_the_channel_message_names_only_who_the_form_waits_on(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    try:
+        run = bot.start()
+        state = bot.message(run.thread_ts or "")["blocks"][1]["elements"][0]["text"]
+        assert state.startswith("🙋 Waiting on <@UALICE> (started this close)")
+        bot.answer_until(run.id, "Posting")
+        bot.service.presenter.update_status(run.id)  # the debounced update, now
+        state = bot.message(run.thread_ts or "")["blocks"][1]["elements"][0]["text"]
+        # the posting approval waits on the approvers only: the starter may not approve
+        assert state == "🙋 Waiting on <@UAPPROVER>, <@UAPPROVER2> — Posting"
+    finally:
+        bot.close()

@@ -18,7 +18,7 @@ from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.questions import Question, Response
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
-from tests.cli_run import closebot
+from tests.cli_run import LOGIN, closebot
 from tests.close_helpers import close_run, recommended
 from tests.slack_harness import Harness
 
@@ -129,8 +129,9 @@ def test_closebot_run_of_a_period_an_earlier_release_posted_says_so(
 ) -> None:
     old = load(release, db_path)
     ran = closebot("run", "2026-10", "--auto")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert f"{old.posted_batch} already posted" in ran.stdout
+    # one close per period (issue 17): said, and exit 2, before any question is asked
+    assert ran.returncode == 2, ran.stdout + ran.stderr
+    assert f"October 2026 is already posted (batch {old.posted_batch})" in ran.stderr
     assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
 
 
@@ -162,7 +163,8 @@ def test_a_console_run_paused_by_an_earlier_release_is_answered_and_finishes(
     assert answered.returncode in (0, 3), answered.stdout + answered.stderr
     store = Store(db_path)
     record = store.question(question.id)
-    assert (record.status, record.answered_by, record.source) == ("answered", "alice", "console")
+    # recorded under the OS login that answered (console identities are never typed)
+    assert (record.status, record.answered_by, record.source) == ("answered", LOGIN, "console")
     store.close()
 
     finished = closebot("resume", old.paused, "--auto")
@@ -264,3 +266,30 @@ def test_a_slack_run_paused_by_an_earlier_release_is_answered_on_its_old_form(
         h.close()
     assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
     assert_chain_intact(old.slack)
+
+
+@pytest.mark.parametrize("release", RELEASES)
+def test_slash_close_of_a_period_an_earlier_release_posted_never_posts_it_again(
+    release: str, db_path: Path, fake: FakeSlack
+) -> None:
+    old = load(release, db_path)
+    h = Harness(fake, db_path)
+    try:
+        run = h.start("2026-10")
+        approval = h.answer_until(run.id, "Posting")
+        assert f"{old.posted_batch} already posted" in str(h.store.question(approval).questions)
+        # the approvers approve anyway, against the recommendation, and say why
+        why = "the operator asked us to repost"
+        h.submit(approval, {1: 1}, user="UAPPROVER", why=why)
+        h.idle()
+        second = h.answer_until(run.id, "Second approval")  # an entry is over the limit
+        h.submit(second, {1: 1}, user="UAPPROVER2", why=why)
+        h.idle()
+        h.finish(run.id)
+        status = h.store.run(run.id).status
+        texts = "\n".join(h.thread_texts(h.store.run(run.id)))
+    finally:
+        h.close()
+    assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
+    assert status == "failed"  # the posting step refused: the run says why and stops
+    assert f"{old.posted_batch} already posted 2026-10" in texts

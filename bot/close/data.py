@@ -907,6 +907,7 @@ class _HistoryReader:
         }
         self.before_sales = {add_months(r.sale_month, -1) for r in data.revenue}
         self.last_decimal: dict[str, tuple[str, str]] = {}
+        self.loe_seen: set[tuple[str, str, str, str, Decimal]] = set()
         self.problems: list[Problem] = []
 
     def jib(self, values: Sequence[str], line: int) -> None:
@@ -923,8 +924,12 @@ class _HistoryReader:
                     Decimal(net), line,
                 )  # fmt: skip
         if month in self.trailing and category in ("LOE", "Overhead"):
-            months = index.loe_gross.setdefault((sys.intern(well), sys.intern(category)), {})
-            months[month] = months.get(month, ZERO) + Decimal(gross_text)
+            gross = Decimal(gross_text)
+            seen = (operator, well, month, category, gross)
+            if seen not in self.loe_seen:  # a line billed twice counts once in the LOE average
+                self.loe_seen.add(seen)
+                months = index.loe_gross.setdefault((sys.intern(well), sys.intern(category)), {})
+                months[month] = months.get(month, ZERO) + gross
         last = self.last_decimal.get(well)
         if last is None or month > last[0]:
             self.last_decimal[well] = (month, decimal)

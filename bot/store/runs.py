@@ -68,6 +68,7 @@ class Runs(AuditChain):
                 actor=started_by,
                 detail={"period": period, "mode": mode, "model": model},
                 first=True,
+                covers=[("runs", "id", run_id)],
             )
         return Run(**{**row, "steps": {}})
 
@@ -89,6 +90,15 @@ class Runs(AuditChain):
             "select id from runs order by created_at desc, rowid desc limit ?", (limit,)
         )
         return [self.run(r["id"]) for r in rows]
+
+    def live_run(self, period: str) -> Run | None:
+        """The latest run of `period` that is still going (running or waiting on someone)."""
+        rows = self.query(
+            "select id from runs where period = ? and status in ('running', 'waiting') "
+            "order by created_at desc, rowid desc limit 1",
+            (period,),
+        )
+        return self.run(rows[0]["id"]) if rows else None
 
     def run_for_thread(self, *, channel: str, thread_ts: str) -> Run | None:
         rows = self.query(
