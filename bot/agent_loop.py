@@ -458,7 +458,10 @@ class AgentLoop:
         calls, usage = self.store.usage(run_id)
         if calls:
             text = f"{text}\n\n{usage_line(self.store.run(run_id).model, usage, calls)}".strip()
-        self.presenter.finished(run_id, text)
+        sealed = self.store.seal_of(run_id)
+        # the summary shows the head as the run finished, to compare with `audit --verify`
+        shown = f"{text}\n\nAudit seal: {sealed.short()}." if sealed else text
+        self.presenter.finished(run_id, shown)
         return Finished(text=text)
 
     def _stop(self, run_id: str, by: str) -> Stopped:

@@ -8,13 +8,16 @@ from typing import Any
 
 from bot.agent_loop import ask_of
 from bot.errors import AlreadyAnsweredError, NotAuthorizedError
+from bot.identity import one_of, same_person
 from bot.questions import (
     Ask,
+    Rationale,
     Response,
     answer_payload,
-    check_rationale,
     overrides,
+    question_whys,
     rationale_text,
+    with_whys,
 )
 from bot.store import QuestionRecord, Run, Store
 
@@ -24,8 +27,9 @@ Vet = Callable[[QuestionRecord, Run, str, dict[str, Any]], str | None]
 
 
 def may_steer(run: Run, user: str | None, approvers: frozenset[str]) -> bool:
-    """The person who started the run, or an approver: they answer, write to it, stop and retry it."""
-    return bool(user) and (user == run.started_by or user in approvers)
+    """The person who started the run, or an approver: they answer, write to it, stop and retry it.
+    Compared on the canonical id."""
+    return same_person(user, run.started_by) or one_of(user, approvers)
 
 
 class Answers:
@@ -55,15 +59,17 @@ class Answers:
         user: str,
         source: str,
         read: ReadAnswers | None,
-        rationale: str | dict[int, str] | None = None,
+        rationale: Rationale = None,
         require_rationale: bool = True,
         evidence: dict[str, Any] | None = None,
         check_user: bool = True,
     ) -> QuestionRecord:
         """Answer (`read` gives the responses) or cancel (`read` None) a pending question.
 
-        An answer that overrides a recommendation needs a `rationale` (unless the caller
-        already asked for one). Raises NotFoundError, AlreadyAnsweredError, NotAuthorizedError
+        Each question that overrides its recommendation needs its own "Why" (`rationale`: per
+        question number, 0 for a form-level text; see questions.question_whys), stored beside
+        that question's answer (`require_rationale` False: the form had no "Why" box, an
+        earlier release's). Every refusal is audited. Raises NotFoundError, AlreadyAnsweredError, NotAuthorizedError
         (a stranger, or a refusal by the vet), or the reader's FormError / AnswerError;
         nothing changes unless it returns.
         """
@@ -82,28 +88,33 @@ class Answers:
         ask = ask_of(record)
         responses = read(ask)
         answer = answer_payload(ask, responses)
-        if require_rationale:
-            overridden = bool(check_rationale(ask, responses, rationale))
-        else:
-            overridden = bool(overrides(ask, responses))
-        if isinstance(rationale, dict):  # one Why per question: kept as one text, numbered
-            rationale = rationale_text(ask, rationale)
         refusal = self.vet(record, run, user, answer) if self.vet else None
         if refusal:
             self.store.audit(
                 run_id=run.id,
                 kind="answer_refused",
                 actor=user,
-                detail={"question_id": question_id, "reason": refusal},
+                detail={
+                    "question_id": question_id,
+                    "reason": refusal,
+                    "answer": answer,
+                    **(
+                        {"channel": evidence["channel"]}
+                        if evidence and "channel" in evidence
+                        else {}
+                    ),
+                },
             )
             raise NotAuthorizedError(refusal, started_by=run.started_by, reason=refusal)
+        whys = question_whys(ask, responses, rationale, required=require_rationale)
+        answer = with_whys(answer, whys)
         return self.store.claim_answer(
             question_id,
             answer=answer,
             answered_by=user,
             source=source,
-            rationale=rationale,
-            overridden=overridden,
+            rationale=rationale_text(ask, whys),
+            overridden=bool(overrides(ask, responses)),
             evidence=evidence,
             known=record,
         )

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from bot.questions import answer_text
-from bot.store import Store
+from bot.store import QuestionRecord, Store
 
 ENTRY_COLUMNS = (
     "batch_id",
@@ -54,6 +54,7 @@ DECISION_COLUMNS = (
     "self_approved",
     "approval_ids",
     "input_files",
+    "audit_seal",
 )
 REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
 BATCH_RE = re.compile(r"\bJE-\d{4}-\d{2}-[A-Za-z0-9]+-\d+\b")
@@ -103,6 +104,8 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     answered = {
         e.detail.get("question_id"): e.detail for e in events if e.kind == "question_answered"
     }
+    sealed = store.seal_of(run_id)
+    seal = sealed.short() if sealed else ""
     drafted = {e.detail.get("batch_id"): e.detail for e in events if e.kind == "journal_drafted"}
     posted: dict[str, dict[str, Any]] = {}  # approval question id → the posting it gave
     for e in events:
@@ -150,10 +153,8 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     "overridden": ("yes" if overrode[number] else "no")
                     if record.status == "answered"
                     else "",
-                    # the form's one "Why" explains the questions it overrode (or, if none, all)
-                    "rationale": (record.rationale or _no_why(evidence, overrode[number]))
-                    if overrode[number] or not any(overrode.values())
-                    else "",
+                    "rationale": _why(record, entry, overrode, number)
+                    or _no_why(evidence, overrode[number]),
                     "os_login": evidence.get("os_login") or "",
                     "answered_by_name": _name(record.answered_by, evidence),
                     "exception": " ".join(refs),
@@ -169,9 +170,22 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                         if x
                     ),
                     "input_files": files,
+                    "audit_seal": seal,
                 }
             )
     return rows
+
+
+def _why(
+    record: QuestionRecord, entry: dict[str, Any], overrode: dict[int, bool], number: int
+) -> str:
+    """This question's own "Why". Answers recorded before reasons were kept per question
+    carry one for the form: it is shown against the questions it overrode (or, if none, all)."""
+    if any("why" in e for e in (record.answer or {}).values() if isinstance(e, dict)):
+        return str(entry.get("why") or "")
+    if overrode[number] or not any(overrode.values()):
+        return record.rationale or ""
+    return ""
 
 
 SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")

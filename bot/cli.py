@@ -19,6 +19,7 @@ from bot.assemble import build_model, close_loop
 from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 from bot.close import data as close_data
 from bot.close import gl_export
+from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
 from bot.close.imports import intake
 from bot.close.ledger import Ledger
 from bot.close.master import money
@@ -27,6 +28,7 @@ from bot.config import Settings
 from bot.console import (
     EXIT_FAILED,
     EXIT_OK,
+    EXIT_PAUSED,
     EXIT_USAGE,
     Answerer,
     AutoAnswerer,
@@ -35,6 +37,7 @@ from bot.console import (
     drive,
 )
 from bot.errors import CloseBotError, ConfigError
+from bot.identity import os_login
 from bot.models import estimated_cost
 from bot.store import USAGE_FIELDS, Store
 from bot.store.leases import describe_owner, lease_owner
@@ -88,6 +91,13 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument(
         "--verify", action="store_true", help="check the hash chain; report the first broken link"
     )
+
+    approve = sub.add_parser(
+        "approve",
+        parents=[db, data],
+        help="give a run's pending posting approval under your own OS login, then continue the run",
+    )
+    approve.add_argument("run_id")
 
     entries = sub.add_parser("entries", parents=[db, data], help="print a run's journal entries")
     entries.add_argument("run_id")
@@ -241,9 +251,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_USAGE
     loop = _loop(settings, store, out)
     mode = "auto" if args.auto else "console"
-    run = store.create_run(
-        period=period, mode=mode, started_by=settings.console_user, model=loop.model.name
-    )
+    run = store.create_run(period=period, mode=mode, started_by=os_login(), model=loop.model.name)
     driver = (
         "Claude " + loop.model.name
         if settings.uses_claude
@@ -300,7 +308,7 @@ def _drive_to_end(
 ) -> int:
     """Answer questions until the run ends; say what to do next."""
     # Auto answers are nobody's decision: they are logged as 'auto', not as the operator.
-    user = "auto" if auto else settings.console_user
+    user = "auto" if auto else os_login()
     code = drive(
         loop,
         store,
@@ -322,40 +330,73 @@ def _drive_to_end(
     return code
 
 
+def cmd_approve(args: argparse.Namespace, out: TextIO) -> int:
+    """A posting approval at the console, given by the OS login running this command."""
+    settings = _settings(args)
+    store = open_store(settings)
+    run = store.run(args.run_id)
+    login = os_login()
+    pending = store.pending_question(run.id)
+    if pending is None or header_of(pending) not in APPROVAL_HEADERS:
+        waits = (
+            f"it waits on '{header_of(pending) or pending.id}': `closebot resume {run.id}`"
+            if pending
+            else f"it is {run.status}"
+        )
+        print(
+            f"closebot: run {run.id} is not waiting on a posting approval ({waits}).",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    refusal = approval_refusal(store, pending, run, login, settings.approvers, console=True)
+    if refusal:
+        store.audit(
+            run_id=run.id,
+            kind="approve_refused",
+            actor=login,
+            detail={"question_id": pending.id, "reason": refusal, "channel": "console"},
+        )
+        print(
+            f"closebot: {login} may not give this approval: {refusal}. Nothing was changed; "
+            "the refusal is in the audit trail.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    owner = f"closebot approve (pid {os.getpid()})"
+    with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
+        if holder:
+            print(
+                f"closebot: run {run.id} is being advanced by {holder}; try again when it is done.",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        loop = _loop(settings, store, out)
+        print(
+            f"closebot · run {run.id} ({close_data.period_label(run.period)}) · approving as {login}",
+            file=out,
+            flush=True,
+        )
+        code = drive(
+            loop,
+            store,
+            run.id,
+            Paused(pending.id),
+            answerer=ConsoleAnswerer(stdin=sys.stdin, out=out),
+            user=login,
+            out=out,
+            approvers=settings.approvers,
+            approvals_only=True,
+        )
+    answered = store.question(pending.id)
+    if code == EXIT_PAUSED and answered.status == "answered":
+        return EXIT_OK  # the approval is given; the run waits on someone else now
+    return code
+
+
 def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(_settings(args))
     if args.verify:
-        store.run(args.run_id)
-        checked, broken, why = store.verify_audit(args.run_id)
-        if broken is not None:
-            print(
-                f"Audit trail of run {args.run_id}: BROKEN at event {broken.id} ({broken.kind}, {broken.at}), "
-                f"number {checked} of the run: {why}.",
-                file=out,
-            )
-            return EXIT_FAILED
-        mismatches = evidence_mismatches(store, args.run_id)
-        if mismatches:
-            print(
-                f"Audit trail of run {args.run_id}: {checked} events chained, but the records disagree with them:",
-                file=out,
-            )
-            for m in mismatches:
-                print(f"  - {m}", file=out)
-            return EXIT_FAILED
-        unchained = store.audit_verdict(args.run_id).unchained
-        print(
-            f"Audit trail of run {args.run_id}: {checked} events, every link intact; "
-            "answers and posted batches match what was audited."
-            + (
-                f" The first {unchained} were written before closebot chained its audit "
-                "events (an earlier release): present, but they carry no hash to check."
-                if unchained
-                else ""
-            ),
-            file=out,
-        )
-        return EXIT_OK
+        return _verify(store, args.run_id, out)
     rows = decision_rows(store, args.run_id)
     if args.csv:
         out.write(to_csv(rows))
@@ -391,6 +432,57 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             else ""
         )
         print(f"{e.at} {e.kind}{note} by {e.actor or '-'}: {_printable(str(e.detail))}", file=out)
+    sealed = store.seal_of(args.run_id)
+    if sealed is not None:
+        print(f"Audit seal: {sealed.short()} (check with --verify)", file=out)
+    return EXIT_OK
+
+
+def _verify(store: Store, run_id: str, out: TextIO) -> int:
+    """`audit RUN --verify`: the chain, the seal and every covered row; the first bad one named."""
+    store.run(run_id)
+    Ledger(store)  # the close's covered tables are registered (and migrated)
+    verdict = store.audit_verdict(run_id)
+    head = f"Audit trail of run {run_id}:"
+    if verdict.broken is not None:
+        b = verdict.broken
+        print(
+            f"{head} BROKEN at event {b['id']} ({b['kind']}, {b['at']}), number "
+            f"{verdict.checked} of the run: {verdict.why}.",
+            file=out,
+        )
+        return EXIT_FAILED
+    if verdict.problem:
+        print(f"{head} BROKEN: {verdict.problem}.", file=out)
+        return EXIT_FAILED
+    mismatches = evidence_mismatches(store, run_id)  # rows an earlier release wrote
+    if mismatches:
+        print(
+            f"{head} {verdict.checked} events chained, but the records disagree with them:",
+            file=out,
+        )
+        for m in mismatches:
+            print(f"  - {m}", file=out)
+        return EXIT_FAILED
+    notes = []
+    if verdict.unkeyed:
+        notes.append(
+            f"{verdict.unkeyed} written by an earlier release verify with their own (unkeyed) "
+            "algorithm"
+        )
+    if verdict.unchained:
+        notes.append(
+            f"the first {verdict.unchained} were written before closebot chained its audit "
+            "events (an earlier release): present, but they carry no hash to check"
+        )
+    print(
+        f"{head} {verdict.checked} events, every link intact"
+        + (f" ({'; '.join(notes)})" if notes else "")
+        + f"; {verdict.rows} rows covered, each as the chain recorded it; answers and posted "
+        "batches match what was audited."
+        + (f" Sealed: {verdict.seal.short()}." if verdict.seal else ""),
+        file=out,
+    )
     return EXIT_OK
 
 
@@ -649,7 +741,7 @@ def cmd_data_import(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigError("no CSV or XLSX files to import")
     store = open_store(_settings(args))
     imports = intake.Imports(store)
-    who = _settings(args).console_user
+    who = os_login()  # the console's identity: the OS login running the command
     failed = 0
     for path in files:
         got = imports.receive(
@@ -751,6 +843,7 @@ COMMANDS = {
     "doi": cmd_doi,
     "run": cmd_run,
     "resume": cmd_resume,
+    "approve": cmd_approve,
     "audit": cmd_audit,
     "entries": cmd_entries,
     "runs": cmd_runs,

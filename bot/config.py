@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import os
 import re
 from collections.abc import Mapping
@@ -11,6 +10,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from bot.errors import ConfigError
+from bot.identity import LOGIN_NAME, SLACK_USER_ID
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"
@@ -20,7 +20,6 @@ DEFAULT_REMINDER_MINUTES = 60
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 DEFAULT_EFFORT = "medium"
 
-_SLACK_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")
 
 
@@ -44,7 +43,6 @@ class Settings:
     approvers: frozenset[str] = frozenset()
     data_dir: Path | None = None
     max_steps: int = DEFAULT_MAX_STEPS
-    console_user: str = "console"
     question_timeout_minutes: int = 0
     reminder_minutes: int = DEFAULT_REMINDER_MINUTES
     effort: str = DEFAULT_EFFORT
@@ -59,7 +57,7 @@ class Settings:
             f"slack_app_token={_mask(self.slack_app_token)}, "
             f"slack_api_url={self.slack_api_url!r}, approvers={sorted(self.approvers)!r}, "
             f"data_dir={str(self.data_dir) if self.data_dir else None!r}, "
-            f"max_steps={self.max_steps}, console_user={self.console_user!r}, "
+            f"max_steps={self.max_steps}, "
             f"question_timeout_minutes={self.question_timeout_minutes}, "
             f"reminder_minutes={self.reminder_minutes}, effort={self.effort!r}, "
             f"approval_limit={self.approval_limit})"
@@ -94,12 +92,23 @@ class Settings:
         approvers = frozenset(
             a.strip() for a in (get("CLOSEBOT_APPROVERS") or "").split(",") if a.strip()
         )
-        bad = sorted(a for a in approvers if not _SLACK_USER_ID.match(a))
+        bad = sorted(a for a in approvers if not SLACK_USER_ID.match(a))
         if bad:
             raise ConfigError(
                 f"CLOSEBOT_APPROVERS: {', '.join(repr(b) for b in bad)} is not a Slack user id "
-                "(like U024BE7LH); separate ids with commas"
+                "(like U024BE7LH); separate ids with commas (console approvers are OS logins, "
+                "in CLOSEBOT_CONSOLE_APPROVERS)"
             )
+        logins = frozenset(
+            a.strip() for a in (get("CLOSEBOT_CONSOLE_APPROVERS") or "").split(",") if a.strip()
+        )
+        bad = sorted(a for a in logins if not LOGIN_NAME.match(a))
+        if bad:
+            raise ConfigError(
+                f"CLOSEBOT_CONSOLE_APPROVERS: {', '.join(repr(b) for b in bad)} is not an OS login "
+                "name; separate logins with commas"
+            )
+        approvers |= logins
 
         slack_api_url = get("SLACK_API_URL") or DEFAULT_SLACK_API_URL
         if not re.match(r"^https?://[^/\s]+", slack_api_url):
@@ -168,12 +177,4 @@ class Settings:
             approvers=approvers,
             data_dir=data_dir,
             max_steps=max_steps,
-            console_user=get("CLOSEBOT_USER") or _login_name(),
         )
-
-
-def _login_name() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "console"

@@ -2,42 +2,28 @@
 
 from __future__ import annotations
 
-import getpass
 import textwrap
 from typing import Protocol, TextIO
 
 from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, ask_of
 from bot.answers import Answers
-from bot.close.controls import (
-    APPROVAL_HEADERS,
-    SECOND_APPROVAL_HEADER,
-    approves,
-    first_approver,
-    header_of,
-)
-from bot.errors import AlreadyAnsweredError, AnswerError
+from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
+from bot.errors import AlreadyAnsweredError, AnswerError, NotAuthorizedError
+from bot.identity import os_login
 from bot.questions import (
+    HUMAN_SOURCES,
     Ask,
     NoDefaultAnswer,
     Question,
     Response,
-    answer_payload,
     check_response,
     default_responses,
-    overrides,
+    overridden,
     parse_typed,
 )
 from bot.store import QuestionRecord, Store
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PAUSED = 0, 1, 2, 3
-
-
-def os_login() -> str:
-    """The operating-system login, recorded beside CLOSEBOT_USER in the decision log."""
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 WIDTH = 88
@@ -97,12 +83,9 @@ class Answerer(Protocol):
         """The responses to a form, or None to cancel it. EOFError when input ends."""
         ...
 
-    def rationale(self, overrides: list[str]) -> str | None:
-        """Why the person chose as they did: required when they overrode a recommendation."""
-        ...
-
-    def who(self, record: QuestionRecord, user: str, first_approver: str | None) -> str:
-        """Who is answering this form (a second approval is a different person's)."""
+    def rationale(self, overrides: dict[int, str]) -> dict[int, str]:
+        """Why, for each question (number → in words) where the person overrode the
+        recommendation: one reason per decision."""
         ...
 
 
@@ -174,27 +157,15 @@ class ConsoleAnswerer:
                 break
         return responses
 
-    def rationale(self, overrides: list[str]) -> str | None:
-        if not overrides:
-            return None
-        print(f"  You chose {overrides[0]}.", file=self.out, flush=True)
-        while True:
-            text = self._read("  Why? (required when you override the recommendation): ").strip()
-            if text:
-                return text
-
-    def who(self, record: QuestionRecord, user: str, first_approver: str | None) -> str:
-        if header_of(record) != SECOND_APPROVAL_HEADER:
-            return user
-        while True:
-            name = self._read(f"  Second approver's name (not {first_approver}): ").strip()
-            if name and name != first_approver:
-                return name
-            print(
-                "  ✗ the second approval must come from a different person",
-                file=self.out,
-                flush=True,
-            )
+    def rationale(self, overrides: dict[int, str]) -> dict[int, str]:
+        whys: dict[int, str] = {}
+        for number, what in overrides.items():
+            print(f"  You chose {what.split(': ', 1)[1]}.", file=self.out, flush=True)
+            while not whys.get(number):
+                whys[number] = self._read(
+                    f"  Why, for question {number}? (required when you override the recommendation): "
+                ).strip()
+        return whys
 
 
 class AutoAnswerer:
@@ -219,11 +190,8 @@ class AutoAnswerer:
             )
         return responses
 
-    def rationale(self, overrides: list[str]) -> str | None:
-        return None  # the recommendation itself: nothing overridden
-
-    def who(self, record: QuestionRecord, user: str, first_approver: str | None) -> str:
-        return user
+    def rationale(self, overrides: dict[int, str]) -> dict[int, str]:
+        return {}  # the recommendation itself: nothing overridden
 
 
 def drive(
@@ -236,17 +204,46 @@ def drive(
     user: str,
     out: TextIO,
     approvers: frozenset[str] = frozenset(),
+    approvals_only: bool = False,
 ) -> int:
-    """Answer each pending question and advance, until the run finishes; the exit code."""
-    answers = Answers(store, frozenset())
+    """Answer each pending question as `user` and advance, until the run finishes; the exit code.
+
+    At the console `user` is the OS login running the command. Whoever runs the close answers
+    its questions; an approval to post follows the same rules as in Slack (controls.may_approve):
+    a refused one is audited and the run waits for another login's `closebot approve RUN`.
+    `approvals_only` (that command): stop at the first form that is not an approval this
+    login may give.
+    """
+    # A default is nobody's approval: it is recorded as such and the posting tool refuses it.
+    vet = None
+    if answerer.source in HUMAN_SOURCES:
+        vet = lambda record, run, who, answer: approval_refusal(  # noqa: E731
+            store, record, run, who, approvers, answer, console=True
+        )
+    answers = Answers(store, approvers, vet=vet)
     while isinstance(outcome, Paused):
         record = store.question(outcome.question_id)
         ask = ask_of(record)
+        if approvals_only:
+            why_not = (
+                "it is not an approval"
+                if header_of(record) not in APPROVAL_HEADERS
+                else approval_refusal(
+                    store, record, store.run(run_id), user, approvers, None, console=True
+                )
+            )
+            if why_not:
+                print(
+                    f"\nThe run now waits on '{header_of(record) or record.id}' ({why_not[0].lower()}{why_not[1:]}). "
+                    + _next_step(record, run_id),
+                    file=out,
+                    flush=True,
+                )
+                return EXIT_PAUSED
         try:
             responses = answerer.collect(record)
-            over = overrides(ask, responses) if responses is not None else []
-            rationale = answerer.rationale(over)
-            who = answerer.who(record, user, first_approver(store, run_id))
+            over = overridden(ask, responses) if responses is not None else {}
+            whys = answerer.rationale(over)
         except EOFError:
             print(
                 f"closebot: input ended with a question pending; nothing is lost. "
@@ -260,40 +257,43 @@ def drive(
             store.set_run_status(run_id, "failed", error=f"auto mode: {e}")
             print(f"closebot: auto mode cannot answer: {e}", file=out, flush=True)
             return EXIT_FAILED
-        if (
-            approvers
-            and answerer.source == "console"
-            and responses is not None
-            and header_of(record) in APPROVAL_HEADERS
-            and approves(answer_payload(ask, responses))
-        ):
-            print(
-                "  ✗ with CLOSEBOT_APPROVERS set, posting is approved in Slack by an approver who did "
-                "not start the close; choose 'Keep as draft' here.",
-                file=out,
-                flush=True,
-            )
-            continue
         try:
             answers.settle(
                 record.id,
-                user=user if responses is None else who,
+                user=user,
                 source=answerer.source,
                 read=None if responses is None else (lambda _ask, r=responses: r),  # type: ignore[misc]
-                rationale=rationale,
-                require_rationale=False,  # the answerer asked for one when it was needed
+                rationale=whys,
                 evidence={
                     "os_login": os_login(),
                     "channel": "console",
                     "approval": header_of(record) in APPROVAL_HEADERS,
                 },
-                check_user=False,  # the person at the terminal runs the close
+                check_user=False,  # whoever runs the close at the terminal answers it
             )
             if responses is None:
                 print("  Cancelled; telling the agent.", file=out, flush=True)
+        except NotAuthorizedError as e:
+            print(
+                f"  ✗ Not approved: {e}. Nothing was changed; the refusal is in the audit trail.\n"
+                + _next_step(record, run_id),
+                file=out,
+                flush=True,
+            )
+            return EXIT_PAUSED
         except AlreadyAnsweredError as e:
             print(f"closebot: {e}; carrying on with that answer.", file=out, flush=True)
         outcome = loop.advance(run_id)
     if isinstance(outcome, Finished):
         return EXIT_OK
     return EXIT_FAILED  # Failed, or Stopped
+
+
+def _next_step(record: QuestionRecord, run_id: str) -> str:
+    """What the person at the terminal does next while the run waits on this form."""
+    if header_of(record) in APPROVAL_HEADERS:
+        return (
+            f"The run waits: an approver gives this approval with `closebot approve {run_id}` "
+            f"under their own login (or `closebot resume {run_id}` to choose 'Keep as draft')."
+        )
+    return f"Continue with: closebot resume {run_id}"

@@ -339,3 +339,16 @@ def m008_imports(db: Database) -> None:
         pk=("channel", "thread_ts"),
         not_null={"period", "created_at"},
     )
+
+
+@migrations()
+def m009_keyed_trail(db: Database) -> None:
+    """The tamper-evident trail (bot/chain.py): what each audit event covers, each run's seal,
+    and each journal line's own digest. Events already written keep their hashes."""
+    db.table("audit_events").add_column("covers", str)
+    db.table("run_seals").create(
+        {"run_id": str, "head_id": int, "head_hash": str, "events": int, "at": str, "mac": str},
+        pk="run_id",
+        not_null={"run_id", "head_id", "head_hash", "events", "mac"},
+    )
+    db.table("journal_lines").add_column("mac", str)

@@ -9,6 +9,7 @@ Adding a question type: a `QuestionType` member and a `QuestionKind` subclass re
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
@@ -720,6 +721,53 @@ def rationale_text(ask: Ask, whys: dict[int, str]) -> str | None:
     if len(ask.questions) == 1:
         return next(iter(kept.values()))
     return "\n".join(f"Question {n}: {w}" for n, w in sorted(kept.items()))
+
+
+Rationale = str | Mapping[int, str] | None  # one form-level text, or per question (0 = the form's)
+
+
+def question_whys(
+    ask: Ask, responses: dict[int, Response], rationale: Rationale, *, required: bool = True
+) -> dict[int, str]:
+    """Each question's "Why", checked: every question that overrides its recommendation needs
+    its own. A form-level text answers for the one question that overrides when only one does;
+    when several do, each must say why (one reason is never stored against another decision).
+    AnswerError names the first question without one."""
+    given: dict[int, str] = {}
+    form = ""
+    if isinstance(rationale, str):
+        form = rationale.strip()
+    elif rationale:
+        form = str(rationale.get(0) or "").strip()
+        given = {
+            int(n): str(t).strip()
+            for n, t in rationale.items()
+            if int(n) >= 1 and int(n) <= len(ask.questions) and str(t or "").strip()
+        }
+    over = overridden(ask, responses)
+    if form:
+        if len(over) == 1 and next(iter(over)) not in given:
+            given[next(iter(over))] = form
+        elif not over and len(ask.questions) == 1 and 1 not in given:
+            given[1] = form  # a reason for following the recommendation is kept too
+    missing = [n for n in over if n not in given]
+    if required and missing:
+        what = over[missing[0]]
+        if form and len(over) > 1:
+            raise AnswerError(
+                f"you overrode the recommendation on questions {', '.join(str(n) for n in over)}: "
+                f"say why for each in its own 'Why' ({what} has none)"
+            )
+        raise AnswerError(f"you chose {what}: say why in 'Why'")
+    return given
+
+
+def with_whys(answer: dict[str, Any], whys: Mapping[int, str]) -> dict[str, Any]:
+    """The stored answer with each question's own "Why" beside its choice (key `why`)."""
+    return {
+        k: ({**v, "why": whys[int(k)]} if int(k) in whys and isinstance(v, dict) else v)
+        for k, v in answer.items()
+    }
 
 
 class NoDefaultAnswer(AnswerError):

@@ -30,6 +30,7 @@ from bot.close.ledger import Ledger
 from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.progress import intake_figures, loading_messages, step_lines
 from bot.debounce import Debounce
+from bot.identity import mention, same_person
 from bot.questions import Ask, answer_text
 from bot.store import QuestionRecord, Run, Store
 
@@ -59,7 +60,7 @@ def who_may_answer(run: Run, approvers: frozenset[str]) -> str:
         else "the person who started this close"
     )
     if approvers:
-        text += " or an approver: " + ", ".join(f"<@{a}>" for a in sorted(approvers))
+        text += " or an approver: " + ", ".join(mention(a) for a in sorted(approvers))
     return text
 
 
@@ -85,8 +86,10 @@ def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = 
             f"Who may approve: <@{run.started_by}> (started this close; no approvers are set, "
             "so this is self-approval)"
         )
-    eligible = sorted(approvers - {run.started_by or "", first or ""})
-    names = ", ".join(f"<@{a}>" for a in eligible) or "nobody (every approver is excluded)"
+    eligible = sorted(
+        a for a in approvers if not same_person(a, run.started_by) and not same_person(a, first)
+    )
+    names = ", ".join(mention(a) for a in eligible) or "nobody (every approver is excluded)"
     why = []
     if run.started_by and run.started_by in approvers | {run.started_by}:
         why.append(f"<@{run.started_by}>, who started this close")

@@ -7,7 +7,12 @@ import re
 import subprocess
 import sys
 
+from bot.identity import os_login
+
 TIMEOUT = 90
+LOGIN = os_login()  # who the console records: the OS login running closebot
+ONE_APPROVAL = "CLOSEBOT_APPROVAL_LIMIT"
+ONE = {ONE_APPROVAL: "5000000"}  # no entry of the sample is over it: one approval posts
 
 
 def closebot(

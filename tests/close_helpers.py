@@ -120,11 +120,13 @@ def close_run(
     store: Store | None = None,
     max_forms: int = 60,
     second_approver: str = "bob",
+    first_approver: str | None = None,
+    env: dict[str, str] | None = None,
     rationale: str | None = None,
 ) -> CloseRun:
     """A whole close, each form answered by `choose` as `user` (source `console` = a person),
     with `rationale` as each form's "Why" when given."""
-    env = {"CLOSEBOT_DB": str(db)}
+    env = {**(env or {}), "CLOSEBOT_DB": str(db)}
     if data_dir is not None:
         env["CLOSEBOT_DATA"] = str(data_dir)
     settings = Settings.from_env(env)
@@ -149,8 +151,10 @@ def close_run(
             responses[n] = r
         else:
             answer = answer_payload(ask, responses)
-            # a second approval is a different person's (the console asks for their name)
-            who = second_approver if ask.questions[0].header == "Second approval" else user
+            # the approvals as recorded by whoever gave them (the posting tool judges them)
+            who = {"Posting": first_approver or user, "Second approval": second_approver}.get(
+                ask.questions[0].header or "", user
+            )
             store.claim_answer(
                 record.id, answer=answer, answered_by=who, source=source, rationale=rationale
             )

@@ -31,12 +31,13 @@ def collect_garbage() -> Iterator[None]:
 def hermetic_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     db = tmp_path / "closebot.db"
     monkeypatch.setenv("CLOSEBOT_DB", str(db))
-    monkeypatch.setenv("CLOSEBOT_USER", "alice")
     for name in (
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_BASE_URL",
         "CLOSEBOT_DATA",
         "CLOSEBOT_APPROVERS",
+        "CLOSEBOT_CONSOLE_APPROVERS",
+        "CLOSEBOT_USER",
         "CLOSEBOT_MODEL",
         "CLOSEBOT_MAX_STEPS",
     ):

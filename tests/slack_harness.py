@@ -144,7 +144,7 @@ class Harness:
         picks: dict[int, Any] | None = None,
         other: dict[int, str] | None = None,
         form: dict[str, Any] | None = None,
-        why: str | None = "as discussed with the controller",
+        why: str | dict[int, str] | None = "as discussed with the controller",
     ) -> BoltResponse:
         message = form or self.form_of(question_id)
         values = sp.form_values(message["blocks"], picks or {}, other, why)

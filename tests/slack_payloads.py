@@ -56,9 +56,10 @@ def form_values(
     form: list[dict[str, Any]],
     picks: dict[int, Any],
     other: dict[int, str] | None = None,
-    why: str | None = None,
+    why: str | dict[int, str] | None = None,
 ) -> dict[str, Any]:
-    """state.values as Slack sends them for a form: picks maps question number → option(s) or text."""
+    """state.values as Slack sends them for a form: picks maps question number → option(s) or text;
+    `why` fills every "Why" box, or (a dict) the box of each question number given."""
     values: dict[str, Any] = {}
     for block in form:
         if block.get("type") != "input":
@@ -66,8 +67,9 @@ def form_values(
         kind, number = blocks.parse_block_id(block["block_id"]) or ("", 0)
         element = block["element"]
         if kind == "w":
+            text = why.get(number) if isinstance(why, dict) else why
             values[block["block_id"]] = {
-                blocks.WHY_ACTION: {"type": "plain_text_input", "value": why}
+                blocks.WHY_ACTION: {"type": "plain_text_input", "value": text}
             }
             continue
         if kind == "o":

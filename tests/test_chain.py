@@ -65,7 +65,7 @@ def test_events_from_before_the_chain_verify_as_unchained_and_new_ones_chain_aft
         "select hash, hash_alg, prev_hash from audit_events order by id"
     ).fetchall()
     assert rows[:2] == [(None, None, None), (None, None, None)]  # history is not re-hashed
-    assert rows[2][1:] == ("sha256-v1", "")
+    assert rows[2][1:] == (chain.CURRENT, "")
 
 
 def test_removing_the_hash_of_an_event_written_after_the_upgrade_breaks_the_chain(
@@ -111,20 +111,20 @@ def test_a_chain_hashed_before_algorithms_had_names_verifies_and_an_edit_still_s
 def test_an_unknown_algorithm_and_a_downgrade_are_broken(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def later(prev: str, event: dict[str, Any]) -> str:
-        return "v2:" + _sha256(prev, event)
+    def later(key: bytes, prev: str, event: dict[str, Any], covers: str) -> str:
+        return "v3:" + _sha256(prev + covers, event)
 
-    monkeypatch.setitem(chain.ALGORITHMS, "test-v2", later)
+    monkeypatch.setitem(chain.ALGORITHMS, "test-v3", chain.Algorithm(True, later))
     store = Store(db_path)
     run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
-    monkeypatch.setattr(chain, "CURRENT", "test-v2")
+    monkeypatch.setattr(chain, "CURRENT", "test-v3")
     store.audit(run_id=run.id, kind="second", actor="alice")
     monkeypatch.setattr(chain, "CURRENT", "sha256-v1")
     store.audit(run_id=run.id, kind="third", actor="alice")
     verdict = store.audit_verdict(run.id)
     assert verdict.broken is not None and verdict.broken["kind"] == "third"
     assert "downgrade" in verdict.why
-    monkeypatch.delitem(chain.ALGORITHMS, "test-v2")
+    monkeypatch.delitem(chain.ALGORITHMS, "test-v3")
     verdict = store.audit_verdict(run.id)
     assert verdict.broken is not None and verdict.broken["kind"] == "second"
-    assert "does not know (test-v2)" in verdict.why
+    assert "does not know (test-v3)" in verdict.why

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import queue
 import re
 import signal
@@ -18,7 +19,7 @@ import pytest
 
 from bot.console import EXIT_FAILED, AutoAnswerer, drive
 from bot.store import Store
-from tests.cli_run import TIMEOUT, closebot, run_id_of
+from tests.cli_run import LOGIN, ONE, ONE_APPROVAL, TIMEOUT, closebot, run_id_of
 from tests.conftest import ScriptedModel, ask_input, scripted_loop, tool_use
 
 
@@ -26,6 +27,7 @@ def test_yes_1_piped_finishes_a_close_with_a_summary_and_balanced_posted_entries
     done = subprocess.run(
         f"yes 1 | {sys.executable} -m bot run 2026-10",
         shell=True,
+        env={**os.environ, ONE_APPROVAL: "5000000"},  # one approval posts (self-approved)
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -50,7 +52,7 @@ def test_yes_1_piped_finishes_a_close_with_a_summary_and_balanced_posted_entries
     assert "Why recommended: Both operator documents agree" in out
     assert "Month-end close · October 2026 — finished" in out
     m = re.search(
-        r"Journal batch (JE-2026-10-[\w-]+) \(posted by alice\): debits (\$[\d,.]+) = credits (\$[\d,.]+)",
+        rf"Journal batch (JE-2026-10-[\w-]+) \(posted by {LOGIN}\): debits (\$[\d,.]+) = credits (\$[\d,.]+)",
         out,
     )
     assert m and m.group(2) == m.group(3)
@@ -152,9 +154,9 @@ def test_input_ending_mid_question_pauses_and_resume_finishes(db_path: Path) -> 
     run_id = run_id_of(first.stdout)
     assert f"Continue with: closebot resume {run_id}" in first.stdout
     assert Store(db_path).run(run_id).status == "waiting"
-    second = closebot("resume", run_id, stdin="5\n3\n1\n" + "1\n" * 30)
+    second = closebot("resume", run_id, stdin="5\n3\n1\n" + "1\n" * 30, env=ONE)
     assert second.returncode == 0, second.stdout
-    assert "Book at DOI, short-pay and dispute — decided by alice (console)" in second.stdout
+    assert f"Book at DOI, short-pay and dispute — decided by {LOGIN} (console)" in second.stdout
     assert Store(db_path).run(run_id).status == "done"
 
 
@@ -196,9 +198,9 @@ def test_resume_after_the_process_was_killed_with_a_question_pending(db_path: Pa
     proc.wait(timeout=TIMEOUT)
     assert Store(db_path).pending_question(run_id) is not None
 
-    resumed = closebot("resume", run_id, stdin="5\n2\n3\n" + "1\n" * 30)
+    resumed = closebot("resume", run_id, stdin="5\n2\n3\n" + "1\n" * 30, env=ONE)
     assert resumed.returncode == 0, resumed.stdout
-    assert "Book at DOI, short-pay and dispute — decided by alice (console)" in resumed.stdout
+    assert f"Book at DOI, short-pay and dispute — decided by {LOGIN} (console)" in resumed.stdout
     with sqlite3.connect(db_path) as conn:
         loads = conn.execute(
             "select count(*) from tool_calls where run_id = ? and name = 'load_period'", (run_id,)
@@ -215,13 +217,13 @@ def test_resume_after_the_process_was_killed_with_a_question_pending(db_path: Pa
 
 
 def test_audit_prints_question_answer_who_when_and_how(db_path: Path) -> None:
-    done = closebot("run", "2026-10", stdin="5\n" + "1\n" * 30)
+    done = closebot("run", "2026-10", stdin="5\n" + "1\n" * 30, env=ONE)
     run_id = run_id_of(done.stdout)
     audit = closebot("audit", run_id)
     assert audit.returncode == 0
     assert "→ Accept operator's decimal, update DOI" in audit.stdout
     assert "→ Approve and post" in audit.stdout
-    assert re.search(r"by alice at 20\d\d-\d\d-\d\dT[\d:.]+\+00:00 via console", audit.stdout)
+    assert re.search(rf"by {LOGIN} at 20\d\d-\d\d-\d\dT[\d:.]+\+00:00 via console", audit.stdout)
     entries = closebot("entries", run_id, "--csv")
     rows = list(csv.DictReader(io.StringIO(entries.stdout)))
     assert sum(float(r["debit"]) for r in rows) == pytest.approx(

@@ -12,7 +12,7 @@ from bot.close.data import SAMPLE_DIR
 from bot.close.ledger import Ledger
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
-from tests.cli_run import closebot, run_id_of
+from tests.cli_run import LOGIN, ONE, closebot, run_id_of
 from tests.close_helpers import close_run
 from tests.slack_harness import Harness
 
@@ -21,11 +21,12 @@ def test_console_october_then_auto_november_reverses_october_and_asks_nothing_of
     db_path: Path,
 ) -> None:
     # a person takes each recommendation (Intake, WI/NRI, effective date, AFE, overhead, accrual,
-    # severance), approves, explains the flagged flux item in their own words and signs off
-    answers = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\nbob\nother: Rod pump on Carter Ranch, cleanout on Olson\nour own words\n1\n"
-    october = closebot("run", "2026-10", stdin=answers)
+    # severance), approves (no entry over the limit here: one approval posts), explains the
+    # flagged flux item in their own words and signs off
+    answers = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\nother: Rod pump on Carter Ranch, cleanout on Olson\nour own words\n1\n"
+    october = closebot("run", "2026-10", stdin=answers, env=ONE)
     assert october.returncode == 0, october.stdout[-3000:]
-    assert "(posted by alice)" in october.stdout
+    assert f"(posted by {LOGIN})" in october.stdout
     november = closebot("run", "2026-11", "--auto")
     assert november.returncode == 0, november.stdout[-3000:]
     out = november.stdout
@@ -64,7 +65,7 @@ def test_doi_shows_a_wells_history_with_the_row_closebot_added(db_path: Path) ->
     before = closebot("doi", "W-TX-001")
     assert before.returncode == 0 and "0.25000000  0.20000000  doi.csv line 2" in before.stdout
     assert (
-        closebot("run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\nbob\n1\n1\n").returncode
+        closebot("run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n", env=ONE).returncode
         == 0
     )
     after = closebot("doi", "W-TX-001")
@@ -72,7 +73,7 @@ def test_doi_shows_a_wells_history_with_the_row_closebot_added(db_path: Path) ->
         "2026-07-01   0.27500000  0.22000000  closebot run" in after.stdout
         and "in force" in after.stdout
     )
-    assert "decided by alice" in after.stdout
+    assert f"decided by {LOGIN}" in after.stdout
     unknown = closebot("doi", "W-NOPE")
     assert unknown.returncode == 2 and "no DOI rows for well 'W-NOPE'" in unknown.stderr
     # the shipped CSV is never rewritten

@@ -23,10 +23,13 @@ from bot.close.tools import CloseTools
 from bot.questions import Question, Response, answer_payload
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
-from tests.cli_run import closebot, run_id_of
+from tests.cli_run import LOGIN, ONE, closebot, run_id_of
 from tests.close_helpers import Recorder, choose_label, close_run, recommended
 from tests.conftest import ScriptedModel, tool_use
 from tests.slack_harness import Harness
+
+# every recommendation at the console, one approval (no entry over the limit), the flux explained
+ONE_POSTER = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n"
 
 
 def blocks_text(message: dict[str, Any]) -> str:
@@ -151,7 +154,7 @@ def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) ->
     same = close_run(None, db_path, second_approver="alice")
     assert same.batch()["status"] == "draft"
     assert isinstance(same.outcome, Failed)
-    assert "different person than the first (alice)" in same.outcome.error
+    assert "different approver than the first (alice)" in same.outcome.error
     two = close_run(None, db_path.with_name("two.db"), second_approver="bob")
     assert two.batch()["status"] == "posted"
     posted = two.store.audit_events(two.run_id, kind="journal_posted")[0].detail
@@ -170,7 +173,7 @@ def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) ->
     assert (
         high.returncode == 0
         and "Second approval" not in high.stdout
-        and "(posted by alice)" in high.stdout
+        and f"(posted by {LOGIN})" in high.stdout
     )
     bad = closebot("run", "2026-10", env={"CLOSEBOT_APPROVAL_LIMIT": "lots"})
     assert bad.returncode == 2 and "CLOSEBOT_APPROVAL_LIMIT='lots' must be an amount" in bad.stderr
@@ -304,7 +307,8 @@ def test_the_decision_log_csv_has_every_evidence_column(db_path: Path) -> None:
         baker["answer"] == "Accept operator's decimal, update DOI" and baker["overridden"] == "yes"
     )
     assert baker["rationale"] == "Assignment from Red Fork, letter of 2026-09-30"
-    assert baker["os_login"] and baker["answered_by"] == "alice" and baker["source"] == "console"
+    assert baker["os_login"] == LOGIN and baker["answered_by"] == LOGIN
+    assert baker["source"] == "console"
     assert baker["asked_at"] <= baker["answered_at"]
     files = dict(part.split("=") for part in baker["input_files"].split("; "))
     assert set(files) == {
@@ -443,7 +447,7 @@ def test_concurrent_approvals_of_one_period_post_once(tmp_path: Path) -> None:
 
 
 def test_verify_finds_an_answer_or_a_posted_line_changed_in_the_records(db_path: Path) -> None:
-    done = closebot("run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\nbob\n1\n1\n")
+    done = closebot("run", "2026-10", stdin=ONE_POSTER, env=ONE)
     run_id = run_id_of(done.stdout)
     assert closebot("audit", run_id, "--verify").returncode == 0
     with sqlite3.connect(db_path) as conn:
@@ -452,16 +456,18 @@ def test_verify_finds_an_answer_or_a_posted_line_changed_in_the_records(db_path:
         ).fetchone()[0]
         conn.execute("update questions set answered_by = 'jdoe' where id = ?", (qid,))
     edited = closebot("audit", run_id, "--verify")
-    assert edited.returncode == 1 and f"question {qid}: the store says jdoe chose" in edited.stdout
+    assert edited.returncode == 1 and f"BROKEN: questions:{qid} (a form:" in edited.stdout
+    assert "is not what event" in edited.stdout and "changed after it was written" in edited.stdout
     with sqlite3.connect(db_path) as conn:
-        conn.execute("update questions set answered_by = 'alice' where id = ?", (qid,))
+        conn.execute("update questions set answered_by = ? where id = ?", (LOGIN, qid))
         conn.execute(
             "update journal_lines set debit = '99999.99' where id = (select min(id) from journal_lines "
             "where batch_id in (select id from journal_batches where run_id = ? and status = 'posted'))",
             (run_id,),
         )
     changed = closebot("audit", run_id, "--verify")
-    assert changed.returncode == 1 and "its lines changed after it was posted" in changed.stdout
+    assert changed.returncode == 1 and "BROKEN: journal_lines row" in changed.stdout
+    assert "was edited after it was drafted" in changed.stdout
 
 
 def test_the_override_and_its_reason_are_on_the_question_that_was_overridden(db_path: Path) -> None:
@@ -520,17 +526,3 @@ def test_november_carries_octobers_open_items_and_blocks_the_lock_when_nothing_p
         lock["details"]["recommended"] == "block_lock"
         and "is a draft, not posted" in lock["details"]["reasoning"]
     )
-
-
-def test_the_console_will_not_take_an_approval_when_approvers_are_set(db_path: Path) -> None:
-    env = {"CLOSEBOT_APPROVERS": "UAPPROVER,UAPPROVER2"}
-    done = closebot(
-        "run", "2026-10", env=env, stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n2\n" + "1\nok\n" * 10
-    )
-    assert "with CLOSEBOT_APPROVERS set, posting is approved in Slack" in done.stdout
-    run_id = run_id_of(done.stdout)
-    store = Store(db_path)
-    assert Ledger(store).current_batch(run_id)["status"] == "draft"
-    approval = next(q for q in store.questions(run_id) if q.questions[0].get("header") == "Posting")
-    assert approval.answer is not None and approval.answer["1"]["labels"] == ["Keep as draft"]
-    assert not store.audit_events(run_id, kind="posting_refused")

@@ -11,7 +11,7 @@ from bot.close import data as close_data
 from bot.close.imports.intake import Imports, load_period
 from bot.close.imports.sheet import read_sheets
 from bot.store import Store
-from tests.cli_run import closebot, run_id_of
+from tests.cli_run import LOGIN, closebot, run_id_of
 from tests.import_files import FOREIGN_JIB, jib_xlsx, sample_rows, write_period
 
 
@@ -157,5 +157,5 @@ def test_data_import_at_the_terminal_then_a_close_on_those_files(tmp_path: Path)
     assert "Decision log: closebot audit" in run.stdout, run.stdout + run.stderr
     run_id = run_id_of(run.stdout)
     log = closebot("audit", run_id, "--csv", env=env)
-    assert "Permian JIB Oct 2026.xlsx, dropped by alice" in log.stdout
+    assert f"Permian JIB Oct 2026.xlsx, dropped by {LOGIN}" in log.stdout  # the OS login
     assert "owner_net_amount←Your Share" in log.stdout

@@ -24,6 +24,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m006_usage",
         "m007_versioned_chain",
         "m008_imports",
+        "m009_keyed_trail",
     ]
     assert {"period", "kind", "sha256", "content", "canonical", "mapping", "dropped_by"} <= set(
         db.table("imported_files").columns_dict
@@ -102,6 +103,15 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "prev_hash": str,
         "hash": str,
         "hash_alg": str,
+        "covers": str,
+    }
+    assert db.table("run_seals").columns_dict == {
+        "run_id": str,
+        "head_id": int,
+        "head_hash": str,
+        "events": int,
+        "at": str,
+        "mac": str,
     }
     assert set(db.table("exceptions").columns_dict) >= {
         "id",

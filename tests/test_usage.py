@@ -62,7 +62,9 @@ def test_a_claude_close_records_its_tokens_and_the_summary_and_runs_show_them(
     assert "Model use: 2 calls, 36 input tokens, 0% of input read from cache, 10 output tokens" in (
         outcome.text
     )
-    assert ("finished", outcome.text) in presenter.events
+    shown = [text for kind, text in presenter.events if kind == "finished"]
+    assert len(shown) == 1 and shown[0].startswith(outcome.text)  # then the audit seal
+    assert "\n\nAudit seal: 2 events" in shown[0]
 
     # The second call marks the tool_result (the conversation's end) for caching, and the
     # stored transcript carries no breakpoint.

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
+from bot.identity import canonical, mention, one_of, same_person
 from bot.questions import HUMAN_SOURCES
 from bot.store import QuestionRecord, Run, Store
 
@@ -94,26 +95,39 @@ def first_approver(store: Store, run_id: str) -> str | None:
     return None
 
 
+def _names(people: frozenset[str]) -> str:
+    return ", ".join(mention(a) for a in sorted(people))
+
+
 def may_approve(
     user: str | None, run: Run, approvers: frozenset[str], *, first: str | None = None
 ) -> str | None:
-    """Why `user` may not give this approval (None: they may)."""
+    """Why `user` may not give this approval (None: they may); `first` is set for a second
+    approval. Identities are compared canonically, so 'ALICE' is alice.
+
+    With approvers set, only an approver who did not start the run approves — the first
+    approval and the second alike. Without, the starter approves (self-approved) and a second
+    approval comes from a different person.
+    """
+    if not canonical(user):
+        return "an approval needs a person's identity"
     if approvers:
-        if first is None and user == run.started_by:
+        if same_person(user, run.started_by):
+            others = approvers - {a for a in approvers if same_person(a, user)}
             return (
-                "segregation of duties: you started this close, so another approver must post it: "
-                + ", ".join(f"<@{a}>" for a in sorted(approvers - {user or ""}))
+                "segregation of duties: you started this close, so another approver must "
+                + ("give the second approval" if first is not None else "post it")
+                + (": " + _names(others) if others else "")
             )
-        if user not in approvers:
-            return "only an approver may approve posting: " + ", ".join(
-                f"<@{a}>" for a in sorted(approvers)
-            )
-    elif first is None and user != run.started_by:
-        return f"only <@{run.started_by}>, who started this close, may approve it (no approvers are set)"
-    if first is not None and user == first:
+        if not one_of(user, approvers):
+            return "only an approver may approve posting: " + _names(approvers)
+    elif first is None and not same_person(user, run.started_by):
         return (
-            f"the second approval must come from a different approver than the first (<@{first}>)"
+            f"only {mention(run.started_by or '-')}, who started this close, may approve it "
+            "(no approvers are set)"
         )
+    if first is not None and same_person(user, first):
+        return f"the second approval must come from a different approver than the first ({mention(first)})"
     return None
 
 
@@ -124,13 +138,18 @@ def approval_refusal(
     user: str,
     approvers: frozenset[str],
     answer: dict[str, Any] | None = None,
+    *,
+    console: bool = False,
 ) -> str | None:
-    """At Submit: why this person may not approve posting on this form (None for other forms)."""
+    """At Submit: why this person may not approve posting on this form (None for other forms).
+    `answer` None asks whether they may approve at all. In Slack only the starter and the
+    approvers answer a run's forms, so without approvers nobody can give a second approval;
+    at the console a different OS login can (`closebot approve RUN`)."""
     header = header_of(record)
     if header not in APPROVAL_HEADERS or (answer is not None and not approves(answer)):
         return None
     first = first_approver(store, run.id) if header == SECOND_APPROVAL_HEADER else None
-    if header == SECOND_APPROVAL_HEADER and not approvers and first is not None:
+    if header == SECOND_APPROVAL_HEADER and not approvers and first is not None and not console:
         return "a second approver is needed and none is set: set CLOSEBOT_APPROVERS (choose 'Keep as draft' meanwhile)"
     reason = may_approve(user, run, approvers, first=first)
     return reason[0].upper() + reason[1:] if reason else None
@@ -145,7 +164,10 @@ def check_approval(
     approvers: frozenset[str],
     first: str | None = None,
 ) -> str | None:
-    """Why this answered question does not approve posting this batch (None: it does)."""
+    """Why this answered question does not approve posting this batch (None: it does).
+
+    The same rules for every front end: at the console the answer is recorded under the OS
+    login that gave it, in Slack under the user id, and `may_approve` judges both."""
     text = q.context + " ".join(item["question"] for item in q.questions)
     if q.source not in HUMAN_SOURCES:
         return (
@@ -157,10 +179,4 @@ def check_approval(
         return f"question {q.id} approved other content than batch {batch_id} holds now (content hash {short_hash(digest)})"
     if not approves(q.answer):
         return "the answer did not approve posting"
-    if q.source == "user":
-        return may_approve(q.answered_by, run, approvers, first=first)
-    if approvers:
-        return "with CLOSEBOT_APPROVERS set, posting needs an approver other than the starter: approve it in Slack"
-    if first is not None and q.answered_by == first:  # the console: a different person's name
-        return f"the second approval must come from a different person than the first ({first})"
-    return None
+    return may_approve(q.answered_by, run, approvers, first=first)

@@ -17,6 +17,7 @@ from typing import Any
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
+from bot.chain import LINES, cover
 from bot.close.controls import ContentHash
 from bot.close.master import ACCOUNT_NAMES
 from bot.errors import CloseBotError, NotFoundError
@@ -141,6 +142,77 @@ def c003_carry_earlier_releases(db: Database) -> None:
             )
 
 
+# The close's tables that make the books or the record, covered by the audit chain
+# (bot/chain.py): each write to them is audited with the digest of the rows it wrote.
+cover(
+    "exceptions",
+    key=("id",),
+    fields=(
+        "id",
+        "run_id",
+        "kind",
+        "well_id",
+        "details",
+        "status",
+        "resolution",
+        "note",
+        "question_id",
+        "decided_by",
+        "decision_source",
+        "resolved_at",
+        "created_at",
+    ),
+    what="an exception and its resolution: the option, who decided it, how and when",
+    of_run="select * from exceptions where run_id = ?",
+)
+cover(
+    "journal_batches",
+    key=("id",),
+    fields=(
+        "id",
+        "run_id",
+        "period",
+        "status",
+        "total_debit",
+        "total_credit",
+        "created_at",
+        "posted_at",
+        "posted_by",
+        "approval_question_id",
+        "content_hash",
+    ),
+    what="a journal batch: its status, totals, content hash, who posted it and when",
+    of_run="select * from journal_batches where run_id = ?",
+)
+cover(
+    "period_posts",
+    key=("period",),
+    fields=("period", "batch_id", "posted_at", "posted_by"),
+    what="the claim on a posted period: which batch posted it, who and when",
+    of_run="select * from period_posts where batch_id in "
+    "(select id from journal_batches where run_id = ?)",
+)
+cover(
+    "doi_rows",
+    key=("id",),
+    fields=(
+        "id",
+        "well_id",
+        "row",
+        "effective_from",
+        "status",
+        "run_id",
+        "batch_id",
+        "question_id",
+        "decided_by",
+        "created_at",
+        "in_force_at",
+    ),
+    what="a DOI row closebot added: the well's WI/NRI, from when, who decided it, in force or not",
+    of_run="select * from doi_rows where run_id = ?",
+)
+
+
 class AlreadyPostedError(CloseBotError):
     """The period was posted by another batch; posting this one would book it twice."""
 
@@ -212,6 +284,7 @@ class Ledger:
                         "summary": details.get("summary"),
                         "legacy": before["legacy"],
                     },
+                    covers=[("exceptions", "id", exception_id)],
                 )
             if not found:
                 db.table("exceptions").insert(
@@ -230,6 +303,7 @@ class Ledger:
                     kind="exception_found",
                     actor="agent",
                     detail={"id": exception_id, "kind": kind, "summary": details.get("summary")},
+                    covers=[("exceptions", "id", exception_id)],
                 )
         return self.exception(exception_id)
 
@@ -284,6 +358,7 @@ class Ledger:
                     "question_id": question_id,
                     "source": source,
                 },
+                covers=[("exceptions", "id", exception_id)],
             )
         return self.exception(exception_id)
 
@@ -452,6 +527,11 @@ class Ledger:
                     "content_hash": batch["content_hash"],
                     **(detail or {}),
                 },
+                covers=[
+                    ("journal_batches", "id", batch_id),
+                    ("period_posts", "batch_id", batch_id),
+                    ("doi_rows", "run_id", batch["run_id"]),
+                ],
             )
         return True
 
@@ -490,6 +570,7 @@ class Ledger:
                 kind="doi_proposed",
                 actor=decided_by,
                 detail={"well_id": well_id, "effective_from": effective_from, "row": row},
+                covers=[("doi_rows", "run_id", run_id)],  # the new row and those it voided
             )
 
     def doi_rows(
@@ -598,29 +679,30 @@ class BatchWriter:
         if not self._pending:
             return
         self.hash.add_all(self._pending)
-        rows = [
-            (
-                self.batch_id,
-                line["entry_no"],
-                line["line_no"],
-                line.get("entry"),
-                line["account"],
-                line.get("account_name"),
-                str(line["debit"]),
-                str(line["credit"]),
-                line.get("well_id"),
-                line.get("memo"),
-                line.get("source"),
-                line.get("ref"),
-            )
+        stored = [
+            {
+                "batch_id": self.batch_id,
+                "entry_no": line["entry_no"],
+                "line_no": line["line_no"],
+                "entry": line.get("entry"),
+                "account": line["account"],
+                "account_name": line.get("account_name"),
+                "debit": str(line["debit"]),
+                "credit": str(line["credit"]),
+                "well_id": line.get("well_id"),
+                "memo": line.get("memo"),
+                "source": line.get("source"),
+                "ref": line.get("ref"),
+            }
             for line in self._pending
         ]
+        digest = self.ledger.store.line_digest  # each line carries its own (the audit chain's)
         with self.ledger.store.write() as db:
             db.conn.executemany(
                 "insert into journal_lines (batch_id, entry_no, line_no, entry, account, "
-                "account_name, debit, credit, well_id, memo, source, ref) "
-                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
+                "account_name, debit, credit, well_id, memo, source, ref, mac) "
+                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(*row.values(), digest(row)) for row in stored],
             )
         self._pending = []
 
@@ -648,6 +730,11 @@ class BatchWriter:
                     "total_debit": str(self.total_debit),
                     "content_hash": digest,
                 },
+                # the new draft, the drafts it superseded, and the new draft's lines
+                covers=[
+                    ("journal_batches", "run_id", self.run_id),
+                    (LINES, "batch_id", self.batch_id),
+                ],
             )
         return self.ledger.batch(self.batch_id)
 

@@ -13,6 +13,7 @@ from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.master import money
 from bot.close.toolbase import MAX_LIST, ToolBase
 from bot.errors import NotFoundError
+from bot.identity import same_person
 from bot.questions import HUMAN_SOURCES
 from bot.tools import ToolContext, ToolError
 
@@ -199,7 +200,7 @@ class PostingTools(ToolBase):
                 detail={"batch_id": batch_id, "reason": refusal},
             )
             raise ToolError(f"Not posted: {refusal}. Batch {batch_id} stays a draft.")
-        self_approved = not self.approvers and q.answered_by == run.started_by
+        self_approved = not self.approvers and same_person(q.answered_by, run.started_by)
         detail = {
             "content_hash": digest,
             "self_approved": self_approved,

@@ -1,15 +1,18 @@
-"""The audit chain: every decision is an event chained by hash to the run's previous one."""
+"""The audit chain: every decision is an event chained by a keyed hash to the run's previous
+one, recording the rows it wrote; each run's head is sealed (bot/chain.py says how)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
 
 from bot import chain
-from bot.store.core import StoreCore, dumps, insert_row, known
+from bot.errors import ConfigError
+from bot.store.core import StoreCore, dumps, known
 
 
 @dataclass(frozen=True)
@@ -23,9 +26,76 @@ class AuditEvent:
     prev_hash: str | None = None
     hash: str | None = None
     hash_alg: str | None = None
+    covers: str | None = None
 
 
 class AuditChain(StoreCore):
+    _audit_key: bytes
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._open_trail()
+
+    def _open_trail(self) -> None:
+        """Load the audit key and, on the first start with one, record when keyed hashing
+        began (and seal every run's head as it stands). A key other than the one that keyed
+        this database is refused: events written with it would never verify."""
+        key, created = chain.load_key(None if self._in_memory else self.path)
+        self._audit_key = key
+        meta = self.query("select value from meta where key = ?", (chain.KEYED_AFTER,))
+        if meta:
+            epoch = chain.read_epoch(key, meta[0]["value"])
+            if epoch is not None and epoch.key_id != chain.key_id(key):
+                if created:
+                    chain.key_file_for(self.path).unlink(missing_ok=True)
+                raise ConfigError(
+                    f"{self.path}'s audit trail is keyed with another key (id {epoch.key_id}; this "
+                    f"key is {chain.key_id(key)}): restore {chain.key_file_for(self.path)} or set "
+                    f"{chain.KEY_ENV} to the key it was made with"
+                )
+            return
+        with self.write() as db:
+            # Only a database that never had a key starts an epoch: one whose record was
+            # removed while keyed events or seals remain is left for verify to name.
+            keyed = [name for name, alg in chain.ALGORITHMS.items() if alg.keyed]
+            marks = ",".join("?" for _ in keyed)
+            if self.query(
+                f"select 1 from audit_events where hash_alg in ({marks}) limit 1", tuple(keyed)
+            ) or self.query("select 1 from run_seals limit 1"):
+                return
+            after = self.query("select coalesce(max(id), 0) as n from audit_events")[0]["n"]
+            db.execute(
+                "insert or ignore into meta (key, value) values (?, ?)",
+                (chain.KEYED_AFTER, chain.epoch_value(key, int(after))),
+            )
+            heads = self.query(
+                "select run_id, max(id) as head_id, count(*) as events from audit_events "
+                "where run_id is not null group by run_id"
+            )
+            for h in heads:
+                head_hash = self.query(
+                    "select hash from audit_events where id = ?", (h["head_id"],)
+                )[0]["hash"]
+                self._put_seal(
+                    db, chain.Seal(h["run_id"], h["head_id"], head_hash or "", h["events"])
+                )
+
+    def _put_seal(self, db: Database, s: chain.Seal) -> None:
+        db.execute(
+            "insert into run_seals (run_id, head_id, head_hash, events, at, mac) "
+            "values (?, ?, ?, ?, ?, ?) on conflict(run_id) do update set head_id = excluded.head_id, "
+            "head_hash = excluded.head_hash, events = excluded.events, at = excluded.at, "
+            "mac = excluded.mac",
+            (
+                s.run_id,
+                s.head_id,
+                s.head_hash,
+                s.events,
+                self.now(),
+                chain.seal_mac(self._audit_key, s),
+            ),
+        )
+
     def _audit(
         self,
         db: Database,
@@ -35,14 +105,16 @@ class AuditChain(StoreCore):
         actor: str | None,
         detail: Any,
         first: bool = False,
+        covers: Iterable[chain.Target] = (),
     ) -> None:
-        """Append an audit event chained to the run's previous one (call inside write());
+        """Append an audit event chained to the run's previous one (call inside write()),
+        recording the digests of the rows it `covers` as they stand; move the run's seal.
         `first` for a run's first event, which has none before it."""
         last = (
             []
             if first
             else self.query(
-                "select hash from audit_events where run_id is ? order by id desc limit 1",
+                "select id, hash from audit_events where run_id is ? order by id desc limit 1",
                 (run_id,),
             )
         )
@@ -54,31 +126,96 @@ class AuditChain(StoreCore):
             "actor": actor,
             "detail": dumps(detail),
         }
-        digest, alg = chain.seal(prev, event)
-        insert_row(
-            db, "audit_events", {**event, "prev_hash": prev, "hash": digest, "hash_alg": alg}
+        covered = chain.covers_of(self.query, db.execute, self._audit_key, covers)
+        digest, alg = chain.seal(self._audit_key, prev, event, covered)
+        cursor = db.execute(
+            "insert into audit_events (run_id, at, kind, actor, detail, prev_hash, hash, hash_alg, "
+            "covers) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*event.values(), prev, digest, alg, covered or None),
         )
+        if run_id is None:
+            return
+        sealed = self.query("select head_id, events from run_seals where run_id = ?", (run_id,))
+        if sealed and last and sealed[0]["head_id"] == last[0]["id"]:
+            events = int(sealed[0]["events"]) + 1
+        else:
+            events = int(
+                self.query("select count(*) as n from audit_events where run_id = ?", (run_id,))[0][
+                    "n"
+                ]
+            )
+        self._put_seal(db, chain.Seal(run_id, int(cursor.lastrowid or 0), digest, events))
 
-    def audit_verdict(self, run_id: str) -> chain.Verdict:
-        """The run's audit chain checked event by event, each with the algorithm that wrote it."""
+    def line_digest(self, line: dict[str, Any]) -> str:
+        """A journal line's own digest under the audit key, as its `mac` column keeps it."""
+        return chain.line_mac(self._audit_key, line)
+
+    def seal_of(self, run_id: str) -> chain.Seal | None:
+        """The run's sealed head: what its summary prints and verify compares."""
+        rows = self.query("select * from run_seals where run_id = ?", (run_id,))
+        if not rows:
+            return None
+        r = rows[0]
+        return chain.Seal(run_id, int(r["head_id"]), str(r["head_hash"]), int(r["events"]))
+
+    def audit_verdict(self, run_id: str, *, rows_too: bool = True) -> chain.Verdict:
+        """The run's trail checked: each event with the algorithm that wrote it, the seal on
+        its head, and (`rows_too`) every covered row against what the chain recorded."""
         rows = self.query("select * from audit_events where run_id = ? order by id", (run_id,))
-        meta = self.query("select value from meta where key = 'audit_unchained_through'")
-        return chain.verify(rows, unchained_through=int(meta[0]["value"]) if meta else 0)
+        meta = {
+            r["key"]: r["value"]
+            for r in self.query(
+                "select key, value from meta where key in ('audit_unchained_through', ?)",
+                (chain.KEYED_AFTER,),
+            )
+        }
+        epoch = chain.read_epoch(self._audit_key, meta.get(chain.KEYED_AFTER))
+        verdict = chain.verify(
+            rows,
+            unchained_through=int(meta.get("audit_unchained_through") or 0),
+            key=self._audit_key,
+            epoch=epoch,
+        )
+        if verdict.broken is not None:
+            return verdict
+        if epoch is None or not epoch.valid:
+            verdict.problem = (
+                "the record of when keyed hashing began (meta audit_keyed_after) was "
+                + ("removed" if epoch is None else "edited")
+            )
+            return verdict
+        seal = self.query("select * from run_seals where run_id = ?", (run_id,))
+        chain.check_seal(verdict, self._audit_key, run_id, rows, seal[0] if seal else None)
+        if verdict.problem or not rows_too:
+            return verdict
+        strict = bool(rows) and int(rows[0]["id"]) > epoch.after
+        chain.check_rows(verdict, self.query, self._audit_key, run_id, rows, strict=strict)
+        return verdict
 
     def verify_audit(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
         """(events checked, the first event whose link is broken or None, why)."""
-        verdict = self.audit_verdict(run_id)
+        verdict = self.audit_verdict(run_id, rows_too=False)
         if verdict.broken is None:
-            return verdict.checked, None, ""
+            return verdict.checked, None, verdict.problem
         r = verdict.broken
         found = AuditEvent(**{k: r[k] for k in ("id", "run_id", "at", "kind", "actor")}, detail={})
         return verdict.checked, found, verdict.why
 
     def audit(
-        self, *, run_id: str | None, kind: str, actor: str | None, detail: Any = None
+        self,
+        *,
+        run_id: str | None,
+        kind: str,
+        actor: str | None,
+        detail: Any = None,
+        covers: Iterable[chain.Target] = (),
     ) -> None:
+        """Append an audit event (joining this thread's transaction when one is open);
+        `covers` names the rows just written that it records: (table, column, value)."""
         with self.write() as db:
-            self._audit(db, run_id=run_id, kind=kind, actor=actor, detail=detail or {})
+            self._audit(
+                db, run_id=run_id, kind=kind, actor=actor, detail=detail or {}, covers=covers
+            )
 
     def audit_events(self, run_id: str, *, kind: str | None = None) -> list[AuditEvent]:
         sql = "select * from audit_events where run_id = ?"

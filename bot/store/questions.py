@@ -76,6 +76,7 @@ class Questions(AuditChain):
                     kind="question_asked",
                     actor="agent",
                     detail={"question_id": question_id, "context": context, "questions": questions},
+                    covers=[("questions", "id", question_id)],
                 )
         return self.question(question_id), not existing
 
@@ -174,6 +175,7 @@ class Questions(AuditChain):
                         "overridden": overridden,
                         **(evidence or {}),
                     },
+                    covers=[("questions", "id", question_id)],
                 )
         if won and known:
             return replace(

@@ -68,6 +68,7 @@ class Runs(AuditChain):
                 actor=started_by,
                 detail={"period": period, "mode": mode, "model": model},
                 first=True,
+                covers=[("runs", "id", run_id)],
             )
         return Run(**{**row, "steps": {}})
 
