@@ -102,7 +102,9 @@ def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = 
     return f"Who may approve: {names}{reason}"
 
 
-def entries_by_account(lines: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def entries_by_account(
+    lines: Iterable[dict[str, Any]],
+) -> tuple[list[str], list[list[str]]]:
     """The batch by account (number, name, debit, credit) with its totals, as table rows."""
     totals: dict[str, list[Decimal]] = {}
     for line in lines:
@@ -739,7 +741,8 @@ class SlackPresenter:
         batch = ledger.current_batch(run.id)
         facts = None
         if batch is not None:
-            header, rows = entries_by_account(ledger.lines(batch["id"]))
+            # summed by SQLite: the form does not read the batch's lines
+            header, rows = entries_by_account(ledger.account_totals(batch["id"]))
             facts = blocks.table(header, rows, right=(2, 3))
         return blocks.question_form(
             ask,
