@@ -372,7 +372,9 @@ class AgentLoop:
         self, run_id: str, uses: list[dict[str, Any]], transcript: Transcript
     ) -> Paused | None:
         """Give every tool_use of one assistant message a stored result, or pause on a question."""
-        ctx = ToolContext(run_id=run_id, store=self.store)
+        ctx = ToolContext(
+            run_id=run_id, store=self.store, progress=lambda text: self.presenter.text(run_id, text)
+        )
         # Ordinary tools first, each result stored before anything else happens.
         for use in uses:
             if use["name"] == TOOL_NAME or self.store.tool_result(use["id"]) is not None:

@@ -195,7 +195,14 @@ class HttpServer:
         from waitress.server import create_server
 
         self.server = create_server(
-            wsgi_app(service), host=host, port=port, threads=threads, ident="closebot"
+            wsgi_app(service),
+            host=host,
+            port=port,
+            threads=threads,
+            ident="closebot",
+            # poll(), not select(): select() fails outright once a descriptor number
+            # passes 1024, which a busy process (or a long test session) reaches
+            asyncore_use_poll=True,
         )
         self.port: int = self.server.effective_port
         self.host = host

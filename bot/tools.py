@@ -28,6 +28,8 @@ class ToolContext:
 
     run_id: str
     store: Store
+    # a line for the person watching the run (Slack thread, terminal) while a tool works
+    progress: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)

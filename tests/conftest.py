@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,15 @@ from bot.sandbox.slack_api import FakeSlack, fake_slack
 from bot.store import QuestionRecord, Store
 from bot.tools import ToolRegistry
 from tests.sandbox_browser import browser, page, sandbox  # noqa: F401  (fixtures)
+
+
+@pytest.fixture(autouse=True)
+def collect_garbage() -> Iterator[None]:
+    """A test's stores, servers and clients sit in reference cycles until the cycle
+    collector runs; collect after each test so their descriptors and threads do not pile
+    up across the session (hundreds of leftover SQLite files before this)."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture(autouse=True)

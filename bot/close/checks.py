@@ -115,7 +115,7 @@ class Close:
         decision = self.decided(f"unknown_property:{kind}:{line.line}")
         if decision and decision["option"].startswith("map:"):
             return str(decision["option"][4:])
-        if line.well_id and self.master.latest(line.well_id):
+        if line.well_id and self.master.has(line.well_id):
             return line.well_id
         if not line.well_id and line.property_no:
             return self.master.by_property(operator, line.property_no)

@@ -45,8 +45,9 @@ class ContentHash:
         self.first = False
         self.sha.update(json.dumps(_canonical(line), separators=(",", ":")).encode())
 
-    def add_all(self, lines: list[dict[str, Any]]) -> None:
+    def add_all(self, lines: Iterable[dict[str, Any]]) -> None:
         """Many lines at once: one encoder call, the same bytes as adding each."""
+        lines = list(lines)
         if not lines:
             return
         text = json.dumps([_canonical(line) for line in lines], separators=(",", ":"))

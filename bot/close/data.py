@@ -12,10 +12,12 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import operator
 import re
 import shutil
 import sys
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import lru_cache
@@ -417,7 +419,12 @@ FILES: tuple[FileSpec, ...] = (
             "owner_net_amount": _money,
         },
     ),
-    FileSpec("revenue_history.csv", RevenueLine, _REVENUE_COLUMNS, extra=("revenue_history.csv",)),
+    FileSpec(
+        "revenue_history.csv",
+        RevenueLine,
+        _REVENUE_COLUMNS,
+        extra=("revenue_history.csv",),
+    ),
     FileSpec(
         "production.csv",
         ProductionRow,
@@ -486,6 +493,25 @@ FILES: tuple[FileSpec, ...] = (
 )
 
 SPECS = {spec.name: spec for spec in FILES}
+
+_TEXT = r"(?:[^\s\x1f](?:[^\x1f]*[^\s\x1f])?)?"
+_MONTH = r"[0-9]{4}-(?:0[1-9]|1[0-2])"
+# each parser's plain form (no spaces around, no separators, canonical names) and what turns
+# such a cell into the parser's value without the parser's checks (the pattern made them)
+PLAIN: dict[Parser, tuple[str, Callable[[str], Any]]] = {
+    _text: (_TEXT, sys.intern),
+    _required: (r"[^\s\x1f](?:[^\x1f]*[^\s\x1f])?", sys.intern),
+    _month: (_MONTH, sys.intern),
+    _optional_month: (f"(?:{_MONTH})?", sys.intern),
+    _date: (_MONTH + r"-(?:0[1-9]|[12][0-9]|3[01])", sys.intern),
+    _money: (r"-?[0-9]+\.[0-9][0-9]", Decimal),
+    _number: (r"-?[0-9]+(?:\.[0-9]+)?", _number),
+    _decimal_share: (r"-?[0-9]+(?:\.[0-9]{1,8})?", _decimal_share),
+    _product: (r"oil|gas|ngl", sys.intern),
+    _category: (r"LOE|Workover|Overhead|IDC|ICC|TDC|TCC|LWE", sys.intern),
+    _accrual_kind: (r"revenue|loe", sys.intern),
+    _account: (r"[0-9]+", sys.intern),
+}
 HISTORY_FILES = ("jib_history.csv", "revenue_history.csv")
 
 
@@ -657,8 +683,8 @@ def _text_stream(raw: io.RawIOBase) -> TextIO:
 
 
 def _rows(
-    spec: FileSpec, stream: TextIO, problems: list[Problem]
-) -> Iterator[tuple[list[Any], int]]:
+    spec: FileSpec, stream: TextIO, problems: list[Problem], *, partial: bool = False
+) -> Iterator[tuple[Sequence[Any], int]]:
     """Each good row's parsed values (in `spec.columns` order) and line number, streamed;
     every problem collected, bad rows skipped."""
     reader = csv.reader(stream)
@@ -676,6 +702,17 @@ def _rows(
     plan = [(header.index(name), name, parse) for name, parse in spec.columns.items()]
     fast = [(index, parse) for index, _, parse in plan]
     width = len(header)
+    # A row whose every cell is already in its plain form (what exports mostly write) is
+    # checked by one regular expression and converted by C calls; any other row takes the
+    # cell-by-cell path, which accepts the other forms and names every problem.
+    plain = {name: parse for name, parse in spec.columns.items()}
+    row_re = re.compile(
+        "\x1f".join(f"(?:{PLAIN[plain[h]][0]})" if h in plain else "[^\x1f]*" for h in header)
+    )
+    convert = [(index, PLAIN[parse][1]) for index, parse in fast]
+    # partial: each row as its cells' text in column order, converted by whoever uses it
+    # (the history indexes convert the few values they keep)
+    texts = operator.itemgetter(*[index for index, _ in fast])
     for line_no, cells in enumerate(reader, start=2):
         if len(cells) != width:
             if not any(c.strip() for c in cells):
@@ -690,6 +727,12 @@ def _rows(
                 )
             )
             continue
+        if row_re.fullmatch("\x1f".join(cells)):
+            if partial:
+                yield texts(cells), line_no
+            else:
+                yield [conv(cells[index]) for index, conv in convert], line_no
+            continue
         if not cells[0].strip() and not any(c.strip() for c in cells):
             continue
         try:
@@ -702,7 +745,10 @@ def _rows(
                 except ValueError as e:
                     problems.append(Problem(spec.name, line_no, name, raw_value, str(e)))
             continue
-        yield values, line_no
+        if partial:  # the values in their plain text, as a plain row would give them
+            yield tuple(v if isinstance(v, str) else str(v) for v in values), line_no
+        else:
+            yield values, line_no
 
 
 def _typed(spec: FileSpec, stream: TextIO, problems: list[Problem]) -> Iterator[Any]:
@@ -722,7 +768,7 @@ def _read_file(
     folder: Path,
     spec: FileSpec,
     problems: list[Problem],
-    sink: Callable[[list[Any], int], None] | None,
+    sink: Callable[[Sequence[Any], int], None] | None,
     source: FileSource | None = None,
 ) -> tuple[list[Any], str, int]:
     """One file streamed once: its rows (or each row to `sink`), its SHA-256 and row count.
@@ -732,7 +778,7 @@ def _read_file(
             typed = list(_typed(spec, source.stream(), problems))
             return typed, source.digest, len(typed)
         fed = 0
-        for values, line_no in _rows(spec, source.stream(), problems):
+        for values, line_no in _rows(spec, source.stream(), problems, partial=True):
             fed += 1
             sink(values, line_no)
         return [], source.digest, fed
@@ -749,7 +795,7 @@ def _read_file(
                 rows = list(_typed(spec, _text_stream(hashing), problems))
                 count = len(rows)
             else:  # history: values to the index, no row objects
-                for values, line_no in _rows(spec, _text_stream(hashing), problems):
+                for values, line_no in _rows(spec, _text_stream(hashing), problems, partial=True):
                     count += 1
                     sink(values, line_no)
         except UnicodeDecodeError:
@@ -856,30 +902,42 @@ class _HistoryReader:
         self.billed = {
             (j.operator, j.service_month, j.cost_category, j.gross_amount) for j in data.jib
         }
+        self.billed_months = {
+            (operator, month, category) for operator, month, category, _ in self.billed
+        }
         self.before_sales = {add_months(r.sale_month, -1) for r in data.revenue}
+        self.last_decimal: dict[str, tuple[str, str]] = {}
         self.loe_seen: set[tuple[str, str, str, str, Decimal]] = set()
         self.problems: list[Problem] = []
 
-    def jib(self, values: list[Any], line: int) -> None:
-        operator, _, month, well, category, gross, decimal, _ = values
+    def jib(self, values: Sequence[str], line: int) -> None:
+        """One jib_history line as text; only what an index keeps is converted."""
+        operator, invoice, month, well, category, gross_text, decimal, net = values
         index = self.h
-        if (operator, month, category, gross) in self.billed:
-            key = (operator, well, month, category, gross)
-            # the last line with the key, as a dict of them all would keep
-            index.jib_keys[key] = JibHistoryLine(*values, line=line)  # type: ignore[misc]
+        if (operator, month, category) in self.billed_months:
+            gross = Decimal(gross_text)
+            if (operator, month, category, gross) in self.billed:
+                key = (operator, well, month, category, gross)
+                # the last line with the key, as a dict of them all would keep
+                index.jib_keys[key] = JibHistoryLine(
+                    operator, invoice, month, well, category, gross, Decimal(decimal),
+                    Decimal(net), line,
+                )  # fmt: skip
         if month in self.trailing and category in ("LOE", "Overhead"):
-            key = (operator, well, month, category, gross)
-            if key not in self.loe_seen:  # a line billed twice counts once in the LOE average
-                self.loe_seen.add(key)
-                months = index.loe_gross.setdefault((well, category), {})
+            gross = Decimal(gross_text)
+            seen = (operator, well, month, category, gross)
+            if seen not in self.loe_seen:  # a line billed twice counts once in the LOE average
+                self.loe_seen.add(seen)
+                months = index.loe_gross.setdefault((sys.intern(well), sys.intern(category)), {})
                 months[month] = months.get(month, ZERO) + gross
-        last = index.last_jib_decimal.get(well)
+        last = self.last_decimal.get(well)
         if last is None or month > last[0]:
-            index.last_jib_decimal[well] = (month, decimal)
+            self.last_decimal[well] = (month, decimal)
         if month in self.window:
             index.operators_by_month.setdefault(month, set()).add(operator)
 
-    def revenue(self, values: list[Any], line: int) -> None:
+    def revenue(self, values: Sequence[str], line: int) -> None:
+        """One revenue_history line as text; only what an index keeps is converted."""
         _, payor, property_no, well, month, product, volume, price, value = values[:9]
         index = self.h
         if not well:
@@ -896,17 +954,25 @@ class _HistoryReader:
                 )
                 return
             well = mapped
-        index.paid_wells.add(well)
+        intern = sys.intern  # what the indexes keep shares the period's own strings
         if month > index.last_sale_month.get(well, ""):
-            index.last_sale_month[well] = month
+            index.last_sale_month[intern(well)] = intern(month)
         if month in self.window:
-            index.checked.add((well, product, month))
+            index.checked.add((intern(well), intern(product), intern(month)))
             index.payors_by_month.setdefault(month, set()).add(payor)
         if month in self.before_sales:
-            sums = index.sales.setdefault((well, product, month), [ZERO, ZERO, ZERO])
-            sums[0] += volume
-            sums[1] += value
-            sums[2] += price * volume
+            key = (intern(well), intern(product), intern(month))
+            sums = index.sales.setdefault(key, [ZERO, ZERO, ZERO])
+            sums[0] += Decimal(volume)
+            sums[1] += Decimal(value)
+            sums[2] += Decimal(price) * Decimal(volume)
+
+    def finish(self) -> None:
+        self.h.paid_wells = set(self.h.last_sale_month)
+        self.h.last_jib_decimal = {
+            sys.intern(well): (sys.intern(month), _decimal_share(decimal))
+            for well, (month, decimal) in self.last_decimal.items()
+        }
 
 
 _last_load: list[tuple[tuple[Any, ...], CloseData]] = []
@@ -924,8 +990,38 @@ def _stamp(folder: Path) -> tuple[Any, ...]:
     return tuple(out)
 
 
+Progress = Callable[[str], None]
+
+
+class ReadProgress:
+    """Tells `say` what has been read so far (file by file, with row counts) while a period
+    takes long to read: the first line after `every` seconds, then at most one per `every`
+    seconds, and the whole count at the end once anything was said. A quick read says nothing."""
+
+    def __init__(self, say: Progress, period: str, *, every: float = 2.0) -> None:
+        self.say, self.period, self.every = say, period, every
+        self.started = self.last = time.monotonic()
+        self.read: list[str] = []
+        self.said = False
+
+    def file(self, name: str, rows: int) -> None:
+        self.read.append(f"{name} {rows:,}")
+        now = time.monotonic()
+        if now - self.last >= self.every:
+            self.last, self.said = now, True
+            self.say(f"Reading {self.period}: {', '.join(self.read)} rows so far…")
+
+    def done(self) -> None:
+        if self.said:
+            self.say(f"Read {self.period}: {', '.join(self.read)} rows.")
+
+
 def load(
-    period: str, data_dir: Path | None = None, imported: Mapping[str, FileSource] | None = None
+    period: str,
+    data_dir: Path | None = None,
+    imported: Mapping[str, FileSource] | None = None,
+    *,
+    progress: ReadProgress | None = None,
 ) -> CloseData:
     """Read and check one period's files whole, each once as a stream; DataProblems lists
     every problem. The history files are reduced to `History` as they are read.
@@ -937,17 +1033,22 @@ def load(
     database) is read from there instead of the folder, which may then not exist."""
     if imported:
         check_period(period)
-        return _load(period, (data_dir or SAMPLE_DIR) / period, imported)
+        return _load(period, (data_dir or SAMPLE_DIR) / period, imported, progress)
     folder = require_period(period, data_dir)
     stamp = _stamp(folder)
     if _last_load and _last_load[0][0] == stamp and _last_load[0][1].period == period:
         return _last_load[0][1]
-    data = _load(period, folder)
+    data = _load(period, folder, None, progress)
     _last_load[:] = [(stamp, data)]
     return data
 
 
-def _load(period: str, folder: Path, imported: Mapping[str, FileSource] | None = None) -> CloseData:
+def _load(
+    period: str,
+    folder: Path,
+    imported: Mapping[str, FileSource] | None = None,
+    progress: ReadProgress | None = None,
+) -> CloseData:
     problems: list[Problem] = []
     read: dict[str, list[Any]] = {}
     hashes: dict[str, str] = {}
@@ -968,7 +1069,7 @@ def _load(period: str, folder: Path, imported: Mapping[str, FileSource] | None =
     )
     feeder: _HistoryReader | None = None
     for spec in FILES:
-        sink: Callable[[list[Any], int], None] | None = None
+        sink: Callable[[Sequence[Any], int], None] | None = None
         if spec.name in HISTORY_FILES:
             if feeder is None:
                 history.property_map = {
@@ -979,6 +1080,8 @@ def _load(period: str, folder: Path, imported: Mapping[str, FileSource] | None =
         rows, digest, count = _read_file(
             folder, spec, problems, sink, (imported or {}).get(spec.name)
         )
+        if progress is not None:
+            progress.file(spec.name, count)
         if spec.name in HISTORY_FILES:
             history.counts[spec.name] = count
         else:
@@ -988,8 +1091,11 @@ def _load(period: str, folder: Path, imported: Mapping[str, FileSource] | None =
             hashes[spec.name] = digest
     history.hashes = hashes
     if feeder is not None:
+        feeder.finish()
         problems.extend(feeder.problems)
     _cross_checks(data, problems)
+    if progress is not None:
+        progress.done()
     if problems:
         raise DataProblems(folder, problems)
     return data

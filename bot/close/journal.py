@@ -4,7 +4,7 @@ the decisions' adjusting entries, and this month's accruals."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -32,17 +32,22 @@ class JournalError(ValueError):
 
 @dataclass
 class Entry:
+    """One entry's lines, compact while it is built: a plain line is a tuple (account, debit,
+    credit, well, memo, ref); a summarized line a dict that later lines of its group add to.
+    `iter_lines()` gives them as the store's line dicts."""
+
     number: int
     description: str
     source: str
-    lines: list[dict[str, Any]] = field(default_factory=list)
+    _rows: list[Any] = field(default_factory=list, repr=False)
     # summarized lines: (account, well, side, group) → the line; and, when the batch keeps
-    # it, each summarized line's detail (the source lines behind it)
+    # it, each line's detail (the source lines behind it), by position
     _groups: dict[tuple[str, str, str, str], dict[str, Any]] = field(
         default_factory=dict, repr=False
     )
     detail: dict[int, list[dict[str, Any]]] | None = field(default=None, repr=False)
-    total: Decimal | None = None  # the debits, kept once the lines have gone to the store
+    _debit: Decimal = ZERO
+    _credit: Decimal = ZERO
 
     def add(
         self,
@@ -61,6 +66,9 @@ class Entry:
             debit, credit = -credit, -debit
         if debit == ZERO and credit == ZERO:
             return
+        self._debit += debit
+        self._credit += credit
+        index = len(self._rows)
         if group:
             key = (account, well_id, "dr" if debit else "cr", group)
             line = self._groups.get(key)
@@ -70,39 +78,34 @@ class Entry:
                 line["refs"].append(ref)
                 line["memo"] = f"{group} ({len(line['refs'])} lines)"
                 if self.detail is not None:
-                    self.detail[id(line)].append(_detail(debit, credit, memo, ref))
+                    self.detail[line["index"]].append(_detail(debit, credit, memo, ref))
                 return
-        line = {
-            "entry_no": self.number,
-            "line_no": len(self.lines) + 1,
-            "entry": self.description,
-            "account": account,
-            "account_name": ACCOUNTS[account],
-            "debit": debit,
-            "credit": credit,
-            "well_id": well_id,
-            "memo": memo,
-            "source": self.source,
-            "ref": ref,
-        }
-        self.lines.append(line)
-        if group:
-            line["refs"] = [ref]
+            line = {
+                "account": account,
+                "debit": debit,
+                "credit": credit,
+                "well_id": well_id,
+                "memo": memo,
+                "ref": ref,
+                "refs": [ref],
+                "index": index,
+            }
             self._groups[key] = line
+            self._rows.append(line)
+        else:
+            self._rows.append((account, debit, credit, well_id, memo, ref))
         if self.detail is not None:
-            self.detail[id(line)] = [_detail(debit, credit, memo, ref)]
+            self.detail[index] = [_detail(debit, credit, memo, ref)]
 
     @property
     def amount(self) -> Decimal:
-        if self.total is not None:
-            return self.total
-        return sum((line["debit"] for line in self.lines), ZERO)
+        """The entry's debits."""
+        return self._debit
 
     def check_balanced(self) -> None:
-        credit = sum((line["credit"] for line in self.lines), ZERO)
-        if self.amount != credit:
+        if self._debit != self._credit:
             raise JournalError(
-                f"entry {self.number} ({self.description}) does not balance: {money(self.amount)} ≠ {money(credit)}"
+                f"entry {self.number} ({self.description}) does not balance: {money(self._debit)} ≠ {money(self._credit)}"
             )
 
     def finish(self) -> None:
@@ -110,6 +113,39 @@ class Entry:
         for line in self._groups.values():
             line["ref"] = _refs(line.pop("refs"))
         self._groups.clear()
+
+    def iter_lines(self) -> Iterator[dict[str, Any]]:
+        """The lines as the store keeps them, numbered."""
+        for n, row in enumerate(self._rows, start=1):
+            if isinstance(row, dict):
+                account, debit, credit = row["account"], row["debit"], row["credit"]
+                well_id, memo, ref = row["well_id"], row["memo"], row["ref"]
+            else:
+                account, debit, credit, well_id, memo, ref = row
+            yield {
+                "entry_no": self.number,
+                "line_no": n,
+                "entry": self.description,
+                "account": account,
+                "account_name": ACCOUNTS[account],
+                "debit": debit,
+                "credit": credit,
+                "well_id": well_id,
+                "memo": memo,
+                "source": self.source,
+                "ref": ref,
+            }
+
+    @property
+    def lines(self) -> list[dict[str, Any]]:
+        return list(self.iter_lines())
+
+    def account_sums(self) -> Iterator[tuple[str, Decimal, Decimal]]:
+        for row in self._rows:
+            if isinstance(row, dict):
+                yield row["account"], row["debit"], row["credit"]
+            else:
+                yield row[0], row[1], row[2]
 
 
 def _refs(refs: list[str]) -> str:
@@ -136,7 +172,7 @@ class Batch:
         self,
         *,
         keep_detail: bool = False,
-        sink: Callable[[list[dict[str, Any]]], None] | None = None,
+        sink: Callable[[Iterable[dict[str, Any]]], None] | None = None,
         detail_sink: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> None:
         self.entries: list[Entry] = []  # closed entries with lines, numbered from 1
@@ -161,22 +197,20 @@ class Batch:
             return
         e.finish()
         e.check_balanced()
-        if not e.lines:
+        if not e._rows:
             return
         e.number = len(self.entries) + 1
-        for n, line in enumerate(e.lines, start=1):
-            line["entry_no"], line["line_no"] = e.number, n
-            sums = self.totals[line["account"]]
-            sums[0] += line["debit"]
-            sums[1] += line["credit"]
+        for account, debit, credit in e.account_sums():
+            sums = self.totals[account]
+            sums[0] += debit
+            sums[1] += credit
         self.entries.append(e)
         if self.detail_sink is not None:
             self.detail_sink(_detail_rows(e))
             e.detail = None
         if self.sink is not None:
-            e.total = e.amount
-            self.sink(e.lines)
-            e.lines = []
+            self.sink(e.iter_lines())  # dicts made a chunk at a time as the sink takes them
+            e._rows = []
 
     @property
     def lines(self) -> list[dict[str, Any]]:
@@ -197,8 +231,8 @@ class Batch:
 
 def _detail_rows(e: Entry) -> list[dict[str, Any]]:
     out = []
-    for line in e.lines:
-        for d in (e.detail or {}).get(id(line), []):
+    for index, line in enumerate(e.iter_lines()):
+        for d in (e.detail or {}).get(index, []):
             out.append(
                 {
                     "entry_no": line["entry_no"],
@@ -217,7 +251,7 @@ def build(
     prior_accruals: Iterable[dict[str, Any]] | None,
     *,
     keep_detail: bool = False,
-    sink: Callable[[list[dict[str, Any]]], None] | None = None,
+    sink: Callable[[Iterable[dict[str, Any]]], None] | None = None,
     detail_sink: Callable[[list[dict[str, Any]]], None] | None = None,
 ) -> tuple[Batch, dict[str, Any]]:
     """The batch and what went into it; `prior_accruals` are last month's stored accrual lines
@@ -259,8 +293,8 @@ def build(
                 memo=line["memo"],
                 ref=line["ref"],
             )
-    info["loe_accrual"] = len(_loe_accrual(batch, close))  # counts: the items are not kept
-    info["revenue_accrual"] = len(_revenue_accrual(batch, close))
+    info["loe_accrual"] = _loe_accrual(batch, close)  # counts: the items are not kept
+    info["revenue_accrual"] = _revenue_accrual(batch, close)
     for exc, lines in accruals:
         label = kind_label(exc)
         e = batch.entry(
@@ -427,13 +461,14 @@ def _checks(batch: Batch, close: Close) -> None:
         )
 
 
-def _loe_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
-    items = loe_accrual(close)
+def _loe_accrual(batch: Batch, close: Close) -> int:
+    items: list[Any] = loe_accrual(close)
     if items:
         e = batch.entry(
             f"LOE accrual · service {close.period} (trailing 3-month average × WI)", "accrual"
         )
-        for i in items:
+        for k, i in enumerate(items):
+            items[k] = None  # each item goes once it is booked: never the items and the lines
             memo = f"accrue {i['well_name']} {i['category']} {i['month']}: avg of {', '.join(i['nets'])}"
             e.add(
                 i["account"],
@@ -449,17 +484,20 @@ def _loe_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
                 memo=memo,
                 ref=f"jib_history {i['category']}",
             )
-    return items
+    return len(items)
 
 
-def _revenue_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
-    items, _ = revenue_accrual(close)
+def _revenue_accrual(batch: Batch, close: Close) -> int:
+    found, _ = revenue_accrual(close)
+    items: list[Any] = found
+    del found
     if items:
         months = sorted({i["month"] for i in items})
         e = batch.entry(
             f"Revenue accrual · production {', '.join(months)} (no check yet)", "accrual"
         )
-        for i in items:
+        for k, i in enumerate(items):
+            items[k] = None  # each item goes once it is booked: never the items and the lines
             memo = f"accrue {i['well_name']} {i['product']} {i['month']}: {i['formula']}"
             ref = f"production.csv:{i['well_id']}:{i['product']}:{i['month']}"
             e.add("1210", debit=i["receivable"], well_id=i["well_id"], memo=memo, ref=ref)
@@ -471,7 +509,7 @@ def _revenue_accrual(batch: Batch, close: Close) -> list[dict[str, Any]]:
                 ref=ref,
             )
             e.add(i["account"], credit=i["revenue"], well_id=i["well_id"], memo=memo, ref=ref)
-    return items
+    return len(items)
 
 
 def totals_by_account(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -381,6 +381,14 @@ class Ledger:
         'building', which no reader takes for the run's batch, until `finish()`)."""
         return BatchWriter(self, run_id, period)
 
+    def entry_count(self, batch_id: str) -> int:
+        """How many entries a batch has (counted by SQLite, not by reading its lines)."""
+        rows = self._rows(
+            "select count(distinct entry_no) as n from journal_lines where batch_id = ?",
+            (batch_id,),
+        )
+        return int(rows[0]["n"])
+
     def account_totals(self, batch_id: str) -> list[dict[str, Any]]:
         """Debits and credits per account of a stored batch, in account order, summed by
         SQLite in whole cents (exact); a batch with an amount finer than a cent is summed

@@ -127,6 +127,10 @@ class Master:
             return rows[0]
         return max(candidates, key=lambda r: (r.effective_from, r.source != "doi.csv", r.line))
 
+    def has(self, well_id: str) -> bool:
+        """Is the well in the DOI?"""
+        return well_id in self._by_well
+
     def latest(self, well_id: str) -> DoiRow | None:
         rows = self._by_well.get(well_id)
         return max(rows, key=lambda r: (r.effective_from, r.source != "doi.csv")) if rows else None

@@ -86,7 +86,7 @@ def step_lines(store: Store, run_id: str) -> dict[str, str]:
         )
     batch = ledger.current_batch(run_id)
     if batch is not None:
-        entries = len({line["entry_no"] for line in ledger.lines(batch["id"])})
+        entries = ledger.entry_count(batch["id"])
         lines[STEPS[5]] = (
             f"{entries} entries, {money(Decimal(batch['total_debit']))} ({batch['status']})"
         )

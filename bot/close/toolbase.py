@@ -141,15 +141,19 @@ class ToolBase:
         # the imported files this run read (its evidence), or the period's files in use now
         sources = imports.sources_of(evidence[0].detail) if evidence else imports.sources(period)
         try:
+            progress = close_data.ReadProgress(ctx.progress, period) if ctx.progress else None
             if sources:
                 key = (period, tuple(sorted((k, v.digest) for k, v in sources.items())))
                 if self._imported is None or self._imported[0] != key:
-                    self._imported = (key, close_data.load(period, self.data_dir, sources))
+                    self._imported = (
+                        key,
+                        close_data.load(period, self.data_dir, sources, progress=progress),
+                    )
                 data = self._imported[1]
             else:
                 # load() keeps the period while its files are unchanged, and reads them again
                 # (a resumed run, a file replaced) when they are not
-                data = close_data.load(period, self.data_dir)
+                data = close_data.load(period, self.data_dir, progress=progress)
         except DataError as e:
             raise ToolError(str(e)) from e
         if evidence:

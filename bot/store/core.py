@@ -156,6 +156,7 @@ class StoreCore:
     def close(self) -> None:
         with self._locks.locked():
             self.db.close()
+        self._readers.close_all()
 
     def now(self, *, after: timedelta | None = None) -> str:
         """The store's clock as ISO-8601 UTC text (which sorts as time does), optionally ahead."""

@@ -74,11 +74,25 @@ class Readers:
         self._path = path
         self._busy_ms = busy_ms
         self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
 
     def connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self._path, timeout=self._busy_ms / 1000)
+            conn = sqlite3.connect(
+                self._path, timeout=self._busy_ms / 1000, check_same_thread=False
+            )
             conn.execute("PRAGMA query_only = ON")
             self._local.conn = conn
+            with self._opened_lock:
+                self._opened.append(conn)
         return conn
+
+    def close_all(self) -> None:
+        """Close every thread's reader (a closed store holds no descriptors); a thread that
+        reads again afterwards gets an error, as with the writer."""
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for conn in opened:
+            conn.close()

@@ -141,8 +141,9 @@ def expected_checks(close: Close) -> Iterator[Finding]:
     checked |= data.history.checked  # the window's months (and the one before it) with a check
     produced = {(p.well_id, p.product, p.month) for p in data.production if p.month in window}
     accrued = {(a["well_id"], a["product"], a["month"]): a for a in close.prior_accruals}
+    settled = checked | produced  # once, not per accrual (at volume the sets are large)
     for (well_id, product, month), a in sorted(accrued.items()):
-        if (well_id, product, month) in checked | produced:
+        if (well_id, product, month) in settled:
             continue
         row = master.in_force(well_id, month)
         if row is None:
@@ -211,6 +212,7 @@ def history_gaps(close: Close) -> list[str]:
     checked |= data.history.checked  # the window's months (and the one before it) with a check
     produced = {(p.well_id, p.product, p.month) for p in data.production}
     accrued = {(a["well_id"], a["product"], a["month"]) for a in close.prior_accruals}
+    expected = produced | accrued  # once, not per month looked at
     months: dict[tuple[str, str], set[str]] = defaultdict(set)
     for well_id, product, month in checked:
         months[(well_id, product)].add(month)
@@ -222,7 +224,7 @@ def history_gaps(close: Close) -> list[str]:
             if (
                 month not in seen
                 and month in window
-                and key not in produced | accrued
+                and key not in expected
                 and master.in_force(well_id, month) is not None
             ):
                 before = max(m for m in seen if m < month)
