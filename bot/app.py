@@ -28,6 +28,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 
 from bot import handlers
 from bot.assemble import close_loop
+from bot.close import gl_export
 from bot.close.imports.intake import Imports
 from bot.close.registry import STEPS
 from bot.config import Settings
@@ -69,6 +70,7 @@ def presenter_for(settings: Settings, store: Store, client: WebClient) -> SlackP
         store=store,
         steps=STEPS,
         approvers=settings.approvers,
+        account_map=gl_export.map_path(settings.data_dir),
         reminder=timedelta(minutes=settings.reminder_minutes)
         if settings.reminder_minutes
         else None,

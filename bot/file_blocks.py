@@ -72,15 +72,15 @@ def received_text(got: Received, dropped_by: str) -> str:
     name = f"*{escape(got.filename)}*" + (f" (sheet {escape(got.sheet)})" if got.sheet else "")
     if got.status == "refused":
         head = (
-            f":x: {name}: {len(got.problems)} problem{'s' if len(got.problems) != 1 else ''}"
+            f"❌ {name}: {len(got.problems)} problem{'s' if len(got.problems) != 1 else ''}"
             "; nothing of it was used."
         )
         return "\n".join([head, *problem_lines(got.problems)])
     what = f"*{kind_label(got.kind)}* for *{period_label(got.period)}*"
     if got.status == "duplicate":
-        return f":repeat: {name} is the same file as the {what} already in use; nothing changed."
+        return f"🔁 {name} is the same file as the {what} already in use; nothing changed."
     assert got.converted is not None
-    lines = [f":page_facing_up: {name} → {what}: {escape(got.converted.summary())}"]
+    lines = [f"📄 {name} → {what}: {escape(got.converted.summary())}"]
     notes = [f"Columns mapped by {escape(got.mapped)}."]
     if got.skipped_titles:
         notes.append(
@@ -131,11 +131,11 @@ def file_form(
             for n in ask.needs
             if n != "mapping"
         )
-        blocks.append(section(f":grey_question: *{name}*: I can't tell {unknown}."))
+        blocks.append(section(f"❔ *{name}*: I can't tell {unknown}."))
     else:
         blocks.append(
             section(
-                f":left_right_arrow: *{name}* reads as *{kind_label(ask.kind)}* for "
+                f"↔️ *{name}* reads as *{kind_label(ask.kind)}* for "
                 f"*{period_label(ask.period)}*, but its columns are not named as closebot names them. "
                 "Check how they map (my proposal is selected), then confirm. "
                 "I'll remember it for this source's files in this layout."
@@ -273,6 +273,4 @@ def read_file_form(values: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def settled_form(filename: str, by: str, what: str) -> list[dict[str, Any]]:
     """The file form after it was answered: read-only, who said what."""
-    return [
-        section(f":white_check_mark: *{escape(filename)}*: {escape(what)} — confirmed by <@{by}>")
-    ]
+    return [section(f"✅ *{escape(filename)}*: {escape(what)} — confirmed by <@{by}>")]

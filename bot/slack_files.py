@@ -141,10 +141,16 @@ class FileIntake:
             "when all eleven are in."
         )
         root = self.client.chat_postMessage(
-            channel=channel, text=title, blocks=[section(f"*{title}*"), section(escape(text))]
+            channel=channel, text=title, blocks=[section(f"*{title}*")]
         )
         self.imports.open_thread(
             channel=str(root["channel"]), thread_ts=str(root["ts"]), period=period, started_by=user
+        )
+        self.client.chat_postMessage(
+            channel=str(root["channel"]),
+            thread_ts=str(root["ts"]),
+            text=outgoing(text),
+            blocks=[section(escape(text))],
         )
 
     def _after(self, got: Received, *, channel: str, thread_ts: str | None, user: str) -> None:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from slack_sdk import WebClient
@@ -19,6 +20,7 @@ from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
 from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 from bot.blocks import outgoing
+from bot.close import gl_export
 from bot.close.controls import (
     APPROVAL_HEADERS,
     SECOND_APPROVAL_HEADER,
@@ -31,6 +33,7 @@ from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.progress import intake_figures, loading_messages, step_lines
 from bot.close.registry import STEPS
 from bot.debounce import Debounce
+from bot.errors import CloseBotError
 from bot.identity import mention, same_person
 from bot.questions import Ask, answer_text
 from bot.store import QuestionRecord, Run, Store
@@ -165,8 +168,11 @@ class SlackPresenter:
         approvers: frozenset[str] = frozenset(),
         reminder: timedelta | None = None,
         plan: bool = True,
+        account_map: Path | None = None,
     ) -> None:
         self.client = client
+        # your GL's accounts: a posted batch's import files for QBO, Xero and NetSuite
+        self.account_map = account_map
         # The status message as a plan streamed with chat.startStream; where Slack refuses the
         # stream, an ordinary message moved with chat.update (what the plan falls back to).
         self.plan = plan
@@ -842,6 +848,34 @@ class SlackPresenter:
 
     # -- reports ---------------------------------------------------------
 
+    def _gl_files(
+        self, run_id: str, period: str, batch: dict[str, Any], lines: list[dict[str, Any]]
+    ) -> list[dict[str, str]]:
+        """The posted batch as your ledger's journal import files, through the account map;
+        none (and a note in the thread) when an account is not mapped."""
+        if self.account_map is None:
+            return []
+        try:
+            export = gl_export.build_export(
+                batch,
+                lines,
+                period=period,
+                documents=gl_export.documents(self.store, run_id),
+                account_map=gl_export.read_account_map(self.account_map),
+            )
+        except CloseBotError as e:
+            self.post(run_id, f"No journal import files for your ledger: {e}")
+            return []
+        names = {"qbo": "QuickBooks Online", "xero": "Xero", "netsuite": "NetSuite"}
+        return [
+            {
+                "filename": gl_export.file_name(batch["id"], fmt),
+                "title": f"Journal import · {name} · {batch['id']}",
+                "content": export.render(fmt),
+            }
+            for fmt, name in names.items()
+        ]
+
     def upload_reports(self, run_id: str) -> None:
         """The decision log and the journal entries as CSV files in the thread."""
         run = self.store.run(run_id)
@@ -864,6 +898,8 @@ class SlackPresenter:
                     "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
                 }
             )
+            if batch["status"] == "posted":
+                uploads.extend(self._gl_files(run_id, run.period, batch, lines))
         try:
             self.client.files_upload_v2(
                 channel=run.channel, thread_ts=run.thread_ts, file_uploads=uploads

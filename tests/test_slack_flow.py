@@ -113,7 +113,12 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     files = fake.to("files.completeUploadExternal")
     assert files and files[0]["thread_ts"] == run.thread_ts
     # the draft journal once (before the first approval form), the decision log, the journal
-    assert len(fake.uploads) == 3 and any(
+    # and, posted, its import files for QuickBooks Online, Xero and NetSuite
+    names = sorted(f["name"] for f in fake.files.values())
+    assert [n for n in names if n.endswith(("-qbo.csv", "-xero.csv", "-netsuite.csv"))] == [
+        f"journal-{batch['id']}-{fmt}.csv" for fmt in ("netsuite", "qbo", "xero")
+    ]
+    assert len(fake.uploads) == 6 and any(
         b"Accept operator" in data for data in fake.uploads.values()
     )
 

@@ -498,6 +498,8 @@ def form_state(blocks: list[dict[str, Any]], picks: dict[str, Any]) -> dict[str,
 
 
 def _initial(element: dict[str, Any]) -> Any:
+    if element.get("initial_option") and "external" in element["type"]:
+        return element["initial_option"]  # its menu's options are not in the message
     if element.get("initial_option"):
         return element["initial_option"].get("value")
     if element.get("initial_options"):

@@ -368,6 +368,7 @@ function renderElement(element, block, message, where) {
 
 // What an untouched input holds: the option(s) the form preselected, as Slack sends them.
 function initialPick(element) {
+  if (element.initial_option && element.type === "external_select") return element.initial_option;
   if (element.initial_option) return element.initial_option.value;
   if (element.initial_options) return element.initial_options.map((o) => o.value);
   return undefined;
@@ -380,7 +381,7 @@ function allOptions(element) {
 function typeahead(element, block, message, changed) {
   const multi = element.type === "multi_external_select";
   const blockId = block.block_id;
-  const draft = getDraft(message, blockId);
+  const draft = getDraft(message, blockId) ?? (multi ? element.initial_options : element.initial_option);
   const picked = multi ? draft || [] : draft ? [draft] : [];
   const wrap = el("div", { class: "typeahead" });
   const chips = multi ? el("div", { class: "chips" }, picked.map((o) => el("span", { class: "chip" }, plainText(o.text),
@@ -747,6 +748,42 @@ function composer(form, input, threadOf) {
   });
 }
 
+// -- files: the + button, or dropped on a conversation -------------------------
+
+function toBase64(buffer) {
+  const bytes = new Uint8Array(buffer);
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
+
+async function shareFiles(files, threadOf) {
+  for (const file of Array.from(files || [])) {
+    const data = toBase64(await file.arrayBuffer());
+    const reply = await post("/sandbox/file", { user: app.me, channel: app.channel, thread_ts: threadOf(), name: file.name, data });
+    if (!reply.ok) toast(`${file.name}: ${reply.error || "not shared"}`);
+  }
+}
+
+function fileTarget(button, picker, zone, threadOf) {
+  button.addEventListener("click", () => picker.click());
+  picker.addEventListener("change", async () => { await shareFiles(picker.files, threadOf); picker.value = ""; });
+  const over = (event) => {
+    if (!event.dataTransfer || !Array.from(event.dataTransfer.types || []).includes("Files")) return;
+    event.preventDefault();
+    zone.classList.add("dropping");
+  };
+  zone.addEventListener("dragenter", over);
+  zone.addEventListener("dragover", over);
+  zone.addEventListener("dragleave", (event) => { if (event.target === zone) zone.classList.remove("dropping"); });
+  zone.addEventListener("drop", (event) => {
+    zone.classList.remove("dropping");
+    if (!event.dataTransfer || !event.dataTransfer.files.length) return;
+    event.preventDefault();
+    shareFiles(event.dataTransfer.files, threadOf);
+  });
+}
+
 function main() {
   readLocation();
   const asUser = new URLSearchParams(location.search).get("as");
@@ -763,6 +800,8 @@ function main() {
   $("tab-messages").addEventListener("click", () => openApp("messages"));
   composer($("composer"), $("composer-input"), () => null);
   composer($("thread-composer"), $("thread-input"), () => app.thread);
+  fileTarget($("composer-attach"), $("composer-file"), $("messages"), () => null);
+  fileTarget($("thread-attach"), $("thread-file"), $("thread"), () => app.thread);
   window.addEventListener("hashchange", () => { readLocation(); render(); });
   document.querySelector("#command-hint .hint-row").addEventListener("mousedown", (event) => {
     event.preventDefault();
