@@ -31,6 +31,7 @@ from bot.close.data import period_label
 from bot.close.ledger import Ledger
 from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.progress import intake_figures, loading_messages, step_lines
+from bot.close.registry import STEPS
 from bot.debounce import Debounce
 from bot.errors import CloseBotError
 from bot.identity import mention, same_person
@@ -125,14 +126,23 @@ def _shown_as(task: dict[str, Any]) -> str:
     return json.dumps(task, sort_keys=True)
 
 
+def every_step_ran(run: Run) -> bool:
+    """A close is finished only when each of its steps ran; a run that ended earlier (a
+    cancelled question, a stop) is stopped, whatever its status says."""
+    return all(run.steps.get(step) == "done" for step in STEPS)
+
+
 def status_title(run: Run, status: str | None = None) -> str:
     state = status or run.status
+    if state == "done" and not every_step_ran(run):
+        state = "stopped"
     word = {
         "running": "in progress",
         "waiting": "waiting on you",
         "done": "finished",
         "failed": "stopped",
         "cancelled": "cancelled",
+        "stopped": "stopped",
     }
     return f"Month-end close · {period_label(run.period)} — {word.get(state, state)}"
 
@@ -277,7 +287,10 @@ class SlackPresenter:
                 who = ", ".join(f"<@{a}>" for a in sorted(self.approvers - {run.started_by or ""}))
             return f"🙋 Waiting on {who}{what}"
         if run.status == "done":
-            return "✅ Finished: every step ran"
+            if every_step_ran(run):
+                return "✅ Finished: every step ran"
+            ran = sum(run.steps.get(step) == "done" for step in STEPS)
+            return f"⏹ Stopped after {ran} of {len(STEPS)} steps: see the thread"
         if run.status == "cancelled":
             by = run.stop_requested_by
             return f"⏹ Stopped by <@{by}>" if by else "⏹ Stopped"

@@ -235,6 +235,10 @@ def test_cancel_tells_the_model_and_the_run_stops_with_what_is_open(
     assert result is not None and json.loads(result.content)["status"] == "cancelled"
     texts = [m["text"] for m in fake.thread(run.thread_ts or "")]
     assert any("stopped: a question was cancelled" in (t or "") for t in texts)
+    # the channel's message says the close stopped, never that every step ran
+    root_updates = [c for c in fake.to("chat.update") if c.get("ts") == run.thread_ts]
+    shown = json.dumps(root_updates[-1]["blocks"]) if root_updates else ""
+    assert "Stopped after" in shown and "Finished" not in shown
 
 
 def test_unknown_action_ids_are_acked_and_change_nothing(bot: Harness, fake: FakeSlack) -> None:
