@@ -498,33 +498,29 @@ def _stub_claim(facts: Facts, extra: dict[str, Any]) -> list[Line]:
     )
 
 
-def _underpaid_claim(facts: Facts, extra: dict[str, Any]) -> list[Line]:
-    out: list[Line] = []
-    for item in facts.get("lines", []):
-        out += _pair(
-            "1215",
-            "4090",
-            Decimal(item["amount"]),
-            f"{item['ref']}: underpaid at the new NRI, claimed",
-            item["ref"],
-            _well(facts),
-        )
-    return out
+def _underpaid(debit: str, what: str, *, with_sales: bool) -> Booker:
+    """Every month paid at the old NRI booked once: Dr `debit` / Cr 4090, one pair per line."""
+
+    def book(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+        out: list[Line] = []
+        for item in facts.get("lines", []):
+            sale = item.get("sale_month") if with_sales else None
+            sales = f" sales {sale}" if sale else ""
+            out += _pair(
+                debit,
+                "4090",
+                Decimal(item["amount"]),
+                f"{item['ref']}{sales}: {what}",
+                item["ref"],
+                _well(facts),
+            )
+        return out
+
+    return book
 
 
-def _underpaid_book(facts: Facts, extra: dict[str, Any]) -> list[Line]:
-    out: list[Line] = []
-    for item in facts.get("lines", []):
-        sales = f" sales {item['sale_month']}" if item.get("sale_month") else ""
-        out += _pair(
-            "1210",
-            "4090",
-            Decimal(item["amount"]),
-            f"{item['ref']}{sales}: catch-up at the new NRI",
-            item["ref"],
-            _well(facts),
-        )
-    return out
+_underpaid_claim = _underpaid("1215", "underpaid at the new NRI, claimed", with_sales=False)
+_underpaid_book = _underpaid("1210", "catch-up at the new NRI", with_sales=True)
 
 
 def _severance_refund(facts: Facts, extra: dict[str, Any]) -> list[Line]:
