@@ -4,7 +4,6 @@ blocks — drawn from what the bot really sent the fake Slack."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from slack_sdk import WebClient
@@ -12,8 +11,6 @@ from slack_sdk import WebClient
 from bot.close.registry import STEPS
 from bot.sandbox.run import Sandbox
 from tests.sandbox_browser import ARTIFACTS, open_thread, say, submit_button
-
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 
 
 def shoot(page: Any, name: str, locator: Any = None) -> None:

@@ -4,16 +4,13 @@ with the + button, one dragged onto the thread; the bot reads them through the f
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from bot.close.data import SAMPLE_DIR
 from bot.close.imports.intake import Imports
 from bot.sandbox.run import Sandbox
 from tests.import_files import jib_xlsx
-from tests.sandbox_browser import open_thread, press_submit, say
-
-SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+from tests.sandbox_browser import ARTIFACTS, open_thread, press_submit, say
 
 
 def _drop(page: Any, selector: str, name: str, data: bytes, mime: str) -> None:
@@ -69,14 +66,14 @@ def test_files_dropped_in_the_sandbox_thread_are_read_and_a_mapping_is_confirmed
     assert len(sandbox.fake.to("files.info")) >= 2
     tokens = {c["token"] for c in sandbox.fake.to("url_private_download")}
     assert tokens and None not in tokens
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    ARTIFACTS.mkdir(exist_ok=True)
     page.set_viewport_size({"width": 1440, "height": 2300})  # the whole thread in the picture
     pane.locator(".msg").last.scroll_into_view_if_needed()
-    page.locator("#thread").screenshot(path=str(SCREENSHOTS / "sandbox-file-dropped.png"))
+    page.locator("#thread").screenshot(path=str(ARTIFACTS / "sandbox-file-dropped.png"))
 
     press_submit(page, form)
     expect(pane).to_contain_text("JIB (joint interest billing) (jib.csv) for December 2026")
     expect(pane).to_contain_text("Still needed for December 2026")
-    page.locator("#thread").screenshot(path=str(SCREENSHOTS / "sandbox-file-mapped.png"))
+    page.locator("#thread").screenshot(path=str(ARTIFACTS / "sandbox-file-mapped.png"))
     active = {f["kind"]: f["filename"] for f in Imports(sandbox.store).active("2026-12")}
     assert active == {"revenue.csv": "revenue.csv", "jib.csv": "Permian JIB Dec.xlsx"}
