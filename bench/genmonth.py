@@ -159,8 +159,9 @@ def nri_of(wi: Decimal, well: Well) -> Decimal:
 class Month:
     """One generated period: the wells, prices and every file's rows."""
 
-    def __init__(self, period: str, jib_lines: int, seed: int, clean: bool) -> None:
+    def __init__(self, period: str, jib_lines: int, seed: int, clean: bool, alike: int = 0) -> None:
         self.period = period
+        self.alike = alike
         self.service = add_months(period, -1)  # the JIB service month; production accrued
         self.sale = add_months(period, -2)  # the sale month this month's checks pay
         self.rng = random.Random(seed)
@@ -400,6 +401,11 @@ class Month:
                 )
             )
         )
+        # --alike N: N wells of one operator (none planted above) each bill a line again and
+        # withhold severance above the state rate: many alike exceptions of one kind each
+        busy = {i % len(OPERATORS) for i in planted.values()}
+        op = next((k for k in range(len(OPERATORS)) if k not in busy), 0)
+        self.alike_wells = [i for i in range(op, len(wells), len(OPERATORS))][: self.alike]
         rows: list[list[str]] = []
         afes: list[list[str]] = []
         yymm = self.service[2:4] + self.service[5:7]
@@ -467,7 +473,7 @@ class Month:
                 afes.append(
                     [afe_no, w.well_id, f"{w.name} recompletion", str(approved), str(billed)]
                 )
-            if planted.get("duplicate") == i:
+            if planted.get("duplicate") == i or i in self.alike_wells:
                 month = add_months(self.period, -2)
                 hist_line, hist_invoice, gross = self.history_loe[(w.well_id, month)]
                 rows.append(
@@ -519,6 +525,9 @@ class Month:
     def _revenue(self) -> list[list[str]]:
         rng = self.rng
         planted = None if self.clean else rng.randrange(len(self.wells))
+        alike_operator = {i % len(OPERATORS) for i in self.alike_wells}
+        while planted is not None and planted % len(OPERATORS) in alike_operator:
+            planted = (planted + 1) % len(self.wells)  # the one planted stays on its own
         rows = []
         for i, w in enumerate(self.wells):
             for p in w.products:
@@ -527,7 +536,9 @@ class Month:
                 for k, volume in enumerate(parts):
                     extra = (
                         Decimal("0.015")
-                        if i == planted and k == 0 and p == next(iter(w.products))
+                        if (i == planted or i in self.alike_wells)
+                        and k == 0
+                        and p == next(iter(w.products))
                         else Decimal(0)
                     )
                     row = self._stub(w, self.sale, p, volume, w.nri_in(self.sale), extra)
@@ -687,10 +698,16 @@ HEADERS["revenue_history.csv"] = HEADERS["revenue.csv"]
 
 
 def generate(
-    out: Path, jib_lines: int, *, seed: int = 7, clean: bool = False, period: str = "2026-10"
+    out: Path,
+    jib_lines: int,
+    *,
+    seed: int = 7,
+    clean: bool = False,
+    period: str = "2026-10",
+    alike: int = 0,
 ) -> Path:
     """Write one month under `out`; the period's folder."""
-    month = Month(period, jib_lines, seed, clean)
+    month = Month(period, jib_lines, seed, clean, alike)
     month.build()
     return month.write(out)
 
@@ -704,9 +721,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--clean", action="store_true", help="plant no exceptions")
     parser.add_argument("--period", default="2026-10")
+    parser.add_argument(
+        "--alike",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also plant N alike exceptions of one operator: N lines billed again, N wells' severance over the rate",
+    )
     args = parser.parse_args(argv)
     folder = generate(
-        args.out, args.jib_lines, seed=args.seed, clean=args.clean, period=args.period
+        args.out,
+        args.jib_lines,
+        seed=args.seed,
+        clean=args.clean,
+        period=args.period,
+        alike=args.alike,
     )
     print(folder)
     return 0

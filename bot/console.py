@@ -7,6 +7,7 @@ from typing import Protocol, TextIO
 
 from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, ask_of
 from bot.answers import Answers
+from bot.close import groups
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
 from bot.errors import AlreadyAnsweredError, AnswerError, NotAuthorizedError
 from bot.identity import os_login
@@ -240,6 +241,9 @@ def drive(
                     flush=True,
                 )
                 return EXIT_PAUSED
+        listing = groups.console_listing(store, record)  # many alike: every line, before the form
+        if listing:
+            print("\n".join(listing), file=out, flush=True)
         try:
             responses = answerer.collect(record)
             over = overridden(ask, responses) if responses is not None else {}

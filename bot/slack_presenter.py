@@ -20,7 +20,7 @@ from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
 from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 from bot.blocks import outgoing
-from bot.close import gl_export
+from bot.close import gl_export, groups
 from bot.close.controls import (
     APPROVAL_HEADERS,
     SECOND_APPROVAL_HEADER,
@@ -720,6 +720,7 @@ class SlackPresenter:
             log.info("question %s: its form was already in the thread (%s)", record.id, ts)
             return
         ask = ask_of(record)
+        self._attach_group_details(record, run)
         form = self._form(record, run, ask, nonce=f"{record.id[-8:]}{nonce}", attach=True)
         response = self.client.chat_postMessage(
             channel=run.channel,
@@ -733,6 +734,39 @@ class SlackPresenter:
             )
             if self.reminder and record.remind_at is None:
                 self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
+
+    def _attach_group_details(self, record: QuestionRecord, run: Run) -> None:
+        """Before a form that asks about a group of alike exceptions: every line of the group as
+        a CSV in the thread (once per form, even when the form is posted again)."""
+        found = groups.asked_groups(self.store, record)
+        if not found or any(
+            e.detail.get("question_id") == record.id
+            for e in self.store.audit_events(run.id, kind="group_detail_attached")
+        ):
+            return
+        uploads = []
+        for ref, group in found:
+            columns, rows = groups.detail_rows(group)
+            uploads.append(
+                {
+                    "filename": groups.detail_file_name(ref),
+                    "title": f"Detail · {groups.summary(group)}",
+                    "content": to_csv(rows, columns),
+                }
+            )
+        try:
+            self.client.files_upload_v2(
+                channel=run.channel, thread_ts=run.thread_ts, file_uploads=uploads
+            )
+        except SlackApiError as e:  # the form still gives the count, the total and a few lines
+            log.warning("question %s: group detail not attached: %s", record.id, slack_error(e))
+            return
+        self.store.audit(
+            run_id=run.id,
+            kind="group_detail_attached",
+            actor=None,
+            detail={"question_id": record.id, "groups": [ref for ref, _ in found]},
+        )
 
     def _form(
         self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool = False

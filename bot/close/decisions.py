@@ -8,7 +8,7 @@ from dataclasses import fields
 from decimal import Decimal
 from typing import Any
 
-from bot.close import checks
+from bot.close import checks, groups
 from bot.close import data as close_data
 from bot.close.checks import Close, Finding
 from bot.close.data import add_months, cents
@@ -18,7 +18,7 @@ from bot.close.master import dec8, money, with_change
 from bot.close.registry import FLUX
 from bot.close.steps import flux
 from bot.close.steps.flux import _flux_label, parse_adjustment
-from bot.close.toolbase import REF_RE, ToolBase, question_for
+from bot.close.toolbase import REF_RE, ToolBase, question_for, question_for_group
 from bot.store import QuestionRecord
 from bot.tools import ToolContext, ToolError
 
@@ -69,6 +69,8 @@ class DecisionTools(ToolBase):
         Args:
           exception_id: an exception_id (or ref) from a step's result
         """
+        if groups.is_group(exception_id):
+            return self._group_details(ctx, exception_id)
         exc = self._exception(ctx, exception_id)
         d = exc["details"]
         return {
@@ -88,7 +90,9 @@ class DecisionTools(ToolBase):
 
         The question must name the exception ([ref …]) and the option must be the one the person
         chose there. A typed "Other" answer books nothing: pass option "other" with the text in
-        note, and the exception stays open with it.
+        note, and the exception stays open with it. A group of alike exceptions (ref alike:…)
+        is recorded with its ref: the decision applies to each of its exceptions; "Decide line
+        by line" returns them to be asked one by one.
 
         Args:
           exception_id: the exception_id (or its ref) from a step's result
@@ -96,6 +100,8 @@ class DecisionTools(ToolBase):
           question_id: the id of the ask_user_question call whose answer decided this
           note: the typed text of an "Other" or free-text answer
         """
+        if groups.is_group(exception_id):
+            return self._resolve_group(ctx, exception_id, option, question_id, note)
         exc = self._exception(ctx, exception_id)
         if exc["status"] == "resolved":
             settled_by = exc["extra"].get("settled_by")
@@ -153,6 +159,10 @@ class DecisionTools(ToolBase):
             return self._decide(ctx, ledger, exc, ",".join(codes), q, {"selected": codes})
         if exc["kind"] == "flux_item":
             return self._flux_answer(ctx, ledger, exc, q, codes, None)
+        if not codes:
+            raise ToolError(
+                f"{q.answered_by} chose no option of {d['ref']} on question {q.id}; nothing recorded"
+            )
         chosen_option = KINDS[exc["kind"]].option(codes[0], d["facts"])
         if chosen_option.override and not (q.rationale or "").strip() and not note.strip():
             raise ToolError(
@@ -247,12 +257,98 @@ class DecisionTools(ToolBase):
             ]
         return result
 
+    def _group(self, ctx: ToolContext, ref: str) -> list[dict[str, Any]]:
+        found = groups.members(Ledger(ctx.store).exceptions(ctx.run_id), ref)
+        if not found:
+            raise ToolError(f"no group {ref!r} in this run; the step results list its groups")
+        return found
+
+    def _group_details(self, ctx: ToolContext, ref: str) -> dict[str, Any]:
+        group = self._group(ctx, ref)
+        return {
+            "exception_id": ref,
+            "kind": group[0]["kind"],
+            "status": groups.status(group),
+            "summary": groups.summary(group),
+            "exceptions": len(group),
+            "question": question_for_group(group),
+            "first": [e["details"]["ref"] for e in group[:FACT_ITEMS]],
+            "note": f"One question for all {len(group)}: record the answer with resolve_exception "
+            "and this group's ref; the detail of every line is attached to the form.",
+        }
+
+    def _resolve_group(
+        self, ctx: ToolContext, ref: str, option: str, question_id: str, note: str
+    ) -> dict[str, Any]:
+        """The group's answer for each of its exceptions, each recorded as on its own (bound to
+        the question that named the group); "Decide line by line" leaves each open to be asked."""
+        group = self._group(ctx, ref)
+        q = self._answered(ctx, question_id)
+        labels = self._group_answer(q, ref)
+        if groups.LINE_BY_LINE in labels:
+            if option.strip() not in (groups.LINE_BY_LINE, groups.LINE_BY_LINE_CODE):
+                raise ToolError(
+                    f"{q.answered_by} chose {groups.LINE_BY_LINE!r} for {ref}, not {option!r}; record what they chose"
+                )
+            ledger = Ledger(ctx.store)
+            split = [e for e in group if e["status"] != "resolved"]
+            for e in split:
+                ledger.decide(
+                    e["id"],
+                    option=groups.LINE_BY_LINE_CODE,
+                    status="open",
+                    extra={groups.LINE_BY_LINE_CODE: ref},
+                    question_id=q.id,
+                    decided_by=q.answered_by,
+                    source=q.source,
+                )
+            return {
+                "group": ref,
+                "status": "line by line",
+                "exceptions": len(split),
+                "follow_up_exceptions": [
+                    {"ref": e["details"]["ref"], "step": e["details"]["step"]} for e in split
+                ],
+                "next": "Ask about each of these with ask_user_question (exception_details gives each "
+                "one's question), then record each with resolve_exception.",
+            }
+        results = [self.resolve_exception(ctx, e["id"], option, question_id, note) for e in group]
+        decided = [
+            self._exception(ctx, e["id"]) for e in group
+        ]  # as recorded: their own codes and extras
+        lines = [
+            line
+            for e in decided
+            if e["status"] == "resolved" and e["resolution"] in e["details"]["options"]
+            for line in book(e["kind"], e["resolution"], e["details"]["facts"], e["extra"])
+        ]
+        return {
+            "group": ref,
+            "status": groups.status(decided),
+            "exceptions": len(group),
+            "decision": results[0].get("decision") or results[0].get("status"),
+            "decided_by": q.answered_by,
+            "source": q.source,
+            "books": describe(lines),
+        }
+
     @staticmethod
-    def _bound_answer(q: QuestionRecord, exc: dict[str, Any]) -> tuple[list[str], str | None]:
-        """The option codes the person chose on the question naming this exception, and any typed text."""
-        ref = exc["details"]["ref"]
+    def _group_answer(q: QuestionRecord, ref: str) -> list[str]:
         for number, item in enumerate(q.questions, start=1):
             if ref in REF_RE.findall(item["question"]):
+                return list(((q.answer or {}).get(str(number)) or {}).get("labels") or [])
+        raise ToolError(
+            f"question {q.id} did not ask about {ref}; ask the question that names it ([ref {ref}])"
+        )
+
+    @staticmethod
+    def _bound_answer(q: QuestionRecord, exc: dict[str, Any]) -> tuple[list[str], str | None]:
+        """The option codes the person chose on the question naming this exception (or the
+        group it was asked in), and any typed text."""
+        refs = {exc["details"]["ref"], exc["details"].get("group") or exc["details"]["ref"]}
+        ref = exc["details"]["ref"]
+        for number, item in enumerate(q.questions, start=1):
+            if refs & set(REF_RE.findall(item["question"])):
                 answer = (q.answer or {}).get(str(number), {})
                 labels = answer.get("labels") or []
                 codes = [

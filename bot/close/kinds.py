@@ -153,6 +153,9 @@ class Kind:
     name: str
     header: str
     options: dict[str, Option] = field(default_factory=dict)
+    # many of it, of one operator, with the same options and recommendation, are asked once
+    # as a group (bot/close/groups.py); only kinds whose decision spawns no follow-up question
+    alike: bool = False
 
     def option(self, code: str, facts: Facts) -> Option:
         if code == SETTLED.code:
@@ -842,7 +845,7 @@ def _kinds() -> Iterable[Kind]:
         ("afe_overrun", "AFE overrun"),
         ("overhead_rate", "Overhead vs JOA"),
     ):
-        yield Kind(name, header, _line_options(name))
+        yield Kind(name, header, _line_options(name), alike=True)
     yield Kind(
         "revenue_accrual",
         "Revenue accrual",
@@ -902,7 +905,8 @@ def _kinds() -> Iterable[Kind]:
     yield Kind(
         "severance",
         "Severance",
-        {
+        alike=True,
+        options={
             "accept": Option("accept", "Accept as withheld", "Book the taxes as withheld."),
             "correct": Option(
                 "correct",

@@ -20,8 +20,11 @@ the question text; recording a decision is refused for a question that does not 
 Then record each answer with resolve_exception(exception_id, option, question_id): the \
 option the person chose, exactly. A typed "Other" answer books nothing: pass option "other" \
 with the text and ask a follow-up that maps it onto an option, or leave it open. Accepting an \
-operator's decimal creates a follow-up question for the effective date. If a question is \
-cancelled or expires, assume nothing: leave the exception open and say so.
+operator's decimal creates a follow-up question for the effective date. Many alike \
+exceptions of one operator are listed as one group (ref alike:…): ask its one question and \
+record the answer with the group's ref; "Decide line by line" returns its exceptions to ask \
+one by one. If a question is cancelled or expires, assume nothing: leave the exception open \
+and say so.
 
 Posting is irreversible: ask for approval naming the batch id, with an option whose label \
 starts with "Approve", list the decisions that were applied by default, and post only with \

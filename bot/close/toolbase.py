@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.close import data as close_data
+from bot.close import groups
 from bot.close.checks import Close, Finding, prior_revenue_accruals
 from bot.close.data import CloseData, DoiRow, add_months
 from bot.close.imports.intake import Imports
@@ -26,7 +27,7 @@ from bot.close.master import ACCOUNT_NAMES, APPROVAL_LIMIT, Master, money
 from bot.close.registry import BOOKS_STEPS, SIGNOFF
 from bot.close.steps.revenue import history_gaps
 from bot.errors import DataError, NotFoundError
-from bot.questions import MAX_DESCRIPTION, MAX_HEADER, TOOL_NAME
+from bot.questions import MAX_DESCRIPTION, MAX_HEADER, MAX_QUESTIONS, MAX_REASONING, TOOL_NAME
 from bot.store import QuestionRecord
 from bot.tools import ToolContext, ToolError
 
@@ -102,6 +103,65 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
         "allow_other": kind not in ("flux_select", "signoff", "flux_basis"),
         # a flux item may be skipped: it then stays open (an explanation is needed to clear it)
         "required": False if kind == "flux_item" else None,
+    }
+    return {k: v for k, v in q.items() if v is not None}
+
+
+def question_for_group(group: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one question for many alike exceptions: the count and total, a few lines (every
+    line is in the attached detail), each option with what it books for all of them, and
+    "Decide line by line"."""
+    first = group[0]
+    kind, d = first["kind"], first["details"]
+    ref = str(d["group"])
+    n = len(group)
+    shown = "; ".join(
+        f"{e['details']['subject']}: {_short(e['details']['summary'], 160)}" for e in group[:3]
+    )
+    more = f"; and {n - 3} more" if n > 3 else ""
+    question = (
+        f"The same check found {n} alike {kind.replace('_', ' ')} exceptions of "
+        f"{groups.operator(group)}, {money(groups.total(group))} at stake in total: {shown}{more}. "
+        f"Every line is in the attached detail. One decision here applies to each of the {n} "
+        f"lines, booking for each what deciding it on its own would; or choose "
+        f"'{groups.LINE_BY_LINE}' to answer each line on its own."
+    )
+    options = [
+        {
+            "label": option_label(kind, code, d["facts"]),
+            "description": booking_words(
+                groups.group_lines(group, code), option_meaning(kind, code)
+            ),
+        }
+        for code in d["options"]
+    ]
+    forms = -(-n // MAX_QUESTIONS)
+    options.append(
+        {
+            "label": groups.LINE_BY_LINE,
+            "description": f"Ask about each of the {n} lines on its own "
+            f"({forms} form{'s' if forms != 1 else ''} of up to {MAX_QUESTIONS} questions).",
+        }
+    )
+    recommended = (
+        option_label(kind, d["recommended"], d["facts"])
+        if d["recommended"] in d["options"]
+        else None
+    )
+    q: dict[str, Any] = {
+        "header": header_for(KINDS[kind].header, f"{n} lines"),
+        "question": _short(question, 1400) + f" [ref {ref}]",
+        "type": "single_choice",
+        "options": options,
+        "recommended": d["options"].index(d["recommended"]) + 1 if recommended else None,
+        "reasoning": _short(
+            f"{recommended} is what each of the {n} lines recommends on its own; for "
+            f"{d['subject']}: {d['reasoning']}",
+            MAX_REASONING,
+        )
+        if recommended
+        else None,
+        "allow_other": True,
     }
     return {k: v for k, v in q.items() if v is not None}
 
@@ -225,13 +285,19 @@ class ToolBase:
         self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]
     ) -> list[dict[str, Any]]:
         out = []
+        grouped = groups.group_refs(findings)
+        if grouped:  # a group is made of exceptions found now, never of ones recorded before
+            before = {e["id"] for e in ledger.exceptions(ctx.run_id)}
+            grouped = groups.group_refs(f for f in findings if f"{ctx.run_id}:{f.id}" not in before)
         for f in findings:
+            in_group = {"group": grouped[f.id]} if f.id in grouped else {}
             exc = ledger.record_exception(
                 ctx.run_id,
                 exception_id=f"{ctx.run_id}:{f.id}",
                 kind=f.kind,
                 well_id=f.well_id,
                 details={
+                    **in_group,
                     "ref": f.id,
                     "step": f.step,
                     "subject": f.subject,
@@ -251,22 +317,42 @@ class ToolBase:
         self, ctx: ToolContext, ledger: Ledger, step: str, **extra: Any
     ) -> dict[str, Any]:
         excs = [e for e in ledger.exceptions(ctx.run_id) if e["details"]["step"] == step]
-        listed = [
-            {
-                "exception_id": e["id"],
-                "ref": e["details"]["ref"],
-                "kind": e["kind"],
-                "subject": e["details"]["subject"],
-                "summary": e["details"]["summary"],
-                "status": e["status"],
-                "recommended": option_label(
-                    e["kind"], e["details"]["recommended"], e["details"]["facts"]
-                )
+        listed: list[dict[str, Any]] = []
+        shown: set[str] = set()
+        for e in excs:
+            recommended = (
+                option_label(e["kind"], e["details"]["recommended"], e["details"]["facts"])
                 if e["details"]["recommended"] in e["details"]["options"]
-                else None,
-            }
-            for e in excs
-        ]
+                else None
+            )
+            group = groups.group_of(e)
+            if group is None:
+                listed.append(
+                    {
+                        "exception_id": e["id"],
+                        "ref": e["details"]["ref"],
+                        "kind": e["kind"],
+                        "subject": e["details"]["subject"],
+                        "summary": e["details"]["summary"],
+                        "status": e["status"],
+                        "recommended": recommended,
+                    }
+                )
+            elif group not in shown:  # many alike: one entry, one question, for all of them
+                shown.add(group)
+                alike = groups.members(excs, group)
+                listed.append(
+                    {
+                        "exception_id": group,
+                        "ref": group,
+                        "kind": e["kind"],
+                        "subject": f"{len(alike)} × {e['details']['subject']} and alike",
+                        "summary": groups.summary(alike),
+                        "status": groups.status(alike),
+                        "recommended": recommended,
+                        "exceptions": len(alike),
+                    }
+                )
         result = {"step": step, "exceptions": listed[:MAX_LIST], **extra}
         if len(listed) > MAX_LIST:
             result["more_exceptions"] = len(listed) - MAX_LIST

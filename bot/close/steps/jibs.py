@@ -113,6 +113,7 @@ def jib_recon(close: Close) -> Iterator[Finding]:
                     f"but hold our {money(share)} share as a receivable until the operator supports it."
                 ),
                 facts={
+                    "operator": lines[0][0].operator,
                     "afe_no": afe_no,
                     "approved": str(afe.approved_gross),
                     "billed": str(billed),
@@ -150,6 +151,7 @@ def jib_recon(close: Close) -> Iterator[Finding]:
                 else "Billed below the JOA rate: pay as billed."
             ),
             facts={
+                "operator": items[0][0].operator,
                 "invoice": invoice,
                 "difference": str(diff),
                 "lines": [
@@ -213,6 +215,7 @@ def _line_finding(kind: str, j: JibLine, row: DoiRow, amount: Decimal, what: str
         ),
         facts={
             "ref": j.ref,
+            "operator": j.operator,
             "invoice": j.invoice_no,
             "amount": str(amount),
             "lines": [

@@ -268,6 +268,7 @@ def _last_actual(close: Close, well_id: str, month: str) -> list[dict[str, Any]]
 @SEVERANCE.check
 def severance(close: Close) -> Iterator[Finding]:
     by_well: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    operators: dict[str, str] = {}
     for r, row in close.known_revenue():
         if not r.gross_value:
             continue
@@ -280,6 +281,7 @@ def severance(close: Close) -> Iterator[Finding]:
         if abs(r.gross_taxes - expected) / r.gross_value <= SEVERANCE_TOLERANCE:
             continue
         over = cents((r.gross_taxes - cents(expected)) * r.owner_decimal)
+        operators[row.well_id] = row.operator
         by_well[row.well_id].append(
             {
                 "ref": r.ref,
@@ -313,7 +315,7 @@ def severance(close: Close) -> Iterator[Finding]:
                 if total > 0
                 else "Withheld less than the statutory rate; the liability is the purchaser's. Accept and tell the operator."
             ),
-            facts={"items": items, "total": str(total)},
+            facts={"items": items, "total": str(total), "operator": operators[well_id]},
             options=["accept", "correct", "refund"] if total > 0 else ["accept", "correct"],
             well_id=well_id,
             amount=abs(total),
