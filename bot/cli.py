@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from datetime import timedelta
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -18,7 +19,7 @@ from bot.agent_loop import AgentLoop, Paused, TurnOutcome
 from bot.assemble import build_model, close_loop
 from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 from bot.close import data as close_data
-from bot.close import gl_export
+from bot.close import gl_export, preview
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
 from bot.close.imports import intake
 from bot.close.ledger import Ledger
@@ -232,8 +233,14 @@ def _loop(settings: Settings, store: Store, out: TextIO) -> AgentLoop:
     return close_loop(settings, store=store, presenter=ConsolePresenter(out))
 
 
-def _answerer(auto: bool, out: TextIO) -> Answerer:
-    return AutoAnswerer(out) if auto else ConsoleAnswerer(stdin=sys.stdin, out=out)
+def _answerer(auto: bool, out: TextIO, store: Store, settings: Settings) -> Answerer:
+    if auto:
+        return AutoAnswerer(out)
+    return ConsoleAnswerer(
+        stdin=sys.stdin,
+        out=out,
+        preview=partial(preview.shown_at_console, store, settings.data_dir),
+    )
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -324,7 +331,7 @@ def _drive_to_end(
         store,
         run_id,
         outcome,
-        answerer=_answerer(auto, out),
+        answerer=_answerer(auto, out, store, settings),
         user=user,
         out=out,
         approvers=settings.approvers,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable
 from typing import Protocol, TextIO
 
 from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, ask_of
 from bot.answers import Answers
 from bot.close import groups
+from bot.close import preview as preview_kinds
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
 from bot.errors import AlreadyAnsweredError, AnswerError, NotAuthorizedError
 from bot.identity import os_login
@@ -118,15 +120,19 @@ def _prompt_for(q: Question) -> str:
     return q.kind.prompt(q)
 
 
+Preview = Callable[[QuestionRecord, int, str], str | None]
+
+
 class ConsoleAnswerer:
     """A person at a terminal (or a pipe): numbered prompts, re-asked until valid."""
 
     source = "console"
 
-    def __init__(self, *, stdin: TextIO, out: TextIO) -> None:
+    def __init__(self, *, stdin: TextIO, out: TextIO, preview: Preview | None = None) -> None:
         self.stdin = stdin
         self.out = out
         self.echo = not stdin.isatty()
+        self.preview = preview  # what a typed answer books, shown before it is taken
 
     def _read(self, prompt: str) -> str:
         print(prompt, end="", file=self.out, flush=True)
@@ -154,9 +160,22 @@ class ConsoleAnswerer:
                 except AnswerError as e:
                     print(f"  ✗ {e}", file=self.out, flush=True)
                     continue
+                if not self._confirmed(record, number, response.other or response.text or ""):
+                    continue
                 responses[number] = response
                 break
         return responses
+
+    def _confirmed(self, record: QuestionRecord, number: int, typed: str) -> bool:
+        """A typed date or amount is shown before it is booked: the entry it books, then a
+        confirmation (anything but yes asks the question again)."""
+        if not (typed and self.preview and preview_kinds.may_need(record, number, typed)):
+            return True
+        text = self.preview(record, number, typed)
+        if text is None:
+            return True
+        print(_wrap(f"This books: {text}", "  "), file=self.out, flush=True)
+        return self._read("  Book it? [y/N]: ").strip().casefold() in ("y", "yes")
 
     def rationale(self, overrides: dict[int, str]) -> dict[int, str]:
         whys: dict[int, str] = {}

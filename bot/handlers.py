@@ -17,9 +17,10 @@ from slack_bolt import Ack, App, Assistant, BoltContext
 
 from bot import blocks, file_blocks
 from bot.agent_loop import ask_of
-from bot.answers import Answers
+from bot.answers import Answers, may_steer
 from bot.blocks import outgoing
 from bot.close import data as close_data
+from bot.close import preview
 from bot.close.controls import approval_refusal
 from bot.close.imports import intake
 from bot.desk import Intent, intent
@@ -34,10 +35,12 @@ from bot.errors import (
     StorageError,
     StorageFullError,
 )
+from bot.questions import check_responses, question_whys
 from bot.slack_desk import SlackDesk
 from bot.slack_files import FileIntake
 from bot.slack_work import SlackWork
 from bot.store import QuestionRecord, Run, Store
+from bot.tools import ToolError
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +230,8 @@ class Listeners:
         values = (body.get("state") or {}).get("values") or {}
         if not cancel and self._unseen(ack, body, question_id, user, channel, thread_ts):
             return
+        if not cancel and self._preview_first(ack, question_id, values, user, channel, thread_ts):
+            return
         # A form an earlier release posted has no "Why" box: its answer is taken without one
         # (an override could never be recorded otherwise), and recorded as such.
         why_box = blocks.has_why_box((body.get("message") or {}).get("blocks"))
@@ -304,6 +309,69 @@ class Listeners:
         )
         self.work.runner.fast(partial(self.work.presenter.note_message, record.run_id))
         return True
+
+    def _preview_first(
+        self,
+        ack: Ack,
+        question_id: str,
+        values: Any,
+        user: str,
+        channel: str,
+        thread_ts: str | None,
+    ) -> bool:
+        """A typed date or amount is shown before it is booked: a valid Submit whose typed
+        answer books something, not yet previewed for that exact text, books nothing — the
+        person is shown the entry (ephemeral) and submits again to book it."""
+        try:
+            with self.store.quick():
+                record = self.store.question(question_id)
+                run = self.store.run(record.run_id)
+                if record.status != "pending" or not may_steer(run, user, self.deps.approvers):
+                    return False  # the claim says what is wrong
+                ask = ask_of(record)
+                responses = blocks.read_form(ask, values)
+                check_responses(ask, responses)
+                question_whys(ask, responses, blocks.read_rationale(values))
+                todo = [
+                    (n, typed)
+                    for n, r in sorted(responses.items())
+                    if (typed := r.other or r.text or "")
+                    and preview.may_need(record, n, typed)
+                    and not preview.seen(self.store, record, n, typed)
+                ]
+        except (CloseBotError, blocks.FormError):
+            return False  # not found, storage, a bad answer: the claim says what is wrong
+        if not todo:
+            return False
+        ack()
+        self.work.runner.side(partial(self._show_previews, record, todo, user, channel, thread_ts))
+        return True
+
+    def _show_previews(
+        self,
+        record: QuestionRecord,
+        todo: list[tuple[int, str]],
+        user: str,
+        channel: str,
+        thread_ts: str | None,
+    ) -> None:
+        shown = []
+        for number, typed in todo:
+            try:
+                text = preview.preview(self.store, self.deps.data_dir, record, number, typed)
+            except (CloseBotError, ToolError) as e:
+                text = f"I could not work out what it books ({e})"
+            text = text or "It books nothing by itself: it is kept with the item as your note."
+            preview.record_shown(self.store, record, number, typed, text, user)
+            shown.append(f"*Question {number}*, your answer “{blocks.cut(typed, 200)}”: {text}")
+        self.work.presenter.ephemeral(
+            channel=channel,
+            user=user,
+            thread_ts=thread_ts,
+            text="Not booked yet — check what your typed answer books:\n"
+            + "\n".join(shown)
+            + "\nSubmit again to book it, or change your answer.",
+        )
 
     def submit(self, ack: Ack, body: dict[str, Any]) -> None:
         self._settle(ack, body, cancel=False)

@@ -14,13 +14,21 @@ from bot.close.checks import Close, Finding
 from bot.close.data import add_months, cents
 from bot.close.kinds import KINDS, SETTLED, book, describe, line_refs, option_label
 from bot.close.ledger import Ledger
-from bot.close.master import dec8, money, with_change
+from bot.close.master import ACCOUNT_NAMES, dec8, money, with_change
 from bot.close.registry import FLUX
 from bot.close.steps import flux
 from bot.close.steps.flux import _flux_label, parse_adjustment
 from bot.close.toolbase import REF_RE, ToolBase, question_for, question_for_group
 from bot.store import QuestionRecord
 from bot.tools import ToolContext, ToolError
+
+
+def _pair_lines(debit: str, credit: str, amount: Decimal) -> list[dict[str, Any]]:
+    zero = Decimal("0.00")
+    return [
+        {"account": debit, "debit": amount, "credit": zero},
+        {"account": credit, "debit": zero, "credit": amount},
+    ]
 
 
 def catch_up_lines(
@@ -256,6 +264,64 @@ class DecisionTools(ToolBase):
                 for c in extra["catch_up"]
             ]
         return result
+
+    def typed_preview(self, ctx: ToolContext, question: str, typed: str) -> str | None:
+        """What a typed answer to `question` would book, for the person to check before it is
+        recorded: a typed effective date its catch-up entry, a typed adjusting entry the entry
+        as read. None when the typed text books nothing (it is kept open as a note)."""
+        refs = REF_RE.findall(question)
+        if not refs or groups.is_group(refs[0]):
+            return None
+        try:
+            exc = self._exception(ctx, refs[0])
+        except ToolError:
+            return None
+        if exc["status"] == "resolved":
+            return None
+        facts = exc["details"]["facts"]
+        if exc["kind"] == "flux_adjust":
+            try:
+                entry = parse_adjustment(typed.strip())
+            except ValueError:
+                return None
+            lines = _pair_lines(entry["debit"], entry["credit"], Decimal(entry["amount"]))
+            memo = f" — {entry['memo']}" if entry["memo"] else ""
+            return (
+                f"The adjusting entry for {exc['details']['subject']} as read: "
+                f"{describe(lines, names=ACCOUNT_NAMES)}{memo}."
+            )
+        if exc["kind"] != "doi_effective":
+            return None
+        found = re.search(r"\b(\d{4}-\d{2}-\d{2})\b", typed)
+        if not found or not close_data.DATE_RE.match(found.group(1)):
+            return None
+        date = found.group(1)
+        run = ctx.store.run(ctx.run_id)
+        close, _ = self._close(ctx, run.period)
+        wi, nri = Decimal(facts["wi"]), Decimal(facts["nri"])
+        catch_up = catch_up_lines(close, facts["well_name"], facts["well_id"], date, wi, nri)
+        lines = book("doi_effective", date, facts, {"catch_up": catch_up})
+        months = sorted(
+            {m.group(1) for c in catch_up if (m := re.search(r"service (\d{4}-\d{2})", c["memo"]))}
+        )
+        what = (
+            f"books the JIB catch-up of {len(catch_up)} line(s) billed at the old decimal "
+            f"(service {', '.join(months)}): {describe(lines, names=ACCOUNT_NAMES)}"
+            if lines
+            else "books no JIB catch-up: no month since then was billed at the old decimal"
+        )
+        short = self._shortfall_at_new_nri(ctx, exc, date, nri)
+        checks_then = (
+            f"Checks paid at the old NRI since then are {money(short[0].amount)} short "
+            f"({short[0].summary}): the next question asks to book it as a catch-up receivable, "
+            "claim it, or accept the checks as paid."
+            if short
+            else "No check since then paid less than the new NRI gives."
+        )
+        return (
+            f"Effective {date} for {facts['well_name']} (WI {facts['wi']} / NRI {facts['nri']}) "
+            f"{what}. {checks_then}"
+        )
 
     def _group(self, ctx: ToolContext, ref: str) -> list[dict[str, Any]]:
         found = groups.members(Ledger(ctx.store).exceptions(ctx.run_id), ref)
