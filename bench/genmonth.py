@@ -1,6 +1,6 @@
 """Generate a month of close data at any size, in closebot's own eleven-file layout.
 
-    python bench/genmonth.py OUT --jib-lines 20000 [--seed 7] [--clean] [--period 2026-10]
+    python bench/genmonth.py OUT --jib-lines 20000 [--seed 7] [--clean] [--period 2026-10] [--alike N]
 
 writes `OUT/<period>/` (the eleven CSV files of CLOSE.md) and `OUT/planted.json` (the
 exceptions planted in the month: the refs closebot should ask about, and nothing else).
@@ -12,6 +12,8 @@ materiality, and last month's trial balance is this month's activity within a fe
 Unless `--clean`, five exceptions are planted, one of each kind: a JIB line already billed
 (jib_history), a JIB billing the wrong WI on one well, a line naming an unknown property,
 a stub withholding severance above the state rate, and overhead above the JOA rate.
+`--alike N` plants, besides, many alike of two kinds on N wells of one other operator: each
+bills a line already billed, and withholds severance above the rate (one question each).
 
 About 17 JIB lines and 9–10 revenue stub lines per well per month, 24 months of history
 (one booked line per well × category and per well × product × month), ten operators in

@@ -11,8 +11,11 @@ preview shown is an audit event (`answer_previewed`), which is how the second Su
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
+from bot.close.data import DATE_RE
+from bot.close.steps.flux import parse_adjustment
 from bot.close.tools import CloseTools
 from bot.store import QuestionRecord, Store
 from bot.tools import ToolContext
@@ -39,11 +42,21 @@ def preview(
 
 
 def may_need(record: QuestionRecord, number: int, typed: str) -> bool:
-    """Cheap: whether the typed answer may book something (then it is previewed first)."""
+    """Cheap (no data read): whether the typed answer books something — a date on an
+    effective-date question, an entry on an adjustment's — so it is previewed first."""
     if not typed.strip() or not 1 <= number <= len(record.questions):
         return False
     question = str(record.questions[number - 1].get("question") or "")
-    return any(f"[ref {kind}:" in question for kind in KINDS)
+    if "[ref doi_effective:" in question:
+        found = re.search(r"\b(\d{4}-\d{2}-\d{2})\b", typed)
+        return bool(found and DATE_RE.match(found.group(1)))
+    if "[ref flux_adjust:" in question:
+        try:
+            parse_adjustment(typed.strip())
+        except ValueError:
+            return False
+        return True
+    return False
 
 
 def seen(store: Store, record: QuestionRecord, number: int, typed: str) -> bool:

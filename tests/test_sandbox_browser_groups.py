@@ -1,0 +1,133 @@
+"""The sandbox in a real browser (17.1, 17.8): many alike lines of one operator are one form
+with their detail CSV in the thread, and a typed effective date is shown before it books."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.genmonth import generate
+from bot.close.ledger import Ledger
+from bot.close.playbook import PlaybookModel
+from bot.sandbox.run import Sandbox
+from bot.store import Store
+from tests.sandbox_browser import (
+    ARTIFACTS,
+    csv_links,
+    fill_form,
+    open_thread,
+    pending_form,
+    press_submit,
+    say,
+    submit_button,
+)
+
+MAX_FORMS = 8
+
+
+@pytest.fixture
+def alike_sandbox(db_path: Path, tmp_path: Path) -> Iterator[Sandbox]:
+    generate(tmp_path / "month", 1200, seed=5, alike=5)
+    store = Store(db_path)
+    env = {**os.environ, "CLOSEBOT_DATA": str(tmp_path / "month")}
+    running = Sandbox(store=store, model=PlaybookModel(), env=env, port=0)
+    running.start()
+    yield running
+    running.stop()
+    store.close()
+
+
+def start_close(page: Any) -> Any:
+    say(page, "/close 2026-10")
+    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
+    pane = open_thread(page)
+    submit_button(pane).first.wait_for()
+    return pane
+
+
+def answer_until(page: Any, pane: Any, text: str) -> Any:
+    """Answer each form with its recommendation until the pending one contains `text`."""
+    for _ in range(MAX_FORMS):
+        form = pending_form(pane)
+        form.wait_for()
+        if text in form.inner_text():
+            return form
+        ts = form.get_attribute("data-ts")
+        fill_form(form)
+        press_submit(page, form)
+        pane.locator(f'.msg[data-ts="{ts}"]').filter(has=submit_button(page)).wait_for(
+            state="detached"
+        )
+    raise AssertionError(f"no form with {text!r}")
+
+
+def test_many_alike_lines_are_one_form_with_their_detail(
+    browser: Any, alike_sandbox: Sandbox
+) -> None:
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(alike_sandbox.url)
+    pane = start_close(page)
+    form = answer_until(page, pane, "alike duplicate exceptions")
+    expect(form).to_contain_text("The same check found 5 alike duplicate exceptions")
+    expect(form.locator("label.choice", has_text="Decide line by line")).to_be_visible()
+    expect(form.locator("label.choice", has_text="⭐").first).to_contain_text("Short-pay and dispute")
+    expect(csv_links(pane).filter(has_text=re.compile("Detail"))).to_have_count(1)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1440, "height": 2400})
+    form.screenshot(path=str(ARTIFACTS / "sandbox-group-form.png"))
+    page.screenshot(path=str(ARTIFACTS / "sandbox-group-thread.png"))
+    csv_links(pane).last.scroll_into_view_if_needed()
+    pane.evaluate("pane => { pane.scrollTop = pane.scrollTop + 0; }")
+    page.screenshot(path=str(ARTIFACTS / "sandbox-group-detail.png"))
+    store = alike_sandbox.store
+    run_id = store.runs(limit=1)[0].id
+    record = store.pending_question(run_id)
+    assert record is not None
+    ts = form.get_attribute("data-ts")
+    fill_form(form)
+    press_submit(page, form)
+    # the decisions are recorded before the next form is asked
+    pending_form(pane).and_(page.locator(f'.msg:not([data-ts="{ts}"])')).wait_for()
+    members = [
+        e
+        for e in Ledger(store).exceptions(run_id)
+        if str(e["details"].get("group", "")).startswith("alike:duplicate:")
+    ]
+    assert len(members) == 5
+    assert {(e["status"], e["resolution"], e["question_id"]) for e in members} == {
+        ("resolved", "short_pay", record.id)
+    }
+    context.close()
+
+
+def test_a_typed_effective_date_is_shown_before_it_books(page: Any, sandbox: Sandbox) -> None:
+    from playwright.sync_api import expect
+
+    pane = start_close(page)
+    form = answer_until(
+        page, pane, "DOI effective date"
+    )  # Smith's decimal accepted, as recommended
+    form.get_by_role("group", name=re.compile("^Other")).locator("textarea, input").fill(
+        "2026-06-01"
+    )
+    form.get_by_role("group", name=re.compile("^Why")).locator("textarea, input").fill(
+        "the assignment is dated June 1"
+    )
+    press_submit(page, form)
+    notice = pane.locator(".msg.ephemeral", has_text="Not booked yet")
+    expect(notice).to_contain_text("Effective 2026-06-01")
+    expect(notice).to_contain_text("Dr 6210 Lease Operating Expense")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.set_viewport_size({"width": 1440, "height": 2400})
+    pane.screenshot(path=str(ARTIFACTS / "sandbox-typed-date-preview.png"))
+    expect(submit_button(form)).to_be_visible()  # the form still waits, with what was typed
+    press_submit(page, form)
+    expect(form.locator("text=Submit")).to_have_count(0)
