@@ -78,7 +78,9 @@ def test_many_alike_lines_are_one_form_with_their_detail(
     form = answer_until(page, pane, "alike duplicate exceptions")
     expect(form).to_contain_text("The same check found 5 alike duplicate exceptions")
     expect(form.locator("label.choice", has_text="Decide line by line")).to_be_visible()
-    expect(form.locator("label.choice", has_text="⭐").first).to_contain_text("Short-pay and dispute")
+    expect(form.locator("label.choice", has_text="⭐").first).to_contain_text(
+        "Short-pay and dispute"
+    )
     expect(csv_links(pane).filter(has_text=re.compile("Detail"))).to_have_count(1)
     ARTIFACTS.mkdir(exist_ok=True)
     page.set_viewport_size({"width": 1440, "height": 2400})
