@@ -115,6 +115,7 @@ def question_for_group(group: list[dict[str, Any]]) -> dict[str, Any]:
     kind, d = first["kind"], first["details"]
     ref = str(d["group"])
     n = len(group)
+    noun = groups.noun(kind)
     shown = "; ".join(
         f"{e['details']['subject']}: {_short(e['details']['summary'], 160)}" for e in group[:3]
     )
@@ -122,9 +123,9 @@ def question_for_group(group: list[dict[str, Any]]) -> dict[str, Any]:
     question = (
         f"The same check found {n} alike {kind.replace('_', ' ')} exceptions of "
         f"{groups.operator(group)}, {money(groups.total(group))} at stake in total: {shown}{more}. "
-        f"Every line is in the attached detail. One decision here applies to each of the {n} "
-        f"lines, booking for each what deciding it on its own would; or choose "
-        f"'{groups.LINE_BY_LINE}' to answer each line on its own."
+        f"Every one is in the attached detail. One decision here applies to each of the {n} "
+        f"{noun}, booking for each what deciding it on its own would; or choose "
+        f"'{groups.LINE_BY_LINE}' to answer each on its own."
     )
     options = [
         {
@@ -139,7 +140,7 @@ def question_for_group(group: list[dict[str, Any]]) -> dict[str, Any]:
     options.append(
         {
             "label": groups.LINE_BY_LINE,
-            "description": f"Ask about each of the {n} lines on its own "
+            "description": f"Ask about each of the {n} {noun} on its own "
             f"({forms} form{'s' if forms != 1 else ''} of up to {MAX_QUESTIONS} questions).",
         }
     )
@@ -149,13 +150,13 @@ def question_for_group(group: list[dict[str, Any]]) -> dict[str, Any]:
         else None
     )
     q: dict[str, Any] = {
-        "header": header_for(KINDS[kind].header, f"{n} lines"),
+        "header": header_for(KINDS[kind].header, f"{n} {noun}"),
         "question": _short(question, 1400) + f" [ref {ref}]",
         "type": "single_choice",
         "options": options,
         "recommended": d["options"].index(d["recommended"]) + 1 if recommended else None,
         "reasoning": _short(
-            f"{recommended} is what each of the {n} lines recommends on its own; for "
+            f"{recommended} is what each of the {n} {noun} recommends on its own; for "
             f"{d['subject']}: {d['reasoning']}",
             MAX_REASONING,
         )
