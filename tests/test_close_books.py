@@ -31,6 +31,10 @@ Net = dict[str, Decimal]  # account → debit − credit
 COST = {"LOE": "6210", "Workover": "6220", "Overhead": "6250", "IDC": "1610", "ICC": "1615"}
 COST |= {"TDC": "1620", "TCC": "1620", "LWE": "1620"}
 REVENUE = {"oil": "4010", "gas": "4020", "ngl": "4030"}
+# reclass capex↔LOE, as the kinds document it: expense → capital by category, and back
+CAPEX_OF = {"LOE": "1620", "Workover": "1615", "Overhead": "1610"}
+EXPENSE_OF = {"IDC": "6220", "ICC": "6220", "TDC": "6210", "TCC": "6210", "LWE": "6210"}
+EXPENSE_OF |= {"Overhead": "6250"}
 RATES = {("TX", "oil"): D("0.046"), ("TX", "gas"): D("0.075"), ("OK", "oil"): D("0.07")}
 RATES |= {("OK", "gas"): D("0.07"), ("OK", "ngl"): D("0.07"), ("ND", "oil"): D("0.10")}
 
@@ -201,6 +205,13 @@ def expected(b: Books, exc: dict[str, Any], option: str) -> Net:
                 move(net, "1215", "4090", shortfall)
         return net
     if kind in ("line_math", "duplicate", "stale_charge", "overhead_rate", "afe_overrun"):
+        if option == "reclass":  # the whole line, as billed, to the other side of the books
+            for j in {id(j): j for j in jibs}.values():
+                category = {c.lower(): c for c in COST}[j["cost_category"].strip().lower()]
+                src = b.cost_account(j)
+                dst = (EXPENSE_OF if src in ("1610", "1615", "1620") else CAPEX_OF)[category]
+                move(net, dst, src, amount(j["owner_net_amount"]))
+            return net
         total: dict[str, Decimal] = defaultdict(lambda: ZERO)
         if kind == "afe_overrun":  # our share of the overrun, spread over the lines by gross
             afe = b.afe[facts["afe_no"]]
