@@ -572,12 +572,34 @@ def _text(template: str) -> Opener:
     return leaves
 
 
-def _adjust_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
+def adjustment_code(entry: dict[str, str]) -> str:
+    """'accrue' for an adjustment shaped like closebot's own accruals — anything to 2115 Accrued
+    LOE, or Dr 1210 against this month's revenue (4010/4020/4030) — which is booked with this
+    month's accruals and reversed next month (CLOSE.md's reversing method); else 'adjust', an
+    entry that stands (Dr 1210 / Cr 4090 is a catch-up receivable, not an accrual)."""
+    accounts = {entry["debit"], entry["credit"]}
+    if "2115" in accounts or (
+        entry["debit"] == "1210" and entry["credit"] in REVENUE_ACCOUNTS.values()
+    ):
+        return "accrue"
+    return "adjust"
+
+
+def _flux_adjustment(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    """The adjusting entry the person described for a flagged flux item: Dr / Cr, balanced."""
     a = extra.get("adjustment")
     if not a:
+        return []
+    item = facts.get("item") or {}
+    key = item.get("account") or f"{item.get('well_id', '')}:{item.get('product', '')}"
+    memo = f"flux adjustment of {key}" + (f": {a['memo']}" if a.get("memo") else "")
+    return _pair(a["debit"], a["credit"], Decimal(a["amount"]), memo, f"flux:{key}")
+
+
+def _adjust_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
+    if not extra.get("adjustment"):
         return f"describe the adjustment for the flux of {subject}"
-    memo = f" — {a['memo']}" if a.get("memo") else ""
-    return f"post the adjusting entry Dr {a['debit']} / Cr {a['credit']} {money(Decimal(a['amount']))} for the flux of {subject}{memo}"
+    return None  # booked in the batch the posting approval covers
 
 
 def _flux_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
@@ -1027,7 +1049,7 @@ def _kinds() -> Iterable[Kind]:
             "adjust": Option(
                 "adjust",
                 "Adjust (describe the entry)",
-                "An adjusting entry you describe next (accounts and amount), listed for posting with an owner.",
+                "An adjusting entry you describe next (accounts and amount), booked in the batch before the posting approval.",
             ),
             "escalate": Option(
                 "escalate",
@@ -1043,9 +1065,19 @@ def _kinds() -> Iterable[Kind]:
             "adjust": Option(
                 "adjust",
                 "Adjust",
-                "The adjusting entry described, listed for posting with an owner.",
+                "The adjusting entry described, booked in the batch before its posting approval.",
+                books=_flux_adjustment,
                 leaves=_adjust_open,
-            )
+            ),
+            "accrue": Option(
+                "accrue",
+                "Adjust (accrual, reversed next month)",
+                "The adjusting entry described, to an accrual account: booked with this month's "
+                "accruals before the posting approval, and reversed next month.",
+                books=_flux_adjustment,
+                leaves=_adjust_open,
+                accrual=True,
+            ),
         },
     )
     yield EscalateKind(
