@@ -851,7 +851,9 @@ def test_a_bad_adjustment_is_refused_with_its_reason_and_asked_again(
         return recommended(q)
 
     run = close_run(None, db_path, choose=adjust, rationale="reviewed")
-    assert len(tries) == 2  # refused, then asked again
+    assert len(tries) == 2  # refused, then asked again with the reason
+    again = [a for a in run.asks if "[ref flux_adjust:6220]" in a.questions[0].question][-1]
+    assert "the last answer was refused" in again.context and why in again.context
     refused = run.store.query(
         "select result from tool_calls where run_id = ? and name = 'resolve_exception' and is_error = 1",
         (run.run_id,),

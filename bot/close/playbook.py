@@ -259,6 +259,17 @@ class PlaybookModel:
         questions = [details[r]["question"] for r in todo]
         n = len(refs) - len([r for r in refs if r in resolved])
         context = f"{step}: {n} item{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your decision before I book anything."
+        # an answer the tool refused is asked again with the reason, so the person can fix it
+        why = [
+            f"{str(c.result)[:300]}"
+            for c in state.calls
+            if c.name == "resolve_exception"
+            and c.done
+            and c.is_error
+            and c.input.get("exception_id") in todo
+        ]
+        if why:
+            context += " Asked again — the last answer was refused: " + why[-1]
         intro = f"{step}: " + "; ".join(details[r]["summary"] for r in todo)
         return _reply(intro[:600], _use(TOOL_NAME, {"context": context, "questions": questions}))
 
