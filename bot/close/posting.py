@@ -18,7 +18,6 @@ from bot.identity import same_person
 from bot.questions import HUMAN_SOURCES
 from bot.tools import ToolContext, ToolError
 
-
 # Flux review's questions: they explain the books, never change them (an adjustment is its own
 # kind, flux_adjust, and books)
 REVIEW_KINDS = ("flux_select", "flux_item", "flux_escalate", "flux_basis")
