@@ -48,24 +48,31 @@ def is_group(ref: str) -> bool:
     return ref.startswith(PREFIX)
 
 
-def _key(f: Finding) -> tuple[str, str, tuple[str, ...], str] | None:
+Key = tuple[str, str, tuple[str, ...], str, tuple[str, ...]]
+
+
+def _key(f: Finding) -> Key | None:
+    """Kind × operator × the options offered (codes and the labels they show for this line)
+    × the recommendation: exceptions alike in all of them are one question."""
     operator = str(f.facts.get("operator") or "")
-    if not (KINDS[f.kind].alike and operator):
+    kind = KINDS[f.kind]
+    if not (kind.alike and operator):
         return None
-    options = tuple(f.options) if f.options is not None else tuple(KINDS[f.kind].options)
-    return (f.kind, operator, options, f.recommended)
+    options = tuple(f.options) if f.options is not None else tuple(kind.options)
+    labels = tuple(kind.label(code, f.facts) for code in options)
+    return (f.kind, operator, options, f.recommended, labels)
 
 
 def group_refs(findings: Iterable[Finding]) -> dict[str, str]:
     """Finding id → its group's ref, for every finding with at least one alike: same kind, same
     operator, same options offered and the same recommendation."""
-    by_key: dict[tuple[str, str, tuple[str, ...], str], list[str]] = defaultdict(list)
+    by_key: dict[Key, list[str]] = defaultdict(list)
     for f in findings:
         key = _key(f)
         if key is not None and f.id not in by_key[key]:
             by_key[key].append(f.id)
     out: dict[str, str] = {}
-    for (kind, operator, _, _), ids in by_key.items():
+    for (kind, operator, *_), ids in by_key.items():
         if len(ids) < 2:
             continue
         digest = hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()[:10]
