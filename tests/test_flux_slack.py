@@ -41,7 +41,13 @@ def test_an_adjustment_typed_in_slack_is_booked_in_the_batch_the_approver_posts(
     entry = bot.pending(run.id)
     asked = bot.store.question(entry).questions[0]
     assert asked["header"] == "Flux adjustment" and asked["type"] == "free_text"
-    bot.submit(entry, {1: "Dr 6220 / Cr 2115 1,500.00 — Carter workover not yet billed"})
+    typed = "Dr 6220 / Cr 2115 1,500.00 — Carter workover not yet billed"
+    bot.submit(entry, {1: typed})
+    bot.idle()  # a typed entry is shown before it books (17.1): Submit again to book it
+    assert bot.store.question(entry).status == "pending"
+    shown = bot.ephemerals_to("UALICE")[-1]
+    assert shown.startswith("Not booked yet") and "Dr 6220" in shown and "$1,500.00" in shown
+    bot.submit(entry, {1: typed})
     bot.idle()
     ledger = Ledger(bot.store)
     drafts = ledger.batches(run.id)
