@@ -84,7 +84,10 @@ ACCOUNTS = {
 for _kind in ("line_math", "duplicate", "stale_charge", "afe_overrun", "overhead_rate"):
     ACCOUNTS[(_kind, "short_pay")] = f"the amount at stake Dr 2110 / Cr {COST}"
     ACCOUNTS[(_kind, "protest")] = f"the amount at stake Dr 1390 / Cr {COST}"
-    ACCOUNTS[(_kind, "book_computed")] = f"the line's own math less as billed: Dr {COST} / Cr 2110"
+    ACCOUNTS[(_kind, "book_computed")] = (
+        f"the difference to the line's own math, between {COST} and 2110 (Dr {COST} / Cr 2110 "
+        "when the line billed less)"
+    )
     ACCOUNTS[(_kind, "reclass")] = (
         "the line's owner net whole: Dr 1620 / Cr 6210 (LOE), Dr 1615 / Cr 6220 (workover), "
         "Dr 1610 / Cr 6250 (overhead); from capital Dr 6220 / Cr 1610 or 1615 (IDC, ICC), "
