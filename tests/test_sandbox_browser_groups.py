@@ -131,5 +131,8 @@ def test_a_typed_effective_date_is_shown_before_it_books(page: Any, sandbox: San
     page.set_viewport_size({"width": 1440, "height": 2400})
     pane.screenshot(path=str(ARTIFACTS / "sandbox-typed-date-preview.png"))
     expect(submit_button(form)).to_be_visible()  # the form still waits, with what was typed
+    ts = form.get_attribute("data-ts")
     press_submit(page, form)
-    expect(form.locator("text=Submit")).to_have_count(0)
+    settled = pane.locator(f'.msg[data-ts="{ts}"]')  # this form, not the next one asked
+    expect(settled.get_by_role("button", name="Submit", exact=True)).to_have_count(0)
+    expect(settled).to_contain_text("2026-06-01")
