@@ -113,8 +113,7 @@ class CloseCommand:
     def is_taken(self, period: str) -> bool:
         """A live close or a posted batch: no new close of `period` (reads only)."""
         return (
-            self.store.live_run(period) is not None
-            or self.ledger.posted_batch(period) is not None
+            self.store.live_run(period) is not None or self.ledger.posted_batch(period) is not None
         )
 
     def tell_taken(self, period: str, say: Say) -> None:
