@@ -8,6 +8,7 @@ import io
 import re
 from typing import Any
 
+from bot.names import Names, is_slack_id
 from bot.questions import answer_text
 from bot.store import QuestionRecord, Store
 
@@ -94,11 +95,12 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     chosen, by whom, when, how, whether it overrode the recommendation and why, and the
     SHA-256 of every input file the run read."""
     store.run(run_id)  # NotFoundError for an unknown id
+    names = Names(store)  # Slack's names as last looked up (users.info, cached)
     events = store.audit_events(run_id)
     inputs = next((e.detail for e in reversed(events) if e.kind == "input_files"), {})
     imported = {f["kind"]: f for f in inputs.get("imported") or [] if f["status"] == "active"}
     files = "; ".join(
-        f"{name}={digest}{_imported(imported.get(name))}"
+        f"{name}={digest}{_imported(imported.get(name), names)}"
         for name, digest in sorted((inputs.get("files") or {}).items())
     )
     answered = {
@@ -156,7 +158,7 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     "rationale": _why(record, entry, overrode, number)
                     or _no_why(evidence, overrode[number]),
                     "os_login": evidence.get("os_login") or "",
-                    "answered_by_name": _name(record.answered_by, evidence),
+                    "answered_by_name": _name(record.answered_by, evidence, names),
                     "exception": " ".join(refs),
                     "batch_id": batch_id,
                     "content_hash": digest,
@@ -188,27 +190,26 @@ def _why(
     return ""
 
 
-SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
-
-
-def _name(user: str | None, evidence: dict[str, Any]) -> str:
-    """The person's name beside the id: what the answer's evidence recorded, else the id itself
-    when it is a login rather than a Slack user id."""
+def _name(user: str | None, evidence: dict[str, Any], names: Names) -> str:
+    """The person's name beside the id: what the answer's evidence recorded, else Slack's name
+    for the id as last looked up (a login is its own name); empty for nobody, or for an id
+    Slack never named."""
     for key in ("user_name", "real_name", "name"):
         if evidence.get(key):
             return str(evidence[key])
-    if user and not SLACK_ID.match(user):
-        return user
-    return ""
+    if not user:
+        return ""
+    name = names.cached(user)
+    return "" if name == user and is_slack_id(user) else name
 
 
-def _imported(f: dict[str, Any] | None) -> str:
+def _imported(f: dict[str, Any] | None, names: Names) -> str:
     """Where an imported file came from, beside its hash in the decision log."""
     if not f:
         return ""
     mapped = ", ".join(f"{k}←{v}" for k, v in f["mapping"].items())
     return (
-        f" ({f['filename']}, dropped by {f['dropped_by']} at {f['dropped_at']}"
+        f" ({f['filename']}, dropped by {names.labelled(f['dropped_by'])} at {f['dropped_at']}"
         + (f"; mapped {mapped}" if mapped else "")
         + ")"
     )

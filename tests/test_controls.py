@@ -249,7 +249,7 @@ def test_the_posting_form_shows_the_accounts_and_confirms_before_submit(
         (footer,) = [b for b in form["blocks"] if b["type"] == "context"]
         who = footer["elements"][0]["text"]
         assert who.startswith("Who may approve: <@UAPPROVER>, <@UAPPROVER2>")
-        assert who.endswith("— not <@UALICE>, who started this close")
+        assert who.endswith("— not Alice, who started this close")  # named, not pinged
         # Approve / Keep as draft / Reject once each, the recommendation preselected; Submit
         # (the form's one submit control) names what approving posts
         (choice,) = [

@@ -261,8 +261,9 @@ class EscalateKind(Kind):
 
     def option(self, code: str, facts: Facts) -> Option:
         if code.startswith("to:"):
+            name = (facts.get("names") or {}).get(code[3:], code[3:])  # a name, not a user id
             return Option(
-                code, f"Escalate to {code[3:]}"[:75], "They own the item until it is explained."
+                code, f"Escalate to {name}"[:75], "They own the item until it is explained."
             )
         return super().option(code, facts)
 
@@ -967,7 +968,8 @@ def _kinds() -> Iterable[Kind]:
                 "Escalate",
                 "The item stays open with this person as its owner.",
                 leaves=lambda f, e, s: (
-                    f"explain the flux of {s} (escalated to {e.get('to') or 'the controller'})"
+                    f"explain the flux of {s} (escalated to "
+                    f"{(f.get('names') or {}).get(e.get('to'), e.get('to')) or 'the controller'})"
                 ),
             )
         },
