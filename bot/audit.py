@@ -8,7 +8,7 @@ import io
 import re
 from typing import Any
 
-from bot.names import Names, is_slack_id
+from bot.names import Names, is_slack_id, named_text
 from bot.questions import answer_text
 from bot.store import QuestionRecord, Store
 
@@ -79,6 +79,26 @@ def journal_rows(batch: dict[str, Any], lines: list[dict[str, Any]]) -> list[dic
             "period": batch["period"],
             "entry_date": dated,
             "status": batch["status"],
+        }
+        for line in lines
+    ]
+
+
+def named_lines(lines: list[dict[str, Any]], names: Names) -> list[dict[str, Any]]:
+    """Journal lines with the people in their entry descriptions and memos by name, for the
+    CSVs and the ledger's import files ('Decision: … (by U0ALICE)' reads '(by Alice Park)');
+    the stored lines, and so the batch's content hash, keep the ids."""
+    known = list(names.store.people())
+    if not known:
+        return lines
+    return [
+        {
+            **line,
+            **{
+                k: named_text(line[k], known, names.cached)
+                for k in ("entry", "memo")
+                if isinstance(line.get(k), str)
+            },
         }
         for line in lines
     ]

@@ -16,7 +16,7 @@ from typing import TextIO
 from bot import __version__
 from bot.agent_loop import AgentLoop, Paused, TurnOutcome
 from bot.assemble import build_model, close_loop
-from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
 from bot.close import data as close_data
 from bot.close import gl_export
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
@@ -582,7 +582,7 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
             raise CloseBotError(str(e)) from e
         out.write(to_csv(rows, DETAIL_COLUMNS))
         return EXIT_OK
-    lines = ledger.lines(batch["id"])
+    lines = named_lines(ledger.lines(batch["id"]), Names(store))  # who decided, by name
     if args.format:
         settings = _settings(args)
         path = Path(args.map).expanduser() if args.map else gl_export.map_path(settings.data_dir)

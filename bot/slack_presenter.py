@@ -19,7 +19,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
-from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
 from bot.blocks import outgoing
 from bot.close import gl_export
 from bot.close.controls import (
@@ -929,7 +929,7 @@ class SlackPresenter:
         batch = ledger.current_batch(run.id)
         if batch is None or batch["status"] != "draft":
             return None
-        lines = ledger.lines(batch["id"])
+        lines = named_lines(ledger.lines(batch["id"]), self.names)  # who decided, by name
         entries = len({line["entry_no"] for line in lines})
         try:
             if attach:  # the draft is in the thread once, with the first approval form
@@ -1047,7 +1047,7 @@ class SlackPresenter:
         ]
         batch = Ledger(self.store).current_batch(run_id)
         if batch:
-            lines = Ledger(self.store).lines(batch["id"])
+            lines = named_lines(Ledger(self.store).lines(batch["id"]), self.names)
             uploads.append(
                 {
                     "filename": f"journal-{batch['id']}.csv",

@@ -261,6 +261,13 @@ def test_a_whole_slack_close_shows_names_never_ids_and_mentions_only_whom_a_form
     asked = [p["user"] for p in named.to("users.info")]
     assert sorted(asked) == sorted(set(asked))
 
+    # every other file attached (the draft and the posted journal, the ledgers' import files)
+    # names who decided each decision's entry, never by id
+    others = [d.decode() for d in named.uploads.values() if b"answered_by_name" not in d[:2000]]
+    journals = [f for f in others if f.startswith("batch_id,")]
+    assert len(journals) == 2 and all("(by Alice Park)" in f for f in journals)
+    assert [f[:200] for f in others if RAW_ID.search(f)] == []
+
     # the decision log names people beside their ids
     logs = [data.decode() for data in named.uploads.values() if b"answered_by_name" in data[:2000]]
     assert logs, "no decision log was attached"
@@ -279,12 +286,16 @@ def test_the_cli_shows_the_cached_names(named: FakeSlack, db_path: Path) -> None
         bot.finish(run.id)
     finally:
         bot.close()
-    for args in (["runs"], ["audit", run.id]):
+    seen: list[str] = []
+    for args in (["runs"], ["audit", run.id], ["entries", run.id, "--csv"]):
         out = io.StringIO()
         assert main([*args, "--db", str(db_path)], out) == 0
         text = out.getvalue()
         assert not RAW_ID.search(text), text
-    assert "Alice Park" in text and "Ben Ortiz" in text
+        seen.append(text)
+    assert "Alice Park" in seen[0]  # runs: who started each close
+    assert "Alice Park" in seen[1] and "Ben Ortiz" in seen[1]  # audit: who decided, approved
+    assert "(by Alice Park)" in seen[2]  # the journal: who decided each decision's entry
 
 
 def test_the_plan_shows_the_models_line_as_written_and_a_stop_names_who_stopped(
