@@ -188,6 +188,12 @@ def test_posting_refuses_a_draft_older_than_a_decision_that_books(db_path: Path)
     assert ledger.batch(draft["id"])["status"] == "draft"
     refused = store.audit_events(run.run_id, kind="posting_refused")
     assert refused and "afe_overrun:AFE-ABO-2025-014" in refused[-1].detail["reason"]
+    # and until a redraft holds it, it is an open item that blocks the lock
+    summary = tools.close_summary(ctx, "2026-10")
+    assert any(
+        f"afe_overrun:AFE-ABO-2025-014 decided after batch {draft['id']} was drafted" in i["text"]
+        for i in summary["open_items"]
+    ), summary["open_items"]
 
 
 def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) -> None:
