@@ -352,3 +352,13 @@ def m009_keyed_trail(db: Database) -> None:
         not_null={"run_id", "head_id", "head_hash", "events", "mac"},
     )
     db.table("journal_lines").add_column("mac", str)
+
+
+@migrations()
+def m010_decide_later(db: Database) -> None:
+    """Nothing dead-ends (issue 17): a form put off ("not now") is reopened by Decide
+    (`reopened_at`); a decision changed before posting is asked again as a new question that
+    names the one it changes (`changes`); a late answer is told to the agent once (`told_at`)."""
+    db.table("questions").add_column("reopened_at", str)
+    db.table("questions").add_column("changes", str)
+    db.table("questions").add_column("told_at", str)

@@ -18,6 +18,11 @@ from bot.questions import HUMAN_SOURCES
 from bot.tools import ToolContext, ToolError
 
 
+def undecided(exc: dict[str, Any]) -> bool:
+    """Nobody decided this exception: open, with no answer recorded on it."""
+    return exc["status"] != "resolved" and exc["resolution"] is None
+
+
 class PostingTools(ToolBase):
     """build_journal_entries and post_journal_entries."""
 
@@ -48,7 +53,12 @@ class PostingTools(ToolBase):
         total_debit, total_credit = Decimal(saved["total_debit"]), Decimal(saved["total_credit"])
         posted = ledger.posted_batch(period)
         # every list below is bounded, with its count: the result is the same size at any volume
-        open_ones = [e["details"]["ref"] for e in excs if e["status"] != "resolved"]
+        # undecided: nobody answered (put off, or never asked); an item left open with an owner
+        # (a typed answer, a skipped flux item) is decided as open and carried, not undecided
+        open_ones = [e["details"]["ref"] for e in excs if undecided(e)]
+        owned = [
+            e["details"]["ref"] for e in excs if e["status"] != "resolved" and not undecided(e)
+        ]
         defaulted = [
             e["details"]["ref"] for e in excs if e["decision_source"] not in (None, *HUMAN_SOURCES)
         ]
@@ -76,6 +86,8 @@ class PostingTools(ToolBase):
             "reversed_from": info["reversal_source"],
             "open_exceptions": open_ones[:MAX_LIST],
             "open_exception_count": len(open_ones),
+            "open_with_owner": owned[:MAX_LIST],
+            "open_with_owner_count": len(owned),
             "defaulted_decisions": defaulted[:MAX_LIST],
             "defaulted_count": len(defaulted),
             "period_already_posted": posted["id"] if posted else None,
@@ -170,7 +182,13 @@ class PostingTools(ToolBase):
         digest = content_hash(ledger.iter_lines(batch_id))
         q = self._answered(ctx, approval_question_id)
         refusal = None
-        if digest != batch["content_hash"]:
+        waiting = [e["details"]["ref"] for e in ledger.exceptions(ctx.run_id) if undecided(e)]
+        if waiting:  # never with a decision still to take (one put off with Cancel, say)
+            refusal = (
+                f"{len(waiting)} exception(s) are still undecided ({', '.join(waiting[:5])}); "
+                "decide them before posting"
+            )
+        elif digest != batch["content_hash"]:
             refusal = f"batch {batch_id}'s lines changed after it was drafted (content hash {short_hash(digest)}, drafted as {short_hash(batch['content_hash'] or '')})"
         else:
             refusal = check_approval(
