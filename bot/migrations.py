@@ -355,7 +355,18 @@ def m009_keyed_trail(db: Database) -> None:
 
 
 @migrations()
-def m010_decide_later(db: Database) -> None:
+def m010_people(db: Database) -> None:
+    """Who a Slack user id is (users.info), kept so names survive restarts and the console
+    shows them: the id, the names Slack gave, and when they were fetched (refreshed daily)."""
+    db.table("people").create(
+        {"id": str, "real_name": str, "display_name": str, "handle": str, "fetched_at": str},
+        pk="id",
+        not_null={"id", "fetched_at"},
+    )
+
+
+@migrations()
+def m011_decide_later(db: Database) -> None:
     """Nothing dead-ends (issue 17): a form put off ("not now") is reopened by Decide
     (`reopened_at`); a decision changed before posting is asked again as a new question that
     names the one it changes (`changes`); a late answer is told to the agent once (`told_at`)."""
