@@ -20,7 +20,8 @@ from bot.close.controls import SECOND_APPROVAL_HEADER
 from bot.close.data import period_label
 from bot.close.journal import ACCOUNTS
 from bot.close.master import money
-from bot.close.registry import JOURNAL, REGISTRY, SIGNOFF
+from bot.close.posting import REVIEW_KINDS
+from bot.close.registry import FLUX, JOURNAL, REGISTRY, SIGNOFF
 from bot.close.toolbase import REF_RE
 from bot.models import Reply
 from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME, late_answer_of
@@ -201,9 +202,9 @@ class PlaybookModel:
         for s in REGISTRY:
             step, tool, opening = s.name, s.tool, s.opening
             call = state.latest(tool)
-            posted = state.latest("post_journal_entries") is not None
-            if state.deferred() and ((s is JOURNAL and not posted) or s is SIGNOFF):
-                return _waiting(state, step)  # nothing is drafted, posted or signed off meanwhile
+            # nothing is drafted while a decision is put off, nor signed off
+            if state.deferred() and ((s is JOURNAL and call is None) or s is SIGNOFF):
+                return _waiting(state, step)
             if call is None or (s is JOURNAL and self._redraft(state, call)):
                 return _reply(opening, _use(tool, {"period": p}))
             if _from_an_earlier_release(tool, call):
@@ -214,7 +215,7 @@ class PlaybookModel:
             if call.is_error:
                 return _reply(f"The step '{step}' failed: {call.result}")
             if tool == "build_journal_entries":
-                reply = self._posting(state, call)
+                reply = self._flux_then_posting(state, call)
             else:
                 reply = self._decide_step(state, step)
             if reply is not None:
@@ -351,8 +352,52 @@ class PlaybookModel:
         questions = [details[r]["question"] for r in todo]
         n = len(refs) - len([r for r in refs if r in resolved])
         context = f"{step}: {n} item{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your decision before I book anything."
+        # an answer the tool refused is asked again with the reason, so the person can fix it
+        why = [
+            f"{str(c.result)[:300]}"
+            for c in state.calls
+            if c.name == "resolve_exception"
+            and c.done
+            and c.is_error
+            and c.input.get("exception_id") in todo
+        ]
+        if why:
+            context += " Asked again — the last answer was refused: " + why[-1]
         intro = f"{step}: " + "; ".join(details[r]["summary"] for r in todo)
         return _reply(intro[:600], _use(TOOL_NAME, {"context": context, "questions": questions}))
+
+    def _flux_then_posting(self, state: _State, build: _Call) -> Reply | None:
+        """Flux reviews the draft before anyone approves it: each flagged item is asked, an
+        adjustment drafts the batch again (flux then reviews the new draft), and the posting
+        approval is asked on the draft that holds every adjustment."""
+        p = state.period
+        review = state.latest(FLUX.tool)
+        if review is None or state.calls.index(review) < state.calls.index(build):
+            return _reply(
+                f"{FLUX.opening} (the draft, before its approval)", _use(FLUX.tool, {"period": p})
+            )
+        if review.is_error:
+            return _reply(f"The step '{FLUX.name}' failed: {review.result}")
+        reply = self._decide_step(state, FLUX.name)
+        if reply is not None:
+            return reply
+        after = state.calls[state.calls.index(build) + 1 :]
+        if any(
+            c.name == "resolve_exception"
+            and c.done
+            and not c.is_error
+            and str(c.input.get("exception_id", "")).startswith("flux_adjust:")
+            and isinstance(c.result, dict)
+            and c.result.get("status") == "resolved"
+            for c in after
+        ):
+            return _reply(
+                "Drafting the batch again with the flux adjustment(s).",
+                _use(build.name, {"period": p}),
+            )
+        if _books_deferred(state) and state.latest("post_journal_entries") is None:
+            return _waiting(state, "Posting")  # a decision that books was put off
+        return self._posting(state, build)
 
     def _posting(self, state: _State, build: _Call) -> Reply | None:
         """Ask for approval; over the limit, for a second one; post only on a person's approvals."""
@@ -479,6 +524,12 @@ def follow_up_ask(step: str, typed: list[tuple[str, dict[str, Any]]]) -> dict[st
     }
 
 
+def _books_deferred(state: _State) -> list[str]:
+    """Refs put off whose decision books (a flux item left unexplained books nothing and does
+    not hold the posting back)."""
+    return [r for r in state.deferred() if r.split(":", 1)[0] not in REVIEW_KINDS]
+
+
 def _deferred(ask: _Call) -> bool:
     return isinstance(ask.result, dict) and ask.result.get("status") == "deferred"
 
@@ -576,6 +627,16 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
             f"Left open with an owner (booked as no entry, carried as open items): {', '.join(owned)}"
             + (f" and {more} more" if more > 0 else "")
             + "."
+        )
+    if b.get("flux_unexplained"):
+        lines.append(
+            "Flux items not explained (they stay open items; they book nothing): "
+            + "; ".join(b["flux_unexplained"])
+            + "."
+        )
+    if b.get("flux_adjustments"):
+        lines.append(
+            "Flux adjustments booked in this batch: " + "; ".join(b["flux_adjustments"]) + "."
         )
     if defaulted:
         more = b.get("defaulted_count", 0) - len(defaulted)
