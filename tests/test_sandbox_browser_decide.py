@@ -11,6 +11,7 @@ from bot.close.ledger import Ledger
 from bot.sandbox.run import APPROVERS, STARTER, Sandbox
 from tests.sandbox_browser import (
     ARTIFACTS,
+    answer_button,
     answered,
     fill_form,
     open_thread,
@@ -49,11 +50,11 @@ def _answer_until(page: Any, pane: Any, done: Any, *, stop_at_approval: bool = F
     approvers = list(APPROVERS)
     forms = 0
     while True:
-        expect(submit_button(pane).or_(done).first).to_be_visible()
+        expect(answer_button(pane).or_(done).first).to_be_visible()
         if done.count():
             return forms
         ts = pending_form(pane).get_attribute("data-ts")
-        labels = answered(pane, ts).locator("label.choice").all_inner_texts()
+        labels = answered(pane, ts).locator("label.choice, button").all_inner_texts()
         if _is_approval(labels) and stop_at_approval:
             return forms
         who = approvers.pop(0) if _is_approval(labels) else STARTER
