@@ -389,8 +389,20 @@ def question_form(
     stale input state; the Submit handler reads values by question number, not nonce.
     """
     blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
-    total = len(ask.questions)
+    total = sum(1 for q in ask.questions if not q.kind.assigns)
     for number, q in enumerate(ask.questions, start=1):
+        if q.kind.assigns:
+            # an owner or a due date: one labelled picker, the recommended value preselected
+            blocks.append(
+                {
+                    "type": "input",
+                    "block_id": block_id("q", number, nonce),
+                    "label": plain(fit(q.question, 150), MAX_LABEL),
+                    "optional": not q.required,
+                    "element": q.kind.element(q, [], action_id=ANSWER_ACTION, external=external),
+                }
+            )
+            continue
         shown = _question_sections(q, number, total, compact=compact, listed=facts is not None)
         blocks.extend(section(t) for t in shown)
         if facts is not None and number == 1:

@@ -23,7 +23,7 @@ def test_console_october_then_auto_november_reverses_october_and_asks_nothing_of
     # a person takes each recommendation (Intake, WI/NRI, effective date, AFE, overhead, accrual,
     # severance), approves (no entry over the limit here: one approval posts), explains the
     # flagged flux item in their own words and signs off
-    answers = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\nother: Rod pump on Carter Ranch, cleanout on Olson\nour own words\n1\n"
+    answers = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\nother: Rod pump on Carter Ranch, cleanout on Olson\nour own words\n1\n\n"
     october = closebot("run", "2026-10", stdin=answers, env=ONE)
     assert october.returncode == 0, october.stdout[-3000:]
     assert f"(posted by {LOGIN})" in october.stdout
@@ -36,8 +36,9 @@ def test_console_october_then_auto_november_reverses_october_and_asks_nothing_of
         h.strip()
         for h in re.findall(r"Question \d+/\d+ \[(?:required|optional)\] · ([^·\n…]+)", out)
     ]
-    # the approval, then flux against closebot's posted October, October's open items, sign-off
-    assert asked[0] == "Posting" and asked[-1] == "Sign-off"
+    # October's open items first, then the approval, flux against closebot's posted October and
+    # the sign-off
+    assert asked[0] == "Open item" and "Posting" in asked and asked[-1] == "Sign-off"
     assert "Flux" in asked and "Open item" in asked
     assert "Second approval" not in out  # a default approval asks for no second one
     assert "last month's accruals reversed from store" in " ".join(out.split())
@@ -65,7 +66,9 @@ def test_doi_shows_a_wells_history_with_the_row_closebot_added(db_path: Path) ->
     before = closebot("doi", "W-TX-001")
     assert before.returncode == 0 and "0.25000000  0.20000000  doi.csv line 2" in before.stdout
     assert (
-        closebot("run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n", env=ONE).returncode
+        closebot(
+            "run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n\n", env=ONE
+        ).returncode
         == 0
     )
     after = closebot("doi", "W-TX-001")
@@ -151,20 +154,25 @@ def test_slack_closes_october_then_november_which_asks_nothing_of_the_data(
         ledger = Ledger(bot.store)
         assert ledger.current_batch(october.id)["status"] == "posted"
         november = bot.start("2026-11")
-        approval = bot.pending(november.id)
-        assert (
-            bot.store.question(approval).questions[0]["header"] == "Posting"
-        )  # nothing else asked
+        # October's open items open November, before its own steps; then nothing else is asked
+        # before the approval
+        first = bot.store.question(bot.pending(november.id))
+        assert {q["header"] for q in first.questions} == {"Open item"}
+        assert november.steps.get("WI/NRI validation", "pending") == "pending"
+        approval = bot.answer_until(november.id, "Posting")
+        asked = [q.questions[0]["header"] for q in bot.store.questions(november.id)]
+        assert asked[-1] == "Posting" and set(asked[:-1]) == {"Open item"}
         bot.finish(november.id)
         batch = ledger.current_batch(november.id)
         assert batch["status"] == "posted"
         reversal = [x for x in ledger.lines(batch["id"]) if x["source"] == "reversal"]
         assert all(x["ref"] == f"batch {ledger.current_batch(october.id)['id']}" for x in reversal)
         headers = [q.questions[0]["header"] for q in bot.store.questions(november.id)]
-        assert headers[:2] == ["Posting", "Second approval"] and headers[-1].startswith("Sign-off")
-        # between them: flux against closebot's posted October, then October's open items
-        assert any(h.startswith("Flux") for h in headers)
-        assert any(h.startswith("Open item") for h in headers)
+        opening = headers.index("Posting")
+        assert set(headers[:opening]) == {"Open item"}
+        assert headers[opening : opening + 2] == ["Posting", "Second approval"]
+        assert headers[-1].startswith("Sign-off")
+        assert any(h.startswith("Flux") for h in headers)  # against closebot's posted October
     finally:
         bot.close()
 

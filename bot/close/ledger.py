@@ -142,6 +142,17 @@ def c003_carry_earlier_releases(db: Database) -> None:
             )
 
 
+@close_migrations()
+def c004_open_items_as_work(db: Database) -> None:
+    """An open item knows the decision it came from and the balance that decision left on a
+    holding account (what writing it off reverses); owners and due dates are chosen at sign-off."""
+    table = db.table("open_items")
+    if "exception_id" not in table.columns_dict:
+        table.add_column("exception_id", str)
+    if "held_balance" not in table.columns_dict:
+        table.add_column("held_balance", str)
+
+
 # The close's tables that make the books or the record, covered by the audit chain
 # (bot/chain.py): each write to them is audited with the digest of the rows it wrote.
 cover(
@@ -618,6 +629,8 @@ class Ledger:
                         "due": item.get("due"),
                         "status": "open",
                         "created_at": self.store.now(),
+                        "exception_id": item.get("exception_id"),
+                        "held_balance": _dumps(item.get("held_balance") or []),
                     }
                 )
 
@@ -628,10 +641,13 @@ class Ledger:
         )
         if not latest:
             return []
-        return self._rows(
-            "select * from open_items where run_id = ? and status = 'open' order by id",
-            (latest[0]["run_id"],),
-        )
+        return [
+            _open_item(r)
+            for r in self._rows(
+                "select * from open_items where run_id = ? and status = 'open' order by id",
+                (latest[0]["run_id"],),
+            )
+        ]
 
     def set_open_item_status(self, item_id: int, status: str) -> None:
         """A carried item settled or written off at the next close (it is not carried again)."""
@@ -639,7 +655,14 @@ class Ledger:
             db.execute("update open_items set status = ? where id = ?", (status, item_id))
 
     def open_items(self, run_id: str) -> list[dict[str, Any]]:
-        return self._rows("select * from open_items where run_id = ? order by id", (run_id,))
+        return [
+            _open_item(r)
+            for r in self._rows("select * from open_items where run_id = ? order by id", (run_id,))
+        ]
+
+
+def _open_item(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "held_balance": json.loads(row.get("held_balance") or "[]")}
 
 
 class BatchWriter:

@@ -248,8 +248,13 @@ class PlaybookModel:
             )
         if uses:
             return _reply("Recording the decisions.", *uses)
-        # 2. open exceptions not asked yet: fetch their questions, then ask up to five at once
-        todo = [r for r in refs if r not in asked and r not in resolved][:MAX_QUESTIONS]
+        # 2. open exceptions not asked yet: fetch their questions, then ask up to five at once;
+        # the open items carried from last month first, on a form of their own
+        pending = [r for r in refs if r not in asked and r not in resolved]
+        carried = [r for r in pending if r.startswith("carried_item:")]
+        todo = (carried or [r for r in pending if not r.startswith("carried_item:")])[
+            :MAX_QUESTIONS
+        ]
         if not todo:
             return None
         details = state.details()
@@ -257,8 +262,15 @@ class PlaybookModel:
         if missing:
             return _reply("", *(_use("exception_details", {"exception_id": r}) for r in missing))
         questions = [details[r]["question"] for r in todo]
+        questions += [q for r in todo for q in details[r].get("also_ask") or []]
         n = len(refs) - len([r for r in refs if r in resolved])
         context = f"{step}: {n} item{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your decision before I book anything."
+        if carried:
+            since = (details[todo[0]].get("facts") or {}).get("from") or "last month"
+            context = (
+                f"Open items carried from {since}: {len(carried)} to settle before this close "
+                "starts — settled, still open (carried again), or written off."
+            )
         intro = f"{step}: " + "; ".join(details[r]["summary"] for r in todo)
         return _reply(intro[:600], _use(TOOL_NAME, {"context": context, "questions": questions}))
 

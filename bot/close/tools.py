@@ -33,13 +33,15 @@ from bot.close.toolbase import MAX_LIST, _short
 from bot.tools import ToolContext, ToolError, ToolRegistry
 
 
-def _carried_finding(previous: str, c: dict[str, Any]) -> Finding:
+def _carried_finding(previous: str, c: dict[str, Any], step: str = INTAKE.name) -> Finding:
+    """An open item the last sign-off carried: asked about when the next close opens (settled /
+    still open / write off), before its own steps."""
     owner = f", owner {c['owner']}" if c.get("owner") else ""
     due = f", due {c['due']}" if c.get("due") else ""
     return Finding(
         kind="carried_item",
         key=str(c["id"]),
-        step=SIGNOFF.name,
+        step=step,
         subject=c["text"][:70],
         summary=f"open since {previous}{owner}{due}",
         question=f"Open item carried from {previous}{owner}{due}: {c['text']}. Is it settled, still open (carried forward again), or written off?",
@@ -50,6 +52,9 @@ def _carried_finding(previous: str, c: dict[str, Any]) -> Finding:
             "text": c["text"],
             "amount": c.get("amount") or "",
             "from": previous,
+            "owner": c.get("owner") or "",
+            "due": c.get("due") or "",
+            "held_balance": c.get("held_balance") or [],
         },
         amount=Decimal(c["amount"]) if c.get("amount") else ZERO,
     )
@@ -236,6 +241,11 @@ class CloseTools(DecisionTools, PostingTools):
           period: the accounting period being closed, YYYY-MM
         """
         close, ledger = self._close(ctx, period)
+        # the open items last month's sign-off carried come first: settled, still open, written off
+        previous = add_months(period, -1)
+        self._record(
+            ctx, ledger, [_carried_finding(previous, c) for c in ledger.carried_into(previous)]
+        )
         self._record(ctx, ledger, INTAKE.findings(close))
         d = close.data
         if not ctx.store.audit_events(ctx.run_id, kind="input_files"):
@@ -389,8 +399,11 @@ class CloseTools(DecisionTools, PostingTools):
         self._data(ctx, period)
         ledger = Ledger(ctx.store)
         previous = add_months(period, -1)
+        # a run an earlier release started asks them here (this release asks them at intake)
         self._record(
-            ctx, ledger, [_carried_finding(previous, c) for c in ledger.carried_into(previous)]
+            ctx,
+            ledger,
+            [_carried_finding(previous, c, SIGNOFF.name) for c in ledger.carried_into(previous)],
         )
         waiting = [
             e
