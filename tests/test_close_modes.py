@@ -159,7 +159,7 @@ def test_slack_closes_october_then_november_which_asks_nothing_of_the_data(
         first = bot.store.question(bot.pending(november.id))
         assert {q["header"] for q in first.questions} == {"Open item"}
         assert november.steps.get("WI/NRI validation", "pending") == "pending"
-        approval = bot.answer_until(november.id, "Posting")
+        bot.answer_until(november.id, "Posting")
         asked = [q.questions[0]["header"] for q in bot.store.questions(november.id)]
         assert asked[-1] == "Posting" and set(asked[:-1]) == {"Open item"}
         bot.finish(november.id)

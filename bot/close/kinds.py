@@ -138,6 +138,10 @@ class Option:
     holds_line: bool = False  # holds, maps or replaces the document line: settles the others on it
     override: bool = False  # never a default: a person chooses it with a typed reason
     accrual: bool = False  # its lines are this month's accruals (reversed next month)
+    # the balance the documents as received leave on a holding account under this decision,
+    # which it does not book itself (a line held in suspense as received): its open item's
+    # write-off reverses it with what the decision books
+    held: Booker | None = None
 
 
 SETTLED = Option(
@@ -497,6 +501,10 @@ def _create(facts: Facts, extra: dict[str, Any]) -> list[Line]:
     return out
 
 
+def _reversed(lines: list[Line]) -> list[Line]:
+    return [{**line, "debit": line["credit"], "credit": line["debit"]} for line in lines]
+
+
 def _decimal_hold(facts: Facts, extra: dict[str, Any]) -> list[Line]:
     if facts.get("settled") or facts.get("unknown_well"):
         return []  # an unknown well's line is in suspense as received
@@ -680,6 +688,10 @@ def _kinds() -> Iterable[Kind]:
                 "JIB: Dr 1395 JIB Suspense; revenue: Cr 2310 Revenue Suspense, until the operator confirms.",
                 leaves=_text("identify {subject} (held in suspense)"),
                 holds_line=True,
+                held=lambda f, e: [
+                    {**line, "memo": f"{f['ref']} held in suspense as received"}
+                    for line in _reversed(_create(f, e))
+                ],
             ),
         },
     )

@@ -110,7 +110,7 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
 
 # Up to this many open items get an owner and a due date each on the sign-off form; more are
 # grouped by what they are (disputes, claims, requests…), one owner and due date per group.
-MAX_ITEM_ROWS = 6
+MAX_ITEM_ROWS = 8
 MAX_GROUPS = 8
 GROUP_NAMES = {
     "carried": "Carried from earlier months",
@@ -464,7 +464,9 @@ class ToolBase:
                 lines = kind.book(
                     e["resolution"], d["facts"], e["extra"], held=held.get(e["id"], frozenset())
                 )
-                accrual = kind.option(e["resolution"], d["facts"]).accrual
+                option = kind.option(e["resolution"], d["facts"])
+                if option.held is not None:  # what the documents hold under this decision
+                    lines = [*lines, *option.held(d["facts"], e["extra"])]
                 item = {
                     "kind": e["kind"],
                     "text": text,
@@ -472,7 +474,7 @@ class ToolBase:
                     "exception_id": e["id"],
                     # what the decision left on a holding account: a write-off reverses it
                     # (an accrual reverses itself next month and leaves nothing)
-                    "held_balance": [] if accrual else held_balance(lines, text),
+                    "held_balance": [] if option.accrual else held_balance(lines, text),
                 }
                 if e["extra"].get("to"):
                     item["owner"] = e["extra"]["to"]
