@@ -738,9 +738,7 @@ class UserPick(_Pick):
         return f"  Owner: a Slack user id (U…) or a login ({keep}): "
 
     def parse_typed(self, q: Question, raw: str) -> Response:
-        value = raw.strip()
-        if USER_ID_RE.match(value.upper()) and value[:1] in "uw":
-            value = value.upper()  # a Slack id typed in lower case
+        value = raw.strip()  # "UBEN" a Slack id, "uben" a login: never folded into each other
         if not self.valid(value):
             raise AnswerError(
                 f"{raw!r} is not a Slack user id (U…) or a login (letters, digits, . _ -)"
