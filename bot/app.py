@@ -35,11 +35,13 @@ from bot.config import Settings
 from bot.desk import Desk
 from bot.errors import ConfigError, ReplayedError, StorageError
 from bot.models import Model
+from bot.names import Names
 from bot.runner import Runner
 from bot.server import EVENTS_PATH, HEALTH_PATH, HttpServer
 from bot.slack_desk import SlackDesk
 from bot.slack_files import FileIntake
 from bot.slack_http import KeepAliveWebClient
+from bot.slack_people import slack_names
 from bot.slack_presenter import SlackPresenter
 from bot.slack_work import SlackWork
 from bot.store import Store
@@ -63,11 +65,14 @@ def web_client(settings: Settings) -> WebClient:
     )
 
 
-def presenter_for(settings: Settings, store: Store, client: WebClient) -> SlackPresenter:
+def presenter_for(
+    settings: Settings, store: Store, client: WebClient, names: Names | None = None
+) -> SlackPresenter:
     """How runs show in Slack."""
     return SlackPresenter(
         client=client,
         store=store,
+        names=names or slack_names(store, client),
         steps=STEPS,
         approvers=settings.approvers,
         account_map=gl_export.map_path(settings.data_dir),
@@ -146,7 +151,8 @@ def build_service(
         raise ConfigError(
             f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({e})"
         ) from e
-    presenter = presenter_for(settings, store, client)
+    names = slack_names(store, client)  # one cache of who people are, for every part
+    presenter = presenter_for(settings, store, client, names)
     loop = close_loop(
         settings, store=store, presenter=presenter, model=model, question_ttl=question_ttl(settings)
     )

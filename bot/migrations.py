@@ -352,3 +352,14 @@ def m009_keyed_trail(db: Database) -> None:
         not_null={"run_id", "head_id", "head_hash", "events", "mac"},
     )
     db.table("journal_lines").add_column("mac", str)
+
+
+@migrations()
+def m010_people(db: Database) -> None:
+    """Who a Slack user id is (users.info), kept so names survive restarts and the console
+    shows them: the id, the names Slack gave, and when they were fetched (refreshed daily)."""
+    db.table("people").create(
+        {"id": str, "real_name": str, "display_name": str, "handle": str, "fetched_at": str},
+        pk="id",
+        not_null={"id", "fetched_at"},
+    )

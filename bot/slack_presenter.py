@@ -35,6 +35,7 @@ from bot.close.registry import STEPS
 from bot.debounce import Debounce
 from bot.errors import CloseBotError
 from bot.identity import mention, same_person
+from bot.names import Names
 from bot.questions import USER_ID_RE, Ask, answer_text
 from bot.store import QuestionRecord, Run, Store
 
@@ -186,8 +187,11 @@ class SlackPresenter:
         reminder: timedelta | None = None,
         plan: bool = True,
         account_map: Path | None = None,
+        names: Names | None = None,
     ) -> None:
         self.client = client
+        # who a user id is, as people read it (users.info, cached in the store)
+        self.names = names or Names(store)
         # your GL's accounts: a posted batch's import files for QBO, Xero and NetSuite
         self.account_map = account_map
         # The status message as a plan streamed with chat.startStream; where Slack refuses the
@@ -240,6 +244,9 @@ class SlackPresenter:
         for a root message already posted, as post_form does for forms."""
         run = self.store.run(run_id)
         assert run.channel
+        # the run's people by name, once each, before anything shows them (and for the
+        # console, the CSVs and the close's own texts, which read the cache)
+        self.names.warm([run.started_by, *sorted(self.approvers)])
         if not run.thread_ts and again and (ts := self.find_root(run)):
             self.store.set_run_thread(run_id, channel=run.channel, thread_ts=ts, status_ts=None)
             run = self.store.run(run_id)

@@ -29,11 +29,12 @@ from tests.slack_harness import Harness
 REPO = Path(__file__).resolve().parent.parent
 OTHER_LOGIN = "nobody"
 KEY = "a-key-every-login-of-this-test-shares"  # a second OS login, present on Debian and in CI's image
-# every recommendation at the console, through the first approval and the second approval
-TO_SECOND = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n"
+# every recommendation at the console, the flux item of the draft explained, through the first
+# approval and the second approval
+TO_SECOND = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n"
 # ... through the first approval only (to its Posting form's answer)
-TO_FIRST = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n"
-AFTER_POSTING = "1\n1\n\n"  # the flux item, sign-off, its owners and dates as shown
+TO_FIRST = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n"
+AFTER_POSTING = "1\n\n"  # the sign-off, its owners and due dates as shown
 
 
 def _run(started_by: str) -> Run:

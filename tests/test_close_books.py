@@ -31,6 +31,10 @@ Net = dict[str, Decimal]  # account → debit − credit
 COST = {"LOE": "6210", "Workover": "6220", "Overhead": "6250", "IDC": "1610", "ICC": "1615"}
 COST |= {"TDC": "1620", "TCC": "1620", "LWE": "1620"}
 REVENUE = {"oil": "4010", "gas": "4020", "ngl": "4030"}
+# reclass capex↔LOE, as the kinds document it: expense → capital by category, and back
+CAPEX_OF = {"LOE": "1620", "Workover": "1615", "Overhead": "1610"}
+EXPENSE_OF = {"IDC": "6220", "ICC": "6220", "TDC": "6210", "TCC": "6210", "LWE": "6210"}
+EXPENSE_OF |= {"Overhead": "6250"}
 RATES = {("TX", "oil"): D("0.046"), ("TX", "gas"): D("0.075"), ("OK", "oil"): D("0.07")}
 RATES |= {("OK", "gas"): D("0.07"), ("OK", "ngl"): D("0.07"), ("ND", "oil"): D("0.10")}
 
@@ -201,6 +205,13 @@ def expected(b: Books, exc: dict[str, Any], option: str) -> Net:
                 move(net, "1215", "4090", shortfall)
         return net
     if kind in ("line_math", "duplicate", "stale_charge", "overhead_rate", "afe_overrun"):
+        if option == "reclass":  # the whole line, as billed, to the other side of the books
+            for j in {id(j): j for j in jibs}.values():
+                category = {c.lower(): c for c in COST}[j["cost_category"].strip().lower()]
+                src = b.cost_account(j)
+                dst = (EXPENSE_OF if src in ("1610", "1615", "1620") else CAPEX_OF)[category]
+                move(net, dst, src, amount(j["owner_net_amount"]))
+            return net
         total: dict[str, Decimal] = defaultdict(lambda: ZERO)
         if kind == "afe_overrun":  # our share of the overrun, spread over the lines by gross
             afe = b.afe[facts["afe_no"]]
@@ -734,8 +745,125 @@ def test_two_flagged_flux_items_are_each_asked_and_a_skip_stays_open(
         "memo": "the May sale belongs to May's close",
     }
     texts = [i["text"] for i in run.ledger.open_items(run.run_id)]
-    assert any("post the adjusting entry Dr 4090 / Cr 1210 $2,800.00" in t for t in texts)
+    assert not any("adjusting entry" in t for t in texts)  # booked, not left for later
     assert any("4010 Oil Revenue" in t and "undecided" in t for t in texts)
+
+
+def net_of(lines: list[dict[str, Any]]) -> Net:
+    net: Net = {}
+    for x in lines:
+        add(net, x["account"], x["debit"] - x["credit"])
+    return {a: v for a, v in net.items() if v}
+
+
+def test_a_flux_adjustment_is_booked_in_the_batch_the_posting_approval_covers(
+    generated: Path, tmp_path: Path
+) -> None:
+    """Flux reviews the draft before its approval. 'Dr 4090 / Cr 1210 2,800.00' on the flagged
+    4090 is booked in a redrafted batch: the posted batch is the close without it plus exactly
+    the entry the person described, to the cent; the approval names that batch and lists it."""
+    entry = "Dr 4090 / Cr 1210 2,800.00 — the May sale belongs to May's close"
+
+    def adjust(q: Question) -> Response | None:
+        if "[ref flux_item:4090]" in q.question:
+            return Response(selected=(2,))  # adjust
+        if "[ref flux_adjust:4090]" in q.question:
+            return Response(text=entry)
+        return recommended(q)
+
+    plain = close_run(generated, tmp_path / "plain.db")
+    run = close_run(generated, tmp_path / "adjusted.db", choose=adjust, rationale="reviewed")
+    batch = run.batch()
+    assert batch["status"] == "posted" and batch["total_debit"] == batch["total_credit"]
+    # the posted batch = the close without the adjustment + the described entry, nothing else
+    without, with_ = net_of(plain.lines()), net_of(run.lines())
+    moved = {a: with_.get(a, ZERO) - without.get(a, ZERO) for a in set(without) | set(with_)}
+    assert {a: v for a, v in moved.items() if v} == {"4090": D("2800.00"), "1210": D("-2800.00")}
+    booked_ = [x for x in run.lines() if x["ref"] == "flux:4090"]
+    assert {(x["account"], x["debit"], x["credit"], x["source"]) for x in booked_} == {
+        ("4090", D("2800.00"), ZERO, "decision"),
+        ("1210", ZERO, D("2800.00"), "decision"),  # stands: not an accrual, never reversed
+    }
+    assert all("the May sale belongs to May's close" in x["memo"] for x in booked_)
+    # asked in this order: the flux item, the entry, then the approval of the redrafted batch
+    order = [q.header for a in run.asks for q in a.questions]
+    assert order.index("Flux adjustment") < order.index("Posting")
+    approval = next(q for a in run.asks for q in a.questions if q.header == "Posting")
+    assert batch["id"] in approval.question and batch["content_hash"][:12] in approval.question
+    assert "Flux adjustments booked in this batch: 4090" in approval.question
+    assert "Dr 4090 / Cr 1210 $2,800.00" in approval.question
+    drafts = run.ledger.batches(run.run_id)
+    assert [b["status"] for b in drafts] == ["superseded", "posted"]
+    assert run.exception("flux_item:4090")["status"] == "resolved"
+
+
+def test_an_accrual_adjusted_at_flux_is_reversed_next_month(tmp_path: Path) -> None:
+    """October's Workover flux adjusted with an accrual (Dr 6220 / Cr 2115 1,500.00): booked with
+    October's accruals and reversed by November, from closebot's own posted October."""
+
+    def adjust(q: Question) -> Response | None:
+        if "[ref flux_item:6220]" in q.question:
+            return Response(selected=(2,))
+        if "[ref flux_adjust:6220]" in q.question:
+            return Response(text="dr 6220 / cr 2115 $1,500.00: Carter workover not yet billed")
+        return recommended(q)
+
+    db = tmp_path / "c.db"
+    store = Store(db)
+    october = close_run(None, db, store=store, choose=adjust, rationale="reviewed")
+    assert october.exception("flux_adjust:6220")["resolution"] == "accrue"
+    accrued = [x for x in october.lines() if x["ref"] == "flux:6220"]
+    assert {(x["account"], x["debit"], x["credit"], x["source"]) for x in accrued} == {
+        ("6220", D("1500.00"), ZERO, "accrual"),
+        ("2115", ZERO, D("1500.00"), "accrual"),
+    }
+    november = close_run(None, db, period="2026-11", store=store)
+    reversed_ = [
+        x for x in november.entries("reversal") if "reverse: flux adjustment of 6220" in x["memo"]
+    ]
+    assert {(x["account"], x["debit"], x["credit"]) for x in reversed_} == {
+        ("2115", D("1500.00"), ZERO),
+        ("6220", ZERO, D("1500.00")),
+    }
+
+
+@pytest.mark.parametrize(
+    ("typed", "why"),
+    [
+        ("Dr 9999 / Cr 2115 100.00", "account 9999 is not in the chart of accounts"),
+        ("Dr 6220 / Cr 2115 0.00", "more than zero"),
+        ("Dr 6220 / Cr 2115 1,500.005", "more than two decimals"),
+        ("Dr 6220 / Cr 6220 10.00", "the same account"),
+        ("accrue the workover", "is not an entry written"),
+    ],
+)
+def test_a_bad_adjustment_is_refused_with_its_reason_and_asked_again(
+    typed: str, why: str, db_path: Path
+) -> None:
+    tries: list[str] = []
+
+    def adjust(q: Question) -> Response | None:
+        if "[ref flux_item:6220]" in q.question:
+            return Response(selected=(2,))
+        if "[ref flux_adjust:6220]" in q.question:
+            tries.append(q.question)
+            return Response(text=typed if len(tries) == 1 else "Dr 6220 / Cr 2110 250.00")
+        return recommended(q)
+
+    run = close_run(None, db_path, choose=adjust, rationale="reviewed")
+    assert len(tries) == 2  # refused, then asked again with the reason
+    again = [a for a in run.asks if "[ref flux_adjust:6220]" in a.questions[0].question][-1]
+    assert "the last answer was refused" in again.context and why in again.context
+    refused = run.store.query(
+        "select result from tool_calls where run_id = ? and name = 'resolve_exception' and is_error = 1",
+        (run.run_id,),
+    )
+    assert any(why in r["result"] for r in refused), refused
+    booked_ = [x for x in run.lines() if x["ref"] == "flux:6220"]
+    assert {(x["account"], x["debit"], x["credit"]) for x in booked_} == {
+        ("6220", D("250.00"), ZERO),
+        ("2110", ZERO, D("250.00")),
+    }
 
 
 def test_november_is_compared_with_closebots_own_posted_october(tmp_path: Path) -> None:

@@ -25,7 +25,15 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m007_versioned_chain",
         "m008_imports",
         "m009_keyed_trail",
+        "m010_people",
     ]
+    assert db.table("people").columns_dict == {
+        "id": str,
+        "real_name": str,
+        "display_name": str,
+        "handle": str,
+        "fetched_at": str,
+    }
     assert {"period", "kind", "sha256", "content", "canonical", "mapping", "dropped_by"} <= set(
         db.table("imported_files").columns_dict
     )

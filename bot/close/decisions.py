@@ -13,7 +13,15 @@ from bot.close import checks
 from bot.close import data as close_data
 from bot.close.checks import Close, Finding
 from bot.close.data import add_months, cents
-from bot.close.kinds import KINDS, SETTLED, book, describe, line_refs, option_label
+from bot.close.kinds import (
+    KINDS,
+    SETTLED,
+    adjustment_code,
+    book,
+    describe,
+    line_refs,
+    option_label,
+)
 from bot.close.ledger import Ledger
 from bot.close.master import dec8, money, with_change
 from bot.close.registry import FLUX, SIGNOFF
@@ -383,7 +391,14 @@ class DecisionTools(ToolBase):
                 raise ToolError(
                     f"{e}; ask again for the entry as 'Dr ACCOUNT / Cr ACCOUNT AMOUNT'"
                 ) from None
-            return self._decide(ctx, ledger, exc, "adjust", q, {"adjustment": entry})
+            result = self._decide(
+                ctx, ledger, exc, adjustment_code(entry), q, {"adjustment": entry}
+            )
+            result["next"] = (
+                "Redraft the batch with build_journal_entries: the adjustment is booked in it. "
+                "The posting approval is asked on the new draft, after the flux review."
+            )
+            return result
         if kind == "flux_escalate":
             to = text or next((c[3:] for c in chosen if c.startswith("to:")), "")
             if not to:
@@ -618,12 +633,13 @@ class DecisionTools(ToolBase):
                 subject=d["subject"],
                 summary=f"the adjustment for {d['subject']}",
                 question=f"Describe the adjusting entry for {d['subject']} as 'Dr ACCOUNT / Cr ACCOUNT AMOUNT — memo' "
-                "(for example Dr 6220 / Cr 2115 1,500.00 — Carter workover not yet billed). It is listed for posting "
-                "with an owner and clears the item.",
+                "(for example Dr 6220 / Cr 2115 1,500.00 — Carter workover not yet billed): two accounts of the chart "
+                "and an amount to the cent. It is booked in this month's batch, which is drafted again, and the "
+                "posting approval covers it; an accrual (to 2115, or Dr 1210 / Cr 4010–4030) is reversed next month. It clears the item.",
                 recommended="adjust",
                 reasoning="An adjustment clears a flux item only with its accounts and amount.",
                 facts={"item": d["facts"].get("item")},
-                options=["adjust"],
+                options=["adjust", "accrue"],
             )
         people = list(dict.fromkeys([*(d["facts"].get("people") or []), "the controller"]))
         return Finding(

@@ -297,8 +297,13 @@ def build(
     info["revenue_accrual"] = _revenue_accrual(batch, close)
     for exc, lines in accruals:
         label = kind_label(exc)
+        what = (
+            "Accrual adjusted at flux"
+            if exc["kind"] == "flux_adjust"
+            else "Revenue accrual decided"
+        )
         e = batch.entry(
-            f"Revenue accrual decided: {exc['details']['subject']} — {label} (by {exc['decided_by'] or '-'})",
+            f"{what}: {exc['details']['subject']} — {label} (by {exc['decided_by'] or '-'})",
             "accrual",
         )
         for line in lines:

@@ -21,7 +21,7 @@ from typing import Any
 
 from bot.close.checks import REVENUE_ACCOUNTS
 from bot.close.data import ZERO
-from bot.close.master import money
+from bot.close.master import ACCOUNT_NAMES, money
 
 Line = dict[str, Any]
 Facts = dict[str, Any]
@@ -627,18 +627,123 @@ def _text(template: str) -> Opener:
     return leaves
 
 
-def _adjust_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
+def adjustment_code(entry: dict[str, str]) -> str:
+    """'accrue' for an adjustment shaped like closebot's own accruals — anything to 2115 Accrued
+    LOE, or Dr 1210 against this month's revenue (4010/4020/4030) — which is booked with this
+    month's accruals and reversed next month (CLOSE.md's reversing method); else 'adjust', an
+    entry that stands (Dr 1210 / Cr 4090 is a catch-up receivable, not an accrual)."""
+    accounts = {entry["debit"], entry["credit"]}
+    if "2115" in accounts or (
+        entry["debit"] == "1210" and entry["credit"] in REVENUE_ACCOUNTS.values()
+    ):
+        return "accrue"
+    return "adjust"
+
+
+def _flux_adjustment(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    """The adjusting entry the person described for a flagged flux item: Dr / Cr, balanced."""
     a = extra.get("adjustment")
     if not a:
+        return []
+    item = facts.get("item") or {}
+    key = item.get("account") or f"{item.get('well_id', '')}:{item.get('product', '')}"
+    memo = f"flux adjustment of {key}" + (f": {a['memo']}" if a.get("memo") else "")
+    return _pair(a["debit"], a["credit"], Decimal(a["amount"]), memo, f"flux:{key}")
+
+
+def _adjust_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
+    if not extra.get("adjustment"):
         return f"describe the adjustment for the flux of {subject}"
-    memo = f" — {a['memo']}" if a.get("memo") else ""
-    return f"post the adjusting entry Dr {a['debit']} / Cr {a['credit']} {money(Decimal(a['amount']))} for the flux of {subject}{memo}"
+    return None  # booked in the batch the posting approval covers
 
 
 def _flux_open(facts: Facts, extra: dict[str, Any], subject: str) -> str | None:
     if extra.get("explanation"):
         return None
     return f"explain the flux of {subject}"
+
+
+# Reclass capex↔LOE (CLOSE.md step 3): a JIB line booked to expense that belongs in capital, or
+# the other way, moves whole (its owner net as billed) to the account its category maps to:
+#   expense → capital: LOE 6210 → 1620 L&WE (equipment billed as LOE: a pump, a tank),
+#                      Workover 6220 → 1615 ICC (a recompletion adds reserves: completion work),
+#                      Overhead 6250 → 1610 IDC (drilling overhead, as under an AFE);
+#   capital → expense: IDC 1610 and ICC 1615 → 6220 Workover (intangible work on a producing
+#                      well), TDC/TCC/L&WE 1620 → 6210 LOE (repairs and replacements),
+#                      overhead capitalised under an AFE (1610) → 6250 Operator Overhead.
+CAPITAL_ACCOUNTS = ("1610", "1615", "1620")
+TO_CAPITAL = {"LOE": "1620", "Workover": "1615", "Overhead": "1610"}
+TO_EXPENSE = {"IDC": "6220", "ICC": "6220", "TDC": "6210", "TCC": "6210", "LWE": "6210"}
+TO_EXPENSE |= {"Overhead": "6250"}
+
+
+def reclass_account(account: str, category: str) -> str | None:
+    """Where a line booked to `account` of `category` goes when reclassed (None: nowhere)."""
+    if account in CAPITAL_ACCOUNTS:
+        return TO_EXPENSE.get(category)
+    return TO_CAPITAL.get(category)
+
+
+def _reclass_moves(facts: Facts) -> list[tuple[dict[str, Any], str]]:
+    """(line, the account it moves to) for each line of a JIB finding that can be reclassed;
+    lines recorded before reclass existed (no net or category) cannot."""
+    out = []
+    for item in facts.get("lines", []):
+        if "net" not in item or "category" not in item:
+            continue
+        target = reclass_account(item["account"], item["category"])
+        if target:
+            out.append((item, target))
+    return out
+
+
+def _reclass(kind: str) -> Booker:
+    def books(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+        out: list[Line] = []
+        doc = facts.get("invoice") or facts.get("afe_no") or ""
+        seen: set[str] = set()
+        for item, target in _reclass_moves(facts):
+            if item["ref"] in seen:  # a line is moved once, whatever the finding lists
+                continue
+            seen.add(item["ref"])
+            memo = (
+                f"{doc} {kind.replace('_', ' ')}: {item['category']} reclassed "
+                f"{item['account']} → {target}"
+            )
+            out += _pair(
+                target, item["account"], Decimal(item["net"]), memo, item["ref"], item["well_id"]
+            )
+        return out
+
+    return books
+
+
+class JibLineKind(Kind):
+    """A JIB finding (step 3): its reclass option names where the line goes."""
+
+    def option(self, code: str, facts: Facts) -> Option:
+        found = super().option(code, facts)
+        if code != "reclass":
+            return found
+        targets = sorted({t for _, t in _reclass_moves(facts)})
+        sides = {"capital" if t in CAPITAL_ACCOUNTS else "expense" for t in targets}
+        label = found.label
+        if len(sides) == 1:
+            to = sides.pop()
+            for text in (
+                f"Reclass to {to} ({', '.join(f'{t} {ACCOUNT_NAMES[t]}' for t in targets)})",
+                f"Reclass to {to} ({', '.join(targets)})",
+            ):
+                if len(text) <= 75:
+                    label = text
+                    break
+        return Option(
+            code,
+            label,
+            found.meaning,
+            books=found.books,
+            leaves=found.leaves,
+        )
 
 
 def _line_options(kind: str) -> dict[str, Option]:
@@ -665,6 +770,13 @@ def _line_options(kind: str) -> dict[str, Option]:
             "Book the computed amount",
             "Book what the line's own figures give; the operator may rebill.",
             books=_book_computed,
+        ),
+        "reclass": Option(
+            "reclass",
+            "Reclass capex↔LOE",
+            "Move the line between expense and capital: LOE → 1620, workover → 1615, overhead → "
+            "1610; IDC/ICC → 6220, equipment → 6210.",
+            books=_reclass(kind),
         ),
     }
 
@@ -901,7 +1013,7 @@ def _kinds() -> Iterable[Kind]:
         ("afe_overrun", "AFE overrun"),
         ("overhead_rate", "Overhead vs JOA"),
     ):
-        yield Kind(name, header, _line_options(name))
+        yield JibLineKind(name, header, _line_options(name))
     yield Kind(
         "revenue_accrual",
         "Revenue accrual",
@@ -996,7 +1108,7 @@ def _kinds() -> Iterable[Kind]:
             "adjust": Option(
                 "adjust",
                 "Adjust (describe the entry)",
-                "An adjusting entry you describe next (accounts and amount), listed for posting with an owner.",
+                "An adjusting entry you describe next (accounts and amount), booked in the batch before the posting approval.",
             ),
             "escalate": Option(
                 "escalate",
@@ -1012,9 +1124,19 @@ def _kinds() -> Iterable[Kind]:
             "adjust": Option(
                 "adjust",
                 "Adjust",
-                "The adjusting entry described, listed for posting with an owner.",
+                "The adjusting entry described, booked in the batch before its posting approval.",
+                books=_flux_adjustment,
                 leaves=_adjust_open,
-            )
+            ),
+            "accrue": Option(
+                "accrue",
+                "Adjust (accrual, reversed next month)",
+                "The adjusting entry described, to an accrual account: booked with this month's "
+                "accruals before the posting approval, and reversed next month.",
+                books=_flux_adjustment,
+                leaves=_adjust_open,
+                accrual=True,
+            ),
         },
     )
     yield EscalateKind(

@@ -20,7 +20,7 @@ from bot.close.controls import SECOND_APPROVAL_HEADER
 from bot.close.data import period_label
 from bot.close.journal import ACCOUNTS
 from bot.close.master import money
-from bot.close.registry import REGISTRY
+from bot.close.registry import FLUX, REGISTRY
 from bot.close.toolbase import REF_RE
 from bot.models import Reply
 from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME
@@ -166,7 +166,7 @@ class PlaybookModel:
             if call.is_error:
                 return _reply(f"The step '{step}' failed: {call.result}")
             if tool == "build_journal_entries":
-                reply = self._posting(state, call)
+                reply = self._flux_then_posting(state, call)
             else:
                 reply = self._decide_step(state, step)
             if reply is not None:
@@ -271,8 +271,50 @@ class PlaybookModel:
                 f"Open items carried from {since}: {len(carried)} to settle before this close "
                 "starts — settled, still open (carried again), or written off."
             )
+        # an answer the tool refused is asked again with the reason, so the person can fix it
+        why = [
+            f"{str(c.result)[:300]}"
+            for c in state.calls
+            if c.name == "resolve_exception"
+            and c.done
+            and c.is_error
+            and c.input.get("exception_id") in todo
+        ]
+        if why:
+            context += " Asked again — the last answer was refused: " + why[-1]
         intro = f"{step}: " + "; ".join(details[r]["summary"] for r in todo)
         return _reply(intro[:600], _use(TOOL_NAME, {"context": context, "questions": questions}))
+
+    def _flux_then_posting(self, state: _State, build: _Call) -> Reply | None:
+        """Flux reviews the draft before anyone approves it: each flagged item is asked, an
+        adjustment drafts the batch again (flux then reviews the new draft), and the posting
+        approval is asked on the draft that holds every adjustment."""
+        p = state.period
+        review = state.latest(FLUX.tool)
+        if review is None or state.calls.index(review) < state.calls.index(build):
+            return _reply(
+                f"{FLUX.opening} (the draft, before its approval)", _use(FLUX.tool, {"period": p})
+            )
+        if review.is_error:
+            return _reply(f"The step '{FLUX.name}' failed: {review.result}")
+        reply = self._decide_step(state, FLUX.name)
+        if reply is not None:
+            return reply
+        after = state.calls[state.calls.index(build) + 1 :]
+        if any(
+            c.name == "resolve_exception"
+            and c.done
+            and not c.is_error
+            and str(c.input.get("exception_id", "")).startswith("flux_adjust:")
+            and isinstance(c.result, dict)
+            and c.result.get("status") == "resolved"
+            for c in after
+        ):
+            return _reply(
+                "Drafting the batch again with the flux adjustment(s).",
+                _use(build.name, {"period": p}),
+            )
+        return self._posting(state, build)
 
     def _posting(self, state: _State, build: _Call) -> Reply | None:
         """Ask for approval; over the limit, for a second one; post only on a person's approvals."""
@@ -402,6 +444,16 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
     if b.get("doi_changes"):
         lines.append(
             "DOI changes that take effect with this approval: " + "; ".join(b["doi_changes"]) + "."
+        )
+    if b.get("flux_unexplained"):
+        lines.append(
+            "Flux items not explained (they stay open items; they book nothing): "
+            + "; ".join(b["flux_unexplained"])
+            + "."
+        )
+    if b.get("flux_adjustments"):
+        lines.append(
+            "Flux adjustments booked in this batch: " + "; ".join(b["flux_adjustments"]) + "."
         )
     if defaulted:
         more = b.get("defaulted_count", 0) - len(defaulted)

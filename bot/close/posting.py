@@ -9,6 +9,7 @@ from typing import Any
 from bot.close.controls import ContentHash, check_approval, content_hash, short_hash
 from bot.close.data import ZERO, add_months
 from bot.close.journal import JournalError, build
+from bot.close.kinds import KINDS
 from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.master import money
 from bot.close.toolbase import MAX_LIST, ToolBase
@@ -16,6 +17,10 @@ from bot.errors import NotFoundError
 from bot.identity import same_person
 from bot.questions import HUMAN_SOURCES
 from bot.tools import ToolContext, ToolError
+
+# Flux review's questions: they explain the books, never change them (an adjustment is its own
+# kind, flux_adjust, and books)
+REVIEW_KINDS = ("flux_select", "flux_item", "flux_escalate", "flux_basis")
 
 
 class PostingTools(ToolBase):
@@ -48,7 +53,18 @@ class PostingTools(ToolBase):
         total_debit, total_credit = Decimal(saved["total_debit"]), Decimal(saved["total_credit"])
         posted = ledger.posted_batch(period)
         # every list below is bounded, with its count: the result is the same size at any volume
-        open_ones = [e["details"]["ref"] for e in excs if e["status"] != "resolved"]
+        # what the batch still depends on; a flux item not yet explained books nothing, so it
+        # stays open (and is carried) without holding the posting back
+        open_ones = [
+            e["details"]["ref"]
+            for e in excs
+            if e["status"] != "resolved" and e["kind"] not in REVIEW_KINDS
+        ]
+        unexplained = [
+            e["details"]["subject"]
+            for e in excs
+            if e["status"] != "resolved" and e["kind"] in REVIEW_KINDS
+        ]
         defaulted = [
             e["details"]["ref"] for e in excs if e["decision_source"] not in (None, *HUMAN_SOURCES)
         ]
@@ -57,6 +73,15 @@ class PostingTools(ToolBase):
             f"{r['row'].get('well_name', r['well_id'])} WI {r['row']['wi']} / NRI {r['row']['nri']} from {r['effective_from']}"
             for r in ledger.doi_rows(run_id=ctx.run_id)
             if r["status"] == "proposed"
+        ]
+        adjustments = [
+            f"{e['details']['subject']}: Dr {a['debit']} / Cr {a['credit']} {money(Decimal(a['amount']))}"
+            + (f" — {a['memo']}" if a.get("memo") else "")
+            + f" (by {e['decided_by'] or '-'})"
+            for e in excs
+            if e["kind"] == "flux_adjust"
+            and e["status"] == "resolved"
+            and (a := e["extra"].get("adjustment"))
         ]
         return {
             "batch_id": saved["id"],
@@ -89,6 +114,8 @@ class PostingTools(ToolBase):
             "approvers_set": bool(self.approvers),
             "doi_changes": doi_changes[:MAX_LIST],
             "doi_change_count": len(doi_changes),
+            "flux_adjustments": adjustments[:MAX_LIST],
+            "flux_unexplained": unexplained[:MAX_LIST],
         }
 
     def journal_detail(self, ctx: ToolContext) -> list[dict[str, Any]]:
@@ -170,8 +197,15 @@ class PostingTools(ToolBase):
         digest = content_hash(ledger.iter_lines(batch_id))
         q = self._answered(ctx, approval_question_id)
         refusal = None
+        late = self._decided_after(ledger, ctx.run_id, batch)
         if digest != batch["content_hash"]:
             refusal = f"batch {batch_id}'s lines changed after it was drafted (content hash {short_hash(digest)}, drafted as {short_hash(batch['content_hash'] or '')})"
+        elif late:
+            refusal = (
+                f"{', '.join(late[:5])} {'was' if len(late) == 1 else 'were'} decided after batch {batch_id} was "
+                "drafted and book(s) entries it does not hold: redraft with build_journal_entries and ask "
+                "for approval of the new draft"
+            )
         else:
             refusal = check_approval(
                 q, batch_id=batch_id, digest=digest, run=run, approvers=self.approvers
@@ -231,6 +265,19 @@ class PostingTools(ToolBase):
                 if r["status"] == "in_force"
             ],
         }
+
+    @staticmethod
+    def _decided_after(ledger: Ledger, run_id: str, batch: dict[str, Any]) -> list[str]:
+        """Decisions recorded after the batch was drafted that book something (a flux
+        adjustment, say): the draft does not hold them, so its approval cannot cover them."""
+        return [
+            e["details"]["ref"]
+            for e in ledger.exceptions(run_id)
+            if e["status"] == "resolved"
+            and (e["resolved_at"] or "") > (batch["created_at"] or "")
+            and (kind := KINDS.get(e["kind"])) is not None
+            and kind.book(e["resolution"], e["details"]["facts"], e["extra"])
+        ]
 
     def _over_limit(self, lines: Iterable[dict[str, Any]]) -> list[int]:
         amounts: dict[int, Decimal] = {}

@@ -89,8 +89,10 @@ JOURNAL = Step(
     "journal",
     "Journal entries",
     "build_journal_entries",
-    "then ask for approval, then post_journal_entries — one balanced batch: last month's "
-    "reversals, documents, decisions, catch-ups, accruals.",
+    "one balanced batch: last month's reversals, documents, decisions, catch-ups, accruals; "
+    "then review_flux on the draft (step 7) and its questions — an adjustment decided there "
+    "means build_journal_entries again (flux then reviews the new draft) — and only then ask "
+    "for approval of the latest draft and post_journal_entries.",
     "Drafting the journal batch: reversals, documents, decisions, accruals.",
     more_tools=("post_journal_entries",),
 )
@@ -98,8 +100,9 @@ FLUX = Step(
     "flux",
     "Flux review",
     "review_flux",
-    "activity vs last month (closebot's own posted month when it closed it); every flagged "
-    "item is asked: explain, adjust or escalate.",
+    "this month's draft vs last month (closebot's own posted month when it closed it), before "
+    "the posting approval; every flagged item is asked: explain, adjust (an entry booked in a "
+    "redraft) or escalate.",
     "Comparing this month's activity with last month's.",
 )
 SIGNOFF = Step(

@@ -56,6 +56,48 @@ class Person:
     color: str = "#4a154b"
 
 
+def user_object(person: Person, team_id: str) -> dict[str, Any]:
+    """A person as Slack's user object: `name` is the handle, the profile has the real and
+    display names (display_name may be empty in Slack; here it is the first name)."""
+    first, _, last = person.name.partition(" ")
+    handle = ".".join(person.name.lower().split()) or person.id.lower()
+    bot = person.id == BOT_USER
+    return {
+        "id": person.id,
+        "team_id": team_id,
+        "name": handle,
+        "deleted": False,
+        "color": person.color.lstrip("#"),
+        "real_name": person.name,
+        "tz": "America/Chicago",
+        "tz_label": "Central Standard Time",
+        "tz_offset": -21600,
+        "profile": {
+            "title": person.title,
+            "phone": "",
+            "skype": "",
+            "real_name": person.name,
+            "real_name_normalized": person.name,
+            "display_name": first,
+            "display_name_normalized": first,
+            "status_text": "",
+            "status_emoji": "",
+            "avatar_hash": "",
+            "first_name": first,
+            "last_name": last,
+            "team": team_id,
+        },
+        "is_admin": False,
+        "is_owner": False,
+        "is_primary_owner": False,
+        "is_restricted": False,
+        "is_ultra_restricted": False,
+        "is_bot": bot,
+        "is_app_user": False,
+        "updated": 1_761_000_000,
+    }
+
+
 @dataclass
 class Channel:
     id: str
@@ -911,13 +953,15 @@ class FakeSlack:
         return {"no_op": found, "already_open": found, "channel": {"id": channel.id}}
 
     def m_users_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        """users.info as Slack answers it: the user object with its profile (the fields of
+        Slack's own sample, slackapi/java-slack-sdk json-logs/samples/api/users.info.json)."""
         user = str(p.get("user") or "")
         person = self.people.get(user)
         if person is None and self.auto_channels and user[:1] in ("U", "W"):
             person = Person(user, user[1:].title())  # a test's made-up colleague
         if person is None:
             raise SlackError("user_not_found")
-        return {"user": {"id": person.id, "name": person.name, "real_name": person.name}}
+        return {"user": user_object(person, TEAM_ID)}
 
     # -- response_url ------------------------------------------------------
 

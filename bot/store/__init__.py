@@ -9,6 +9,7 @@ from bot.store.core import StoreCore, utc_now
 from bot.store.inbox import Inbox
 from bot.store.leases import Leases
 from bot.store.locks import QUICK_BUSY_MS, QUICK_LOCK_MS
+from bot.store.people import People
 from bot.store.questions import QuestionRecord, Questions
 from bot.store.replay import Sighting, SlackReplay
 from bot.store.runs import RUN_STATUSES, Run, Runs
@@ -30,5 +31,5 @@ __all__ = [
 ]
 
 
-class Store(Leases, Questions, Transcript, Inbox, SlackReplay, Runs, AuditChain, StoreCore):
+class Store(People, Leases, Questions, Transcript, Inbox, SlackReplay, Runs, AuditChain, StoreCore):
     """SQLite with WAL and a busy timeout; every method is small and named."""

@@ -163,7 +163,7 @@ def flux_explanation(close: Close, account: str) -> str:
 
 
 ADJUSTMENT_RE = re.compile(
-    r"^\s*dr\.?\s*(?P<dr>\d{4})\b[^/]*?/\s*cr\.?\s*(?P<cr>\d{4})\b\s*(?P<amount>\(?-?\$?[\d,]+(?:\.\d{1,2})?\)?)\s*[-—:,]?\s*(?P<memo>.*)$",
+    r"^\s*dr\.?\s*(?P<dr>\d{4})\b[^/]*?/\s*cr\.?\s*(?P<cr>\d{4})\b\s*(?P<amount>\(?-?\$?[\d,]+(?:\.\d+)?\)?)(?![\d.])\s*[-—:,]?\s*(?P<memo>.*)$",
     re.IGNORECASE,
 )
 
@@ -185,6 +185,8 @@ def parse_adjustment(text: str) -> dict[str, str]:
         raise ValueError(f"{m.group('amount')!r} is not an amount") from None
     if amount <= 0:
         raise ValueError("the amount must be more than zero")
+    if amount != cents(amount):
+        raise ValueError(f"{m.group('amount')} has more than two decimals: give it to the cent")
     return {
         "debit": dr,
         "credit": cr,

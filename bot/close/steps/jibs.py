@@ -158,15 +158,21 @@ def jib_recon(close: Close) -> Iterator[Finding]:
                         "account": cost_account(j),
                         "amount": str(j.owner_net_amount - cents(rate * row.wi)),
                         "well_id": j.well_id,
+                        **_whole(j),
                     }
                     for j, row, rate in items
                 ],
             },
-            options=["pay_as_billed", "short_pay", "protest"]
+            options=["pay_as_billed", "short_pay", "protest", "reclass"]
             if diff > 0
-            else ["pay_as_billed", "book_computed"],
+            else ["pay_as_billed", "book_computed", "reclass"],
             amount=abs(diff),
         )
+
+
+def _whole(j: JibLine) -> dict[str, str]:
+    """What a reclass moves: the line's whole owner net as billed, and its category."""
+    return {"net": str(j.owner_net_amount), "category": j.cost_category}
 
 
 def _alloc_lines(lines: list[tuple[JibLine, DoiRow]], share: Decimal) -> list[dict[str, str]]:
@@ -180,6 +186,7 @@ def _alloc_lines(lines: list[tuple[JibLine, DoiRow]], share: Decimal) -> list[di
                 "account": cost_account(j),
                 "amount": str(cents(share * j.gross_amount / total)),
                 "well_id": j.well_id,
+                **_whole(j),
             }
         )
     rest = share - sum((Decimal(x["amount"]) for x in out), ZERO)
@@ -221,12 +228,13 @@ def _line_finding(kind: str, j: JibLine, row: DoiRow, amount: Decimal, what: str
                     "account": cost_account(j),
                     "amount": str(amount),
                     "well_id": j.well_id,
+                    **_whole(j),
                 }
             ],
         },
-        options=["pay_as_billed", "short_pay", "protest"]
+        options=["pay_as_billed", "short_pay", "protest", "reclass"]
         if over
-        else ["pay_as_billed", "book_computed"],
+        else ["pay_as_billed", "book_computed", "reclass"],
         well_id=j.well_id,
         amount=abs(amount),
     )
