@@ -17,6 +17,9 @@ About 17 JIB lines and 9–10 revenue stub lines per well per month, 24 months o
 (one booked line per well × category and per well × product × month), ten operators in
 TX, OK and ND. Money is computed with Decimal, so the files hold exactly what closebot's
 checks recompute.
+
+Each file is written as its rows are made (the 200,000-line month is 1.7 million rows): only
+the wells, prices and volumes are held, not the rows.
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ import argparse
 import csv
 import json
 import random
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+from typing import TextIO
 
 CENT = Decimal("0.01")
 D8 = Decimal("0.00000001")
@@ -171,7 +176,8 @@ class Month:
         self.prices = self._prices()
         self.wells = [self._well(i) for i in range(self.n_wells)]
         self.planted: list[dict[str, str]] = []
-        self.files: dict[str, list[list[str]]] = {}
+        self.rows: dict[str, int] = {}  # rows written per file
+        self.folder = Path()
 
     # -- master data --------------------------------------------------------------
 
@@ -253,37 +259,56 @@ class Month:
 
     # -- the files ----------------------------------------------------------------
 
-    def build(self) -> None:
-        self.files["doi.csv"] = self._doi()
-        self.files["joa.csv"] = [
-            [
-                w.operator,
-                w.well_id,
-                str(OVERHEAD[w.state]),
-                str(OVERHEAD[w.state] * 8),
-                "2015-01-01",
-            ]
-            for w in self.wells
-        ]
-        self.files["prices.csv"] = [
-            [m, p, str(price), str(DIFFERENTIAL[p])]
-            for (m, p), price in sorted(self.prices.items())
-        ]
-        self.files["production.csv"] = [
-            [w.well_id, m, p, str(w.volumes[(p, m)])]
-            for w in self.wells
-            for m in (add_months(self.period, -3), self.sale, self.service)
-            for p in w.products
-        ]
-        self.files["jib_history.csv"] = self._jib_history()
-        self.files["revenue_history.csv"] = self._revenue_history()
-        self.files["jib.csv"], self.files["afe.csv"] = self._jib()
-        self.files["revenue.csv"] = self._revenue()
-        self.files["accruals.csv"] = self._accruals()
-        self.files["tb_activity.csv"] = self._tb()
+    def build(self, folder: Path) -> None:
+        """Write the eleven files into `folder`, each as its rows are made."""
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        with Rows(self, "doi.csv") as rows:
+            self._doi(rows)
+        with Rows(self, "joa.csv") as rows:
+            rows.extend(
+                [
+                    w.operator,
+                    w.well_id,
+                    str(OVERHEAD[w.state]),
+                    str(OVERHEAD[w.state] * 8),
+                    "2015-01-01",
+                ]
+                for w in self.wells
+            )
+        with Rows(self, "prices.csv") as rows:
+            rows.extend(
+                [m, p, str(price), str(DIFFERENTIAL[p])]
+                for (m, p), price in sorted(self.prices.items())
+            )
+        with Rows(self, "production.csv") as rows:
+            rows.extend(
+                [w.well_id, m, p, str(w.volumes[(p, m)])]
+                for w in self.wells
+                for m in (add_months(self.period, -3), self.sale, self.service)
+                for p in w.products
+            )
+        with Rows(self, "jib_history.csv") as rows:
+            self._jib_history(rows)
+        with Rows(self, "revenue_history.csv") as rows:
+            self._revenue_history(rows)
+        with Rows(self, "jib.csv") as rows, Rows(self, "afe.csv") as afes:
+            self._jib(rows, afes)
+        with Rows(self, "revenue.csv") as rows:
+            self._revenue(rows)
+        with Rows(self, "accruals.csv") as rows:
+            self._accruals(rows)
+        with Rows(self, "tb_activity.csv") as rows:
+            self._tb(rows)
 
-    def _doi(self) -> list[list[str]]:
-        rows = []
+    def written(self, name: str) -> Iterator[list[str]]:
+        """A file's rows as written (read back: the rows are not held)."""
+        with (self.folder / name).open(newline="", encoding="utf-8") as f:
+            reader = csv.reader(f)
+            next(reader)
+            yield from reader
+
+    def _doi(self, rows: Rows) -> None:
         for w in self.wells:
             common = [w.well_id, w.name, w.state, w.operator, w.property_no]
             tail = [f"{w.royalty:.8f}", f"{w.orri:.8f}"]
@@ -308,11 +333,11 @@ class Month:
                     w.first_prod,
                 ]
             )
-        return rows
 
-    def _jib_history(self) -> list[list[str]]:
-        rows = []
+    def _jib_history(self, rows: Rows) -> None:
+        # the LOE lines of the month a planted duplicate bills again: (well, month) → line
         self.history_loe: dict[tuple[str, str], tuple[int, str, Decimal]] = {}
+        duplicate_month = add_months(self.period, -2)
         for month in self.history:
             yymm = month[2:4] + month[5:7]
             for w in self.wells:
@@ -334,9 +359,8 @@ class Month:
                             str(cents(gross * dec)),
                         ]
                     )
-                    if category == "LOE":
+                    if category == "LOE" and month == duplicate_month:
                         self.history_loe[(w.well_id, month)] = (len(rows) + 1, invoice, gross)
-        return rows
 
     def _stub(
         self,
@@ -371,15 +395,15 @@ class Month:
             str(net),
         ]
 
-    def _revenue_history(self) -> list[list[str]]:
-        return [
+    def _revenue_history(self, rows: Rows) -> None:
+        rows.extend(
             self._stub(w, month, p, w.volumes[(p, month)], w.nri_in(month))
             for month in [add_months(self.period, -k) for k in range(HISTORY_MONTHS + 2, 2, -1)]
             for w in self.wells
             for p in w.products
-        ]
+        )
 
-    def _jib(self) -> tuple[list[list[str]], list[list[str]]]:
+    def _jib(self, rows: Rows, afes: Rows) -> None:
         rng = self.rng
         wells = self.wells
         afe_wells = rng.sample(range(len(wells)), max(1, len(wells) // 100))
@@ -400,8 +424,6 @@ class Month:
                 )
             )
         )
-        rows: list[list[str]] = []
-        afes: list[list[str]] = []
         yymm = self.service[2:4] + self.service[5:7]
         for i, w in enumerate(wells):
             invoice = f"{w.code}-JIB-{yymm}-{int(w.property_no[-5:]) // 200 + 1:03d}"
@@ -514,12 +536,10 @@ class Month:
                         "what": f"property {w.code}-99999 is in no DOI row",
                     }
                 )
-        return rows, afes
 
-    def _revenue(self) -> list[list[str]]:
+    def _revenue(self, rows: Rows) -> None:
         rng = self.rng
         planted = None if self.clean else rng.randrange(len(self.wells))
-        rows = []
         for i, w in enumerate(self.wells):
             for p in w.products:
                 total = w.volumes[(p, self.sale)]
@@ -541,11 +561,9 @@ class Month:
                                 "what": f"{p} severance 1.5 points over the state rate on {w.well_id}",
                             }
                         )
-        return rows
 
-    def _accruals(self) -> list[list[str]]:
+    def _accruals(self, rows: Rows) -> None:
         """Last month's accruals as that close would have booked them."""
-        rows = []
         trailing = [add_months(self.period, -k) for k in (4, 3, 2)]
         for w in self.wells:
             wi = w.wi_in(self.service)
@@ -559,9 +577,8 @@ class Month:
                     w.volumes[(p, self.sale)] * self.net_price(self.sale, p) * w.nri_in(self.sale)
                 )
                 rows.append(["revenue", w.well_id, p, self.sale, str(value)])
-        return rows
 
-    def _tb(self) -> list[list[str]]:
+    def _tb(self, out: Rows) -> None:
         """Last month's P&L activity: this month's as closebot will book it, within ±3 %."""
         rng = self.rng
         activity: dict[str, Decimal] = {}  # account → debit − credit
@@ -569,7 +586,7 @@ class Month:
         def book(account: str, amount: Decimal) -> None:
             activity[account] = activity.get(account, Decimal(0)) + amount
 
-        for row in self.files["revenue.csv"]:
+        for row in self.written("revenue.csv"):
             dec = Decimal(row[11])
             taxes, deductions = Decimal(row[9]), Decimal(row[10])
             owner_taxes, owner_ded = cents(taxes * dec), cents(deductions * dec)
@@ -588,12 +605,12 @@ class Month:
             trailing = [add_months(self.period, -k) for k in (3, 2, 1)]
             book("6210", cents(sum((w.loe_by_month[m] for m in trailing), Decimal(0)) / 3 * w.wi))
             book("6250", cents(OVERHEAD[w.state] * w.wi))
-        for row in self.files["accruals.csv"]:
+        for row in self.written("accruals.csv"):
             if row[0] == "revenue":
                 book(REVENUE_ACCOUNT[row[2]][0], Decimal(row[4]))
             else:
                 book("6210" if row[2] == "LOE" else "6250", -Decimal(row[4]))
-        for row in self.files["jib.csv"]:
+        for row in self.written("jib.csv"):
             account = {"LOE": "6210", "Overhead": "6250", "Workover": "6220"}.get(row[6])
             if account:
                 book(account, Decimal(row[10]))
@@ -616,21 +633,17 @@ class Month:
         rows.insert(
             0, [self.service, "1050", "Cash / Purchaser Clearing", f"{debit:.2f}", f"{credit:.2f}"]
         )
-        return rows
+        out.extend(rows)
 
     def write(self, out: Path) -> Path:
+        """Write the month's files under `out/<period>/` and `out/planted.json`."""
         folder = out / self.period
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, rows in self.files.items():
-            with (folder / name).open("w", newline="", encoding="utf-8") as f:
-                writer = csv.writer(f, lineterminator="\n")
-                writer.writerow(HEADERS[name])
-                writer.writerows(rows)
+        self.build(folder)
         (out / "planted.json").write_text(
             json.dumps(
                 {
                     "period": self.period,
-                    "jib_lines": len(self.files["jib.csv"]),
+                    "jib_lines": self.rows["jib.csv"],
                     "wells": len(self.wells),
                     "clean": self.clean,
                     "planted": self.planted,
@@ -640,6 +653,37 @@ class Month:
             + "\n"
         )
         return folder
+
+
+class Rows:
+    """One file being written: `append` writes a row, `len` counts those written."""
+
+    def __init__(self, month: Month, name: str) -> None:
+        self.month, self.name = month, name
+        self.count = 0
+        self.file: TextIO | None = None
+
+    def __enter__(self) -> Rows:
+        self.file = (self.month.folder / self.name).open("w", newline="", encoding="utf-8")
+        self.writer = csv.writer(self.file, lineterminator="\n")
+        self.writer.writerow(HEADERS[self.name])
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.file is not None
+        self.file.close()
+        self.month.rows[self.name] = self.count
+
+    def append(self, row: list[str]) -> None:
+        self.writer.writerow(row)
+        self.count += 1
+
+    def extend(self, rows: Iterable[list[str]]) -> None:
+        for row in rows:
+            self.append(row)
+
+    def __len__(self) -> int:
+        return self.count
 
 
 def _split_amount(total: Decimal, n: int, rng: random.Random) -> list[Decimal]:
@@ -690,9 +734,7 @@ def generate(
     out: Path, jib_lines: int, *, seed: int = 7, clean: bool = False, period: str = "2026-10"
 ) -> Path:
     """Write one month under `out`; the period's folder."""
-    month = Month(period, jib_lines, seed, clean)
-    month.build()
-    return month.write(out)
+    return Month(period, jib_lines, seed, clean).write(out)
 
 
 def main(argv: list[str] | None = None) -> int:

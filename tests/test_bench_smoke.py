@@ -60,4 +60,4 @@ def test_the_volume_benchmark_at_its_smallest_asks_the_planted_exceptions_and_no
     assert len(rows) == 1, done.stdout
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[-1] == "5 of 5 planted, 0 others", cells
-    assert cells[3].endswith(" s") and cells[4].endswith(" s") and "MB" in cells[7]
+    assert cells[3].endswith(" s") and cells[4].endswith(" s") and "MB" in cells[8]

@@ -23,7 +23,8 @@ from tests.close_helpers import close_run, recommended
 from tests.slack_harness import Harness
 
 FIXTURES = Path(__file__).parent / "fixtures" / "upgrade"
-RELEASES = ("68fe5b6", "4db486f", "0fd23f4")  # every release whose schema differs; oldest first
+# every release whose schema differs; oldest first
+RELEASES = ("68fe5b6", "4db486f", "0fd23f4", "5db3991")
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class Old:
 
 
 def load(release: str, path: Path) -> Old:
+    key = FIXTURES / f"{release}.auditkey"  # a keyed chain's key lives beside its database
+    if key.exists():
+        path.with_name(path.name + ".auditkey").write_bytes(key.read_bytes())
+        path.with_name(path.name + ".auditkey").chmod(0o600)
     conn = sqlite3.connect(path)
     conn.executescript((FIXTURES / f"{release}.sql").read_text())
     runs = conn.execute("select id, mode, status from runs").fetchall()

@@ -10,10 +10,11 @@ leaves open) in kinds.py.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from bot.close.data import (
     PRODUCTS,
@@ -79,6 +80,27 @@ class Finding:
         return f"{self.kind}:" + re.sub(r"[^A-Za-z0-9_.:\-]", "-", self.key)
 
 
+A = TypeVar("A")
+B = TypeVar("B")
+
+
+class Pairs(Generic[A, B]):
+    """Lines paired with what a check resolved for each (a well, the DOI row in force), kept
+    as two lists rather than a tuple per line (at 300,000 lines the tuples alone are tens of
+    megabytes); iterated as (line, resolved) pairs, as often as wanted."""
+
+    __slots__ = ("firsts", "seconds")
+
+    def __init__(self, firsts: list[A], seconds: list[B]) -> None:
+        self.firsts, self.seconds = firsts, seconds
+
+    def __iter__(self) -> Iterator[tuple[A, B]]:
+        return zip(self.firsts, self.seconds, strict=True)
+
+    def __len__(self) -> int:
+        return len(self.firsts)
+
+
 @dataclass
 class Close:
     """One run's view of a period: the data, the DOI in force, and the decisions so far."""
@@ -125,34 +147,36 @@ class Close:
     # instead of re-resolving every line, and a line is copied only when its well was mapped.
 
     @cached_property
-    def _jib(self) -> list[tuple[JibLine, str | None]]:
-        return [(j, self._well_of("jib", j, j.operator)) for j in self.data.jib]
+    def _jib(self) -> Pairs[JibLine, str | None]:
+        lines = self.data.jib  # the period's own list: not copied
+        return Pairs(lines, [self._well_of("jib", j, j.operator) for j in lines])
 
     @cached_property
-    def _revenue(self) -> list[tuple[RevenueLine, str | None]]:
-        return [(r, self._well_of("revenue", r, "")) for r in self.data.revenue]
+    def _revenue(self) -> Pairs[RevenueLine, str | None]:
+        lines = self.data.revenue
+        return Pairs(lines, [self._well_of("revenue", r, "") for r in lines])
 
     @cached_property
-    def _known_jib(self) -> list[tuple[JibLine, DoiRow]]:
-        out = []
+    def _known_jib(self) -> Pairs[JibLine, DoiRow]:
+        lines: list[JibLine] = []
+        rows: list[DoiRow] = []
         for j, well in self._jib:
             row = self.master.in_force(well, j.service_month) if well else None
             if row is not None:
-                out.append(
-                    (j if j.well_id == row.well_id else replace(j, well_id=row.well_id), row)
-                )
-        return out
+                lines.append(j if j.well_id == row.well_id else replace(j, well_id=row.well_id))
+                rows.append(row)
+        return Pairs(lines, rows)
 
     @cached_property
-    def _known_revenue(self) -> list[tuple[RevenueLine, DoiRow]]:
-        out = []
+    def _known_revenue(self) -> Pairs[RevenueLine, DoiRow]:
+        lines: list[RevenueLine] = []
+        rows: list[DoiRow] = []
         for r, well in self._revenue:
             row = self.master.in_force(well, r.sale_month) if well else None
             if row is not None:
-                out.append(
-                    (r if r.well_id == row.well_id else replace(r, well_id=row.well_id), row)
-                )
-        return out
+                lines.append(r if r.well_id == row.well_id else replace(r, well_id=row.well_id))
+                rows.append(row)
+        return Pairs(lines, rows)
 
     def reuse(self, other: Close) -> None:
         """Take the lines `other` resolved (same data, DOI rows and mapping decisions)."""
@@ -160,25 +184,33 @@ class Close:
             if name in other.__dict__:
                 self.__dict__[name] = other.__dict__[name]
 
-    def jib(self) -> list[tuple[JibLine, str | None]]:
+    def jib(self) -> Pairs[JibLine, str | None]:
         return self._jib
 
-    def revenue(self) -> list[tuple[RevenueLine, str | None]]:
+    def revenue(self) -> Pairs[RevenueLine, str | None]:
         return self._revenue
 
-    def known_jib(self, *, unheld: bool = False) -> list[tuple[JibLine, DoiRow]]:
+    def known_jib(self, *, unheld: bool = False) -> Pairs[JibLine, DoiRow]:
         """JIB lines of wells in the DOI, with the row in force; `unheld` leaves out the lines a
         decision already holds."""
         held = self.held_lines() if unheld else None
         if not held:
             return self._known_jib
-        return [(j, row) for j, row in self._known_jib if j.ref not in held]
+        return _unheld(self._known_jib, held)
 
-    def known_revenue(self, *, unheld: bool = False) -> list[tuple[RevenueLine, DoiRow]]:
+    def known_revenue(self, *, unheld: bool = False) -> Pairs[RevenueLine, DoiRow]:
         held = self.held_lines() if unheld else None
         if not held:
             return self._known_revenue
-        return [(r, row) for r, row in self._known_revenue if r.ref not in held]
+        return _unheld(self._known_revenue, held)
+
+
+L = TypeVar("L", JibLine, RevenueLine)
+
+
+def _unheld(pairs: Pairs[L, DoiRow], held: set[str]) -> Pairs[L, DoiRow]:
+    kept = [(line, row) for line, row in pairs if line.ref not in held]
+    return Pairs([line for line, _ in kept], [row for _, row in kept])
 
 
 ACCRUAL_MEMO_RE = re.compile(r"^accrue .+ (oil|gas|ngl) (\d{4}-\d{2})\b")

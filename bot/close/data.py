@@ -1094,6 +1094,9 @@ def _load(
         feeder.finish()
         problems.extend(feeder.problems)
     _cross_checks(data, problems)
+    # the caches shared repeated values while reading; the rows keep the values they shared
+    _number.cache_clear()
+    _decimal_share.cache_clear()
     if progress is not None:
         progress.done()
     if problems:

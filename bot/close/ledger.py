@@ -710,30 +710,32 @@ class BatchWriter:
         if not self._pending:
             return
         self.hash.add_all(self._pending)
+        batch_id = self.batch_id
         stored = [
-            {
-                "batch_id": self.batch_id,
-                "entry_no": line["entry_no"],
-                "line_no": line["line_no"],
-                "entry": line.get("entry"),
-                "account": line["account"],
-                "account_name": line.get("account_name"),
-                "debit": str(line["debit"]),
-                "credit": str(line["credit"]),
-                "well_id": line.get("well_id"),
-                "memo": line.get("memo"),
-                "source": line.get("source"),
-                "ref": line.get("ref"),
-            }
+            (
+                batch_id,
+                line["entry_no"],
+                line["line_no"],
+                line.get("entry"),
+                line["account"],
+                line.get("account_name"),
+                str(line["debit"]),
+                str(line["credit"]),
+                line.get("well_id"),
+                line.get("memo"),
+                line.get("source"),
+                line.get("ref"),
+            )
             for line in self._pending
         ]
-        digest = self.ledger.store.line_digest  # each line carries its own (the audit chain's)
+        # each line carries its own digest (the audit chain's), its values in LINE_FIELDS order
+        macs = self.ledger.store.line_digests(stored)
         with self.ledger.store.write() as db:
             db.conn.executemany(
                 "insert into journal_lines (batch_id, entry_no, line_no, entry, account, "
                 "account_name, debit, credit, well_id, memo, source, ref, mac) "
                 "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(*row.values(), digest(row)) for row in stored],
+                [(*row, digest) for row, digest in zip(stored, macs, strict=True)],
             )
         self._pending = []
 

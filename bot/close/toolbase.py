@@ -218,6 +218,7 @@ class ToolBase:
         self._imported: tuple[tuple[Any, ...], CloseData] | None = None
         self._resolved: tuple[Any, Close] | None = None
         self._prior: dict[str, list[dict[str, Any]]] = {}  # posted batch id → its revenue accruals
+        self._prior_csv: tuple[CloseData, list[dict[str, Any]]] | None = None  # accruals.csv's
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -304,7 +305,11 @@ class ToolBase:
         accruals.csv's."""
         prior = ledger.posted_batch(add_months(period, -1))
         if prior is None:
-            return prior_revenue_accruals(data, None)
+            # accruals.csv's, built once per data read (not for every tool call: at volume
+            # they are tens of thousands of dicts)
+            if self._prior_csv is None or self._prior_csv[0] is not data:
+                self._prior_csv = (data, prior_revenue_accruals(data, None))
+            return self._prior_csv[1]
         if prior["id"] not in self._prior:
             lines = (x for x in ledger.iter_lines(prior["id"]) if x["source"] == "accrual")
             self._prior[prior["id"]] = prior_revenue_accruals(data, list(lines))

@@ -303,9 +303,10 @@ class CloseTools(DecisionTools, PostingTools):
             ledger,
             JIBS.name,
             loe_accrual_total=sum((a["amount"] for a in accrual), ZERO),
-            loe_accrual=[
-                f"{a['well_name']} {a['category']}: {money(a['amount'])}" for a in accrual
-            ][:MAX_LIST],
+            loe_accrual=[  # the first few, formatted (not every well's, then cut)
+                f"{a['well_name']} {a['category']}: {money(a['amount'])}"
+                for a in accrual[:MAX_LIST]
+            ],
         )
 
     def accrue_revenue(self, ctx: ToolContext, period: str) -> dict[str, Any]:
@@ -316,17 +317,20 @@ class CloseTools(DecisionTools, PostingTools):
         """
         close, ledger = self._close(ctx, period)
         items, findings = revenue.revenue_accrual(close)
+        total = sum((i["revenue"] for i in items), ZERO)
+        shown = [
+            f"{i['well_name']} {i['product']} {i['month']}: {money(i['revenue'])}"
+            for i in items[:MAX_LIST]
+        ]
+        del items  # the journal builds them again: not held while the other checks run
         self._record(ctx, ledger, findings + REVENUE.findings(close))
         return self._step_result(
             ctx,
             ledger,
             REVENUE.name,
-            revenue_accrual_total=sum((i["revenue"] for i in items), ZERO),
+            revenue_accrual_total=total,
             history_gaps=revenue.history_gaps(close)[:MAX_LIST],
-            accruals=[
-                f"{i['well_name']} {i['product']} {i['month']}: {money(i['revenue'])}"
-                for i in items
-            ][:MAX_LIST],
+            accruals=shown,
         )
 
     def check_severance(self, ctx: ToolContext, period: str) -> dict[str, Any]:

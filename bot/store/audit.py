@@ -4,7 +4,7 @@ one, recording the rows it wrote; each run's head is sealed (bot/chain.py says h
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,6 +149,10 @@ class AuditChain(StoreCore):
     def line_digest(self, line: dict[str, Any]) -> str:
         """A journal line's own digest under the audit key, as its `mac` column keeps it."""
         return chain.line_mac(self._audit_key, line)
+
+    def line_digests(self, lines: Iterable[Sequence[Any]]) -> list[str]:
+        """`line_digest` of many lines, each as its values in `chain.LINE_FIELDS` order."""
+        return chain.line_macs(self._audit_key, lines)
 
     def seal_of(self, run_id: str) -> chain.Seal | None:
         """The run's sealed head: what its summary prints and verify compares."""

@@ -84,11 +84,13 @@ def intake(close: Close) -> Iterator[Finding]:
         problem = doi_problem(row)
         if problem and not _corrected(close, row):
             yield _sanity_finding(close, row, problem)
-    wells = {line.ref: well for lines in (close.jib(), close.revenue()) for line, well in lines}
+    wells: dict[str, str | None] | None = None  # built only when a decimal is out of range
     for kind, docs in (("jib", data.jib), ("revenue", data.revenue)):
         for line in docs:
             if ZERO < line.owner_decimal <= 1:
                 continue
+            if wells is None:
+                wells = {x.ref: w for lines in (close.jib(), close.revenue()) for x, w in lines}
             well = wells.get(line.ref)
             amount = line.owner_net_amount if isinstance(line, JibLine) else line.owner_net_value
             yield Finding(
