@@ -631,11 +631,17 @@ def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:
         outcome.at,
     )
     blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(ask.context)}")]
+    assigned: list[str] = []  # owners and due dates: one line each, in one section
     for number, q in enumerate(ask.questions, start=1):
         entry = (answers or {}).get(str(number), {})
         shown = escape(answer_text(entry)) if status == "answered" and entry else "—"
+        if q.kind.assigns:
+            kept = escape(q.initial or "—") if entry.get("skipped") else shown
+            assigned.append(f"{escape(fit(q.question, 150))} → *{kept}*")
+            continue
         title = escape(q.header) if q.header else f"Question {number}"
         blocks.append(section(f"*{title}*: {escape(fit(q.question, 600))}\n→ *{shown}*"))
+    blocks.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
     when = _when(at)
     who = person(by)
     if status == "answered":

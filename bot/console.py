@@ -166,6 +166,8 @@ class ConsoleAnswerer:
                     return None
                 try:
                     response = parse_typed(q, raw)
+                    if q.kind.assigns and response.skipped:  # Enter keeps the one shown
+                        response = q.kind.default(q) or response
                     check_response(q, number, response)
                 except AnswerError as e:
                     print(f"  ✗ {e}", file=self.out, flush=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -687,9 +688,15 @@ class SlackPresenter:
         """(notification text, blocks) of an owner's DM: their items, amounts and due dates."""
         label = period_label(run.period)
         link = self._thread_link(run)
+        signed = [
+            q for q in self.store.questions(run.id) if (header_of(q) or "").startswith("Sign-off")
+        ]
+        by = self.names(signed[-1].answered_by, default="") if signed else ""
         head = (
             f"*{len(items)} open item{'s' if len(items) != 1 else ''} from the {label} close "
-            f"{'are' if len(items) != 1 else 'is'} yours* (assigned at sign-off)."
+            f"{'are' if len(items) != 1 else 'is'} yours* (assigned at sign-off"
+            + (f" by {by}" if by else "")
+            + ")."
         )
         lines = []
         for item in sorted(items, key=lambda i: (str(i.get("due") or ""), i["id"])):
@@ -986,7 +993,18 @@ class SlackPresenter:
         if not (record.channel and record.message_ts):
             return True
         ask = ask_of(record)
-        form = blocks.answered_form(ask, outcome_of(record))
+        outcome = outcome_of(record)
+        if outcome.answers:  # an owner picked on the form is shown by name
+            outcome = dataclasses.replace(
+                outcome,
+                answers={
+                    k: {**v, "user": self.names(v["user"])}
+                    if isinstance(v, dict) and v.get("user")
+                    else v
+                    for k, v in outcome.answers.items()
+                },
+            )
+        form = blocks.answered_form(ask, outcome)
         chose = ""
         first = (record.answer or {}).get("1")
         if record.status == "answered" and len(ask.questions) == 1 and first:

@@ -19,9 +19,11 @@ from bot.close.ledger import Ledger
 from bot.questions import Question, Response
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
+from tests import slack_payloads as sp
 from tests.close_helpers import close_run, recommended
 from tests.slack_harness import Harness
 
+JSON = "application/json"
 APPROVERS = {"Posting": "UAPPROVER", "Second approval": "UAPPROVER2"}
 HOLDING = ("1210", "1215", "1220", "1390", "1395", "2110", "2310")
 
@@ -118,6 +120,21 @@ def test_sign_off_assigns_an_owner_and_a_due_date_per_item_and_tells_each_owner_
             assert f"{len(theirs)} open item" in dm["text"]
         told = bot.store.audit_events(run.id, kind="owner_told")
         assert sorted(e.detail["owner"] for e in told) == ["UALICE", "UBEN", "UDANA"]
+
+        # Ben's App Home lists his open items (and only his)
+        opened = {
+            "type": "app_home_opened",
+            "user": "UBEN",
+            "channel": "DUBEN",
+            "tab": "home",
+            "event_ts": "1.0",
+        }
+        assert bot.dispatch(sp.event(opened, event_id="EvHomeBen"), JSON).status == 200
+        bot.idle()
+        home = json.dumps(fake.homes["UBEN"]["blocks"], ensure_ascii=False)
+        assert "Your open items (1)" in home and "due 2026-11-30" in home
+        assert stored[0]["text"].replace("&", "&amp;")[:50] in home
+        assert stored[2]["text"].replace("&", "&amp;")[:50] not in home.split("Closes by period")[0]
 
         # a retry of the finish (a restart, a redelivery) tells nobody again
         before = len(fake.to("chat.postMessage"))

@@ -21,7 +21,10 @@ Then record each answer with resolve_exception(exception_id, option, question_id
 option the person chose, exactly. A typed "Other" answer books nothing: pass option "other" \
 with the text and ask a follow-up that maps it onto an option, or leave it open. Accepting an \
 operator's decimal creates a follow-up question for the effective date. If a question is \
-cancelled or expires, assume nothing: leave the exception open and say so.
+cancelled or expires, assume nothing: leave the exception open and say so. The sign-off's \
+exception_details also gives `also_ask`: an owner (type user) and a due date (type date) per \
+open item; ask them in the same call, after the sign-off question, as given. Open items \
+carried from last month come with the first step: ask about them first, in a call of their own.
 
 Posting is irreversible: ask for approval naming the batch id, with an option whose label \
 starts with "Approve", list the decisions that were applied by default, and post only with \

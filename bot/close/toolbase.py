@@ -172,15 +172,17 @@ def assignment_questions(exc: dict[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     groups = exc["details"]["facts"].get("groups") or []
     for n, g in enumerate(groups, start=1):
-        label = _short(g["label"], 110)
+        label = _short(g["label"], 136)
         owner = str(g.get("owner") or "")
+        known = bool(USER_ID_RE.match(owner) or LOGIN_RE.match(owner))
+        # with a recommended one preselected, a row always has an owner and a due date
         out.append(
             {
                 "header": f"Owner {n}",
                 "question": f"{n}. {label} · owner",
                 "type": "user",
-                "required": False,
-                **({"initial": owner} if USER_ID_RE.match(owner) or LOGIN_RE.match(owner) else {}),
+                "required": known,
+                **({"initial": owner} if known else {}),
             }
         )
         out.append(
@@ -188,7 +190,7 @@ def assignment_questions(exc: dict[str, Any]) -> list[dict[str, Any]]:
                 "header": f"Due {n}",
                 "question": f"{n}. due date",
                 "type": "date",
-                "required": False,
+                "required": True,
                 "initial": g["due"],
             }
         )

@@ -30,13 +30,17 @@ from bot.close.registry import (
 from bot.close.steps import flux, jibs, revenue
 from bot.close.steps.flux import _flux_label, _flux_line
 from bot.close.toolbase import MAX_LIST, _short
+from bot.names import Names
 from bot.tools import ToolContext, ToolError, ToolRegistry
 
 
-def _carried_finding(previous: str, c: dict[str, Any], step: str = INTAKE.name) -> Finding:
+def _carried_finding(
+    previous: str, c: dict[str, Any], step: str = INTAKE.name, names: Names | None = None
+) -> Finding:
     """An open item the last sign-off carried: asked about when the next close opens (settled /
-    still open / write off), before its own steps."""
-    owner = f", owner {c['owner']}" if c.get("owner") else ""
+    still open / write off), before its own steps; its owner by name."""
+    shown = names.cached(c["owner"]) if names and c.get("owner") else c.get("owner")
+    owner = f", owner {shown}" if shown else ""
     due = f", due {c['due']}" if c.get("due") else ""
     return Finding(
         kind="carried_item",
@@ -244,7 +248,12 @@ class CloseTools(DecisionTools, PostingTools):
         # the open items last month's sign-off carried come first: settled, still open, written off
         previous = add_months(period, -1)
         self._record(
-            ctx, ledger, [_carried_finding(previous, c) for c in ledger.carried_into(previous)]
+            ctx,
+            ledger,
+            [
+                _carried_finding(previous, c, names=Names(ctx.store))
+                for c in ledger.carried_into(previous)
+            ],
         )
         self._record(ctx, ledger, INTAKE.findings(close))
         d = close.data
@@ -407,7 +416,10 @@ class CloseTools(DecisionTools, PostingTools):
         self._record(
             ctx,
             ledger,
-            [_carried_finding(previous, c, SIGNOFF.name) for c in ledger.carried_into(previous)],
+            [
+                _carried_finding(previous, c, SIGNOFF.name, Names(ctx.store))
+                for c in ledger.carried_into(previous)
+            ],
         )
         waiting = [
             e
@@ -438,7 +450,11 @@ class CloseTools(DecisionTools, PostingTools):
         batch = ledger.current_batch(ctx.run_id)
         by_account = ledger.account_totals(batch["id"]) if batch else []
         carried = ledger.open_items(ctx.run_id)
-        items = [{"text": i["text"], "owner": i["owner"], "due": i["due"]} for i in carried] or [
+        names = Names(ctx.store)
+        items = [
+            {"text": i["text"], "owner": names.cached(i["owner"], default=""), "due": i["due"]}
+            for i in carried
+        ] or [
             {"text": i["text"], "owner": None, "due": None} for i in self._open_items(ctx, ledger)
         ]
         for step in STEPS:
