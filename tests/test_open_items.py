@@ -236,3 +236,37 @@ def test_the_next_close_opens_with_last_months_items_and_a_write_off_reverses_th
     texts = [i["text"] for i in Ledger(store).open_items(november.run_id)]
     assert not any(disputed["text"] in t for t in texts)
     assert sum(1 for t in texts if t.startswith("from 2026-10: ")) == len(items) - 1
+
+
+def test_many_items_are_grouped_by_kind_one_owner_and_due_date_per_group() -> None:
+    from bot import blocks
+    from bot.close.toolbase import MAX_GROUPS, assignment_questions, item_groups
+    from bot.questions import parse_ask
+
+    kinds = ["wi_nri", "afe_overrun", "severance", "stub_underpaid", "carried", "undecided"]
+    kinds += ["history_gap", "doi_effective", "overhead_rate", "duplicate_jib", "missing_check"]
+    items = [
+        {"kind": k, "text": f"{k} item {n}", "amount": f"{100 * (n + 1)}.25"}
+        for n, k in enumerate(kinds * 3)
+    ]
+    items[0]["owner"] = items[len(kinds)]["owner"] = items[2 * len(kinds)]["owner"] = "UBEN"
+    groups = item_groups(items, owner="UALICE", due="2026-11-15")
+    assert len(groups) == MAX_GROUPS
+    # every item is in exactly one group, in the order found
+    assert sorted(t for g in groups for t in g["items"]) == sorted(i["text"] for i in items)
+    first = groups[0]
+    assert first["label"].startswith("WI/NRI: 3 items, $")
+    # the group's total, worked independently: items 0, 11 and 22 of the list
+    total = sum(Decimal(items[n]["amount"]) for n in (0, 11, 22))
+    assert first["label"].endswith(f"${total:,.2f}")
+    assert first["owner"] == "UBEN"  # the owner its items share
+    assert {g["owner"] for g in groups[1:]} == {"UALICE"}
+    assert groups[-1]["label"].startswith("Everything else: ")
+    # the form: the decision and an owner and a due date per group, inside Block Kit's 50
+    exc = {"kind": "signoff", "details": {"facts": {"groups": groups}}}
+    rows = assignment_questions(exc)
+    assert [r["type"] for r in rows] == ["user", "date"] * MAX_GROUPS
+    decision = {"question": "Sign off?", "options": ["Carry", "Block"], "recommended": 1}
+    ask = parse_ask({"context": "Sign-off", "questions": [decision, *rows]})
+    form = blocks.question_form(ask, question_id="q", who_may_answer="<@UALICE>", nonce="n")
+    assert len(form) <= 50
