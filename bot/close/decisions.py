@@ -212,7 +212,9 @@ class DecisionTools(ToolBase):
             extra = {**extra, **self._sign(ctx, ledger, exc, code, q)}
         if exc["kind"] == "carried_item" and code in ("settled", "write_off"):
             ledger.set_open_item_status(
-                d["facts"]["item_id"], "settled" if code == "settled" else "written_off"
+                d["facts"]["item_id"],
+                "settled" if code == "settled" else "written_off",
+                by_run=ctx.run_id,
             )
         record = ledger.decide(
             exc["id"],
@@ -686,7 +688,7 @@ class DecisionTools(ToolBase):
         ledger.carry_forward(ctx.run_id, period=run.period, items=stored)
         for item in stored:  # carried again: this sign-off's row is the item from now on
             if item.get("carried_id"):
-                ledger.set_open_item_status(item["carried_id"], "carried")
+                ledger.set_open_item_status(item["carried_id"], "carried", by_run=ctx.run_id)
         ctx.store.audit(
             run_id=ctx.run_id,
             kind="period_lock",

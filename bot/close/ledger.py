@@ -224,6 +224,31 @@ cover(
 )
 
 
+cover(
+    "open_items",
+    key=("id",),
+    fields=(
+        "id",
+        "run_id",
+        "period",
+        "kind",
+        "text",
+        "amount",
+        "owner",
+        "due",
+        "status",
+        "created_at",
+        "exception_id",
+        "held_balance",  # what a write-off of it books next month
+    ),
+    what="an open item carried forward: what is open, its amount, owner, due date, status "
+    "and the balance its decision held",
+    of_run="select * from open_items where run_id = ?",
+    shared=True,  # the next close settles, writes off or keeps it
+    newer=True,
+)
+
+
 class AlreadyPostedError(CloseBotError):
     """The period was posted by another batch; posting this one would book it twice."""
 
@@ -633,6 +658,13 @@ class Ledger:
                         "held_balance": _dumps(item.get("held_balance") or []),
                     }
                 )
+            self.store.audit(
+                run_id=run_id,
+                kind="open_items_carried",
+                actor=None,
+                detail={"period": period, "items": len(items)},
+                covers=[("open_items", "run_id", run_id)],
+            )
 
     def carried_into(self, period: str) -> list[dict[str, Any]]:
         """The items the latest sign-off of `period` carried forward (they open the next month)."""
@@ -649,10 +681,19 @@ class Ledger:
             )
         ]
 
-    def set_open_item_status(self, item_id: int, status: str) -> None:
-        """A carried item settled or written off at the next close (it is not carried again)."""
+    def set_open_item_status(self, item_id: int, status: str, *, by_run: str | None = None) -> None:
+        """A carried item settled or written off at the next close (it is not carried again),
+        audited in the close that decided it (`by_run`, else the item's own)."""
         with self.store.write() as db:
             db.execute("update open_items set status = ? where id = ?", (status, item_id))
+            owner = self._rows("select run_id from open_items where id = ?", (item_id,))
+            self.store.audit(
+                run_id=by_run or (owner[0]["run_id"] if owner else None),
+                kind="open_item_closed",
+                actor=None,
+                detail={"item_id": item_id, "status": status},
+                covers=[("open_items", "id", item_id)],
+            )
 
     def open_items(self, run_id: str) -> list[dict[str, Any]]:
         return [
