@@ -455,8 +455,13 @@ class CloseTools(DecisionTools, PostingTools):
         items = [
             {"text": i["text"], "owner": names.cached(i["owner"], default=""), "due": i["due"]}
             for i in carried
-        ] or [
-            {"text": i["text"], "owner": None, "due": None} for i in self._open_items(ctx, ledger)
+        ]
+        # what opened since the sign-off stored them (a decision after the draft, say) too
+        stored = {i["text"] for i in carried}
+        items += [
+            {"text": i["text"], "owner": None, "due": None}
+            for i in self._open_items(ctx, ledger)
+            if i["text"] not in stored
         ]
         for step in STEPS:
             state = run.steps.get(step, "pending")
