@@ -10,13 +10,13 @@ from bot.close.ledger import Ledger
 from bot.sandbox.run import APPROVER, APPROVERS, STARTER, Sandbox
 from tests.sandbox_browser import (
     ARTIFACTS,
+    answer_button,
     answered,
     fill_form,
     open_thread,
     pending_form,
     press_submit,
     say,
-    submit_button,
     switch_to,
 )
 
@@ -35,12 +35,12 @@ def test_an_owner_and_a_due_date_are_picked_in_the_sign_off_form(
     pane = open_thread(page)
     approvers = list(APPROVERS)
     for _ in range(MAX_FORMS):  # every form as recommended, up to the sign-off
-        submit_button(pane).first.wait_for()
+        answer_button(pane).first.wait_for()
         ts = pending_form(pane).get_attribute("data-ts")
         form = answered(pane, ts)
         if form.locator("select.users-select").count():
             break
-        labels = form.locator("label.choice").all_inner_texts()
+        labels = form.locator("label.choice, button").all_inner_texts()
         approve = any(re.match(r"\s*Approve", label) for label in labels)
         who = approvers.pop(0) if approve else STARTER
         switch_to(page, who.id)
