@@ -485,8 +485,20 @@ def question_form(
     stale input state; the Submit handler reads values by question number, not nonce.
     """
     blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
-    total = len(ask.questions)
+    total = sum(1 for q in ask.questions if not q.kind.assigns)
     for number, q in enumerate(ask.questions, start=1):
+        if q.kind.assigns:
+            # an owner or a due date: one labelled picker, the recommended value preselected
+            blocks.append(
+                {
+                    "type": "input",
+                    "block_id": block_id("q", number, nonce),
+                    "label": plain(fit(q.question, 150), MAX_LABEL),
+                    "optional": not q.required,
+                    "element": q.kind.element(q, [], action_id=ANSWER_ACTION, external=external),
+                }
+            )
+            continue
         shown = _question_sections(q, number, total, compact=compact, listed=facts is not None)
         blocks.extend(section(t) for t in shown)
         if facts is not None and number == 1:
@@ -805,11 +817,17 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
         outcome.at,
     )
     blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(ask.context)}")]
+    assigned: list[str] = []  # owners and due dates: one line each, in one section
     for number, q in enumerate(ask.questions, start=1):
         entry = (answers or {}).get(str(number), {})
         shown = escape(answer_text(entry)) if status == "answered" and entry else "—"
+        if q.kind.assigns:
+            kept = escape(q.initial or "—") if entry.get("skipped") else shown
+            assigned.append(f"{escape(fit(q.question, 150))} → *{kept}*")
+            continue
         title = escape(q.header) if q.header else f"Question {number}"
         blocks.append(section(f"*{title}*: {escape(fit(q.question, 600))}\n→ *{shown}*"))
+    blocks.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
     when = _when(at)
     who = who or person(by)
     if status == "answered":

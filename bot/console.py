@@ -114,10 +114,19 @@ def render_form(ask: Ask) -> str:
     bar = "═" * 60
     lines = ["", bar, "  Your decision is needed", bar, _wrap(ask.context), ""]
     total = len(ask.questions)
+    rows = sum(1 for q in ask.questions if q.type.value == "user")
+    deciding = sum(1 for q in ask.questions if not q.kind.assigns)
+    also = f", then {rows} owner{'s' if rows != 1 else ''} with due dates" if rows else ""
     lines.append(
-        f"Please answer {total} question{'s' if total > 1 else ''}. Type 'cancel' at any prompt to cancel."
+        f"Please answer {deciding} question{'s' if deciding > 1 else ''}{also}. Type 'cancel' at any prompt to cancel."
     )
     for number, q in enumerate(ask.questions, start=1):
+        if q.kind.assigns:  # an owner or a due date: one line, the recommended one shown
+            keep = f" [{q.initial}]" if q.initial else ""
+            if q.type.value == "user":
+                lines.append("")
+            lines.append(f"  Question {number} · {q.question}{keep}")
+            continue
         lines.append("")
         flag = "required" if q.required else "optional"
         head = f"Question {number}/{total} [{flag}]" + (f" · {q.header}" if q.header else "")
@@ -165,7 +174,15 @@ class ConsoleAnswerer:
         ask = ask_of(record)
         print(render_form(ask), file=self.out, flush=True)
         responses: dict[int, Response] = {}
+        keep: bool | None = None  # the owners and due dates as recommended, or one by one
         for number, q in enumerate(ask.questions, start=1):
+            if q.kind.assigns and keep is None:
+                keep = self._keep_assignments()
+                if keep is None:
+                    return None
+            if q.kind.assigns and keep:
+                responses[number] = q.kind.default(q) or Response(skipped=True)
+                continue
             print(file=self.out)
             while True:
                 raw = self._read(f"Question {number}.{_prompt_for(q)[1:]}")
@@ -173,6 +190,8 @@ class ConsoleAnswerer:
                     return None
                 try:
                     response = parse_typed(q, raw)
+                    if q.kind.assigns and response.skipped:  # Enter keeps the one shown
+                        response = q.kind.default(q) or response
                     check_response(q, number, response)
                 except AnswerError as e:
                     print(f"  ✗ {e}", file=self.out, flush=True)
@@ -193,6 +212,20 @@ class ConsoleAnswerer:
             return True
         print(_wrap(f"This books: {text}", "  "), file=self.out, flush=True)
         return self._read("  Book it? [y/N]: ").strip().casefold() in ("y", "yes")
+
+    def _keep_assignments(self) -> bool | None:
+        """Owners and due dates: keep the ones shown (recommended), or set each; None cancels."""
+        print(file=self.out)
+        while True:
+            raw = self._read(
+                "Owners and due dates: 1. keep them as shown  2. set them item by item "
+                "Choice [1-2] (Enter keeps): "
+            ).strip()
+            if raw.casefold() == "cancel":
+                return None
+            if raw in ("", "1", "2"):
+                return raw != "2"
+            print(f"  ✗ {raw!r} is not 1 or 2", file=self.out, flush=True)
 
     def rationale(self, overrides: dict[int, str]) -> dict[int, str]:
         whys: dict[int, str] = {}
@@ -219,7 +252,13 @@ class AutoAnswerer:
         responses = default_responses(ask)
         for number, q in enumerate(ask.questions, start=1):
             r = responses[number]
-            chosen = "skipped (optional)" if r.skipped else q.label(r.selected[0])
+            chosen = (
+                "skipped (optional)"
+                if r.skipped
+                else (r.text or "")
+                if q.kind.assigns
+                else q.label(r.selected[0])
+            )
             print(
                 f"  auto: question {number} → {chosen} (recommended answer, source auto_default)",
                 file=self.out,

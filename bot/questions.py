@@ -9,8 +9,10 @@ Adding a question type: a `QuestionType` member and a `QuestionKind` subclass re
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -54,6 +56,18 @@ class QuestionType(StrEnum):
     SINGLE = "single_choice"
     MULTIPLE = "multiple_choice"
     FREE_TEXT = "free_text"
+    USER = "user"  # a person of the workspace (an owner): Slack's users_select
+    DATE = "date"  # a calendar date (a due date): Slack's datepicker
+
+
+# Questions that take no options: typed text, a person, a date.
+NO_OPTIONS = (QuestionType.FREE_TEXT, QuestionType.USER, QuestionType.DATE)
+# Assignments (a person, a date) ride beside the decisions of a form: up to this many of them
+# on top of the 1–5 questions that decide something.
+MAX_ASSIGNMENTS = 20
+USER_ID_RE = re.compile(r"^[UW][A-Z0-9]{2,20}$")
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+LOGIN_RE = re.compile(r"^[a-z_][a-z0-9._-]{0,31}$")  # an OS login (the console's people)
 
 
 def _problem(kind: str, message: str, at: str = "") -> PydanticCustomError:
@@ -112,7 +126,8 @@ class Question(BaseModel):
     type: QuestionType = Field(
         default=QuestionType.SINGLE,
         strict=False,
-        description="single_choice (default), multiple_choice or free_text.",
+        description="single_choice (default), multiple_choice, free_text, or user / date: "
+        "a person (an owner) or a date (a due date) picked in the form.",
     )
     options: tuple[Option, ...] = Field(
         default=None,
@@ -140,6 +155,11 @@ class Question(BaseModel):
         description="Optional: low (yes/no), medium (a few domain options) or high (open or "
         "technical); sets how long the question waits when timeouts are on.",
     )
+    initial: StrictStr | None = Field(
+        default=None,
+        description="user / date questions: the recommended person (a Slack user id, U…) or "
+        "date (YYYY-MM-DD), preselected.",
+    )
 
     @field_validator("header", "reasoning", mode="after")
     @classmethod
@@ -161,9 +181,9 @@ class Question(BaseModel):
     @classmethod
     def _options_for_the_type(cls, value: Any, info: ValidationInfo) -> Any:
         qtype = info.data.get("type")
-        if qtype is QuestionType.FREE_TEXT:
+        if qtype in NO_OPTIONS:
             if value not in (None, [], ()):
-                raise _problem("no_options", "a free_text question takes no options")
+                raise _problem("no_options", f"a {qtype} question takes no options")
             return ()
         if value is None and qtype is None:
             return ()  # the type itself was wrong: that is the problem reported
@@ -179,7 +199,7 @@ class Question(BaseModel):
     def _options_count_and_labels(
         cls, value: tuple[Option, ...], info: ValidationInfo
     ) -> tuple[Option, ...]:
-        if info.data.get("type") in (None, QuestionType.FREE_TEXT):
+        if info.data.get("type") in (None, *NO_OPTIONS):
             return value
         if not MIN_OPTIONS <= len(value) <= MAX_OPTIONS:
             raise _problem(
@@ -208,8 +228,13 @@ class Question(BaseModel):
     def _recommended_in_range(cls, value: int | None, info: ValidationInfo) -> int | None:
         if value is None:
             return None
-        if info.data.get("type") is QuestionType.FREE_TEXT:
-            raise _problem("no_recommended", "a free_text question takes no recommended")
+        if (qtype := info.data.get("type")) in NO_OPTIONS:
+            hint = (
+                " (a user or date question's is `initial`)"
+                if qtype != QuestionType.FREE_TEXT
+                else ""
+            )
+            raise _problem("no_recommended", f"a {qtype} question takes no recommended{hint}")
         options = info.data.get("options")
         if options is not None and not 1 <= value <= len(options):
             raise _problem("recommended", f"{value} is not an option number (1–{len(options)})")
@@ -220,7 +245,7 @@ class Question(BaseModel):
     def _reasoning_needs_a_recommendation(
         cls, value: str | None, info: ValidationInfo
     ) -> str | None:
-        choice = info.data.get("type") not in (None, QuestionType.FREE_TEXT)
+        choice = info.data.get("type") not in (None, *NO_OPTIONS)
         if value and choice and "recommended" in info.data and info.data["recommended"] is None:
             raise _problem("reasoning", "explains a recommendation, so give `recommended` too")
         return value
@@ -228,8 +253,22 @@ class Question(BaseModel):
     @field_validator("allow_other", mode="after")
     @classmethod
     def _other_needs_choices(cls, value: bool, info: ValidationInfo) -> bool:
-        if value and info.data.get("type") is QuestionType.FREE_TEXT:
-            raise _problem("no_other", "a free_text question takes no allow_other")
+        if value and (qtype := info.data.get("type")) in NO_OPTIONS:
+            raise _problem("no_other", f"a {qtype} question takes no allow_other")
+        return value
+
+    @field_validator("initial", mode="after")
+    @classmethod
+    def _initial_for_the_type(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if not value:
+            return None
+        qtype = info.data.get("type")
+        if qtype is QuestionType.USER and not (USER_ID_RE.match(value) or LOGIN_RE.match(value)):
+            raise _problem("initial", f"{value!r} is not a Slack user id (U…) or a login")
+        if qtype is QuestionType.DATE and not _a_date(value):
+            raise _problem("initial", f"{value!r} is not a date as YYYY-MM-DD")
+        if qtype not in (QuestionType.USER, QuestionType.DATE):
+            raise _problem("initial", "only a user or date question takes `initial`")
         return value
 
     @property
@@ -266,9 +305,30 @@ class Ask(BaseModel):
     questions: tuple[Question, ...] = Field(
         strict=False,
         min_length=MIN_QUESTIONS,
-        max_length=MAX_QUESTIONS,
-        description=f"{MIN_QUESTIONS} to {MAX_QUESTIONS} questions, shown together in one form.",
+        max_length=MAX_QUESTIONS + MAX_ASSIGNMENTS,
+        description=f"{MIN_QUESTIONS} to {MAX_QUESTIONS} questions, shown together in one form "
+        f"(plus up to {MAX_ASSIGNMENTS} user / date questions assigning owners and due dates).",
     )
+
+    @field_validator("questions", mode="after")
+    @classmethod
+    def _decisions_per_form(cls, value: tuple[Question, ...]) -> tuple[Question, ...]:
+        deciding = sum(1 for q in value if not q.kind.assigns)
+        if deciding > MAX_QUESTIONS:
+            raise _problem(
+                "too_many",
+                f"{deciding} questions, one call takes {MIN_QUESTIONS} to {MAX_QUESTIONS}",
+            )
+        if len(value) - deciding > MAX_ASSIGNMENTS:
+            raise _problem(
+                "too_many",
+                f"{len(value) - deciding} user / date questions, one call takes at most {MAX_ASSIGNMENTS}",
+            )
+        if not deciding:
+            raise _problem(
+                "too_many", "user / date questions go with a question that decides something"
+            )
+        return value
 
     def questions_json(self) -> list[dict[str, Any]]:
         return [q.to_dict() for q in self.questions]
@@ -427,6 +487,7 @@ class QuestionKind:
     type: ClassVar[QuestionType]
     choice: ClassVar[bool] = True
     multiple: ClassVar[bool] = False
+    assigns: ClassVar[bool] = False  # a person or a date beside the decisions (user / date)
     label: ClassVar[str] = "Your choice"
 
     # Block Kit
@@ -602,9 +663,126 @@ class FreeText(QuestionKind):
         return None
 
 
+class _Pick(QuestionKind):
+    """A person or a date picked in the form (an owner, a due date): an assignment beside the
+    form's decisions, with the recommended value preselected (`initial`). It never overrides
+    anything, so it needs no "Why"; left empty (or Enter at the console), the recommended
+    value stands."""
+
+    choice = False
+    assigns = True
+    element_type: ClassVar[str]
+    state_key: ClassVar[str]  # where Slack puts the picked value in the form's state
+    initial_key: ClassVar[str]
+    answer_key: ClassVar[str]  # the stored answer's key
+    placeholder: ClassVar[str]
+
+    def element(
+        self, q: Question, options: list[dict[str, Any]], *, action_id: str, external: bool
+    ) -> dict[str, Any]:
+        element: dict[str, Any] = {
+            "type": self.element_type,
+            "action_id": action_id,
+            "placeholder": _plain(self.placeholder),
+        }
+        if q.initial and (self.type is not QuestionType.USER or USER_ID_RE.match(q.initial)):
+            element[self.initial_key] = q.initial  # a console login is no Slack user to preselect
+        return element
+
+    def valid(self, value: str) -> bool:
+        raise NotImplementedError
+
+    def read(self, q: Question, state: dict[str, Any], other: str | None) -> Response:
+        value = state.get(self.state_key)
+        if value in (None, ""):
+            return Response(skipped=True)
+        if not (isinstance(value, str) and self.valid(value)):
+            raise ValueError(value)
+        return Response(text=value)
+
+    def check(self, q: Question, name: str, r: Response) -> None:
+        if r.selected or r.other:
+            raise AnswerError(f"{name} takes {self.label.lower()}, not options")
+        if r.text is not None and not self.valid(r.text):
+            raise AnswerError(f"{name}: {r.text!r} is not {self.what}")
+
+    what: ClassVar[str] = ""
+
+    def payload(self, q: Question, r: Response) -> dict[str, Any]:
+        return {self.answer_key: r.text}
+
+    def follows(self, q: Question, r: Response) -> bool:
+        return True
+
+    def default(self, q: Question) -> Response | None:
+        return Response(text=q.initial) if q.initial else Response(skipped=True)
+
+
+class UserPick(_Pick):
+    type = QuestionType.USER
+    label = "Owner"
+    element_type = "users_select"
+    state_key = "selected_user"
+    initial_key = "initial_user"
+    answer_key = "user"
+    placeholder = "Choose a person"
+    what = "a Slack user id (U…) or a login"
+
+    def valid(self, value: str) -> bool:
+        # Slack sends a user id; the console takes a Slack id or an OS login (an owner is an
+        # assignment, not an identity claim: who decides or approves is never typed).
+        return bool(USER_ID_RE.match(value) or LOGIN_RE.match(value))
+
+    def prompt(self, q: Question) -> str:
+        keep = f"Enter keeps {q.initial}" if q.initial else "Enter to leave unassigned"
+        return f"  Owner: a Slack user id (U…) or a login ({keep}): "
+
+    def parse_typed(self, q: Question, raw: str) -> Response:
+        value = raw.strip()  # "UBEN" a Slack id, "uben" a login: never folded into each other
+        if not self.valid(value):
+            raise AnswerError(
+                f"{raw!r} is not a Slack user id (U…) or a login (letters, digits, . _ -)"
+            )
+        return Response(text=value)
+
+
+class DatePick(_Pick):
+    type = QuestionType.DATE
+    label = "Due date"
+    element_type = "datepicker"
+    state_key = "selected_date"
+    initial_key = "initial_date"
+    answer_key = "date"
+    placeholder = "Choose a date"
+    what = "a date as YYYY-MM-DD"
+
+    def valid(self, value: str) -> bool:
+        return _a_date(value)
+
+    def prompt(self, q: Question) -> str:
+        keep = f"Enter keeps {q.initial}" if q.initial else "Enter to leave open"
+        return f"  Due date, YYYY-MM-DD ({keep}): "
+
+    def parse_typed(self, q: Question, raw: str) -> Response:
+        if not self.valid(raw.strip()):
+            raise AnswerError(f"{raw!r} is not a date; type it as YYYY-MM-DD, e.g. 2026-11-15")
+        return Response(text=raw.strip())
+
+
 KINDS: dict[QuestionType, QuestionKind] = {
-    k.type: k for k in (SingleChoice(), MultipleChoice(), FreeText())
+    k.type: k for k in (SingleChoice(), MultipleChoice(), FreeText(), UserPick(), DatePick())
 }
+
+
+def _a_date(value: str) -> bool:
+    if not DATE_RE.match(value):
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
 
 MAX_CHOICE_BUTTONS = 10  # Slack: radio buttons and checkboxes take at most 10 options
 
@@ -670,6 +848,9 @@ def answer_text(entry: dict[str, Any]) -> str:
         return "(skipped)"
     if "text" in entry:
         return str(entry["text"])
+    for key in ("user", "date"):
+        if key in entry:
+            return str(entry[key])
     parts = list(entry.get("labels", []))
     if entry.get("other"):
         parts.append(f"Other: {entry['other']}")

@@ -106,6 +106,22 @@ class SlackDesk:
         more = f"\n…and {len(items) - MAX_HOME_LINES} more" if len(items) > MAX_HOME_LINES else ""
         return f"*Open items ({len(items)})*\n" + "\n".join(lines) + more
 
+    def _yours_text(self, user: str) -> str:
+        """The open items `user` owns (chosen at sign-off), oldest due first; '' for none."""
+        items = sorted(
+            (i for i in self.desk.open_items() if i.get("owner") == user),
+            key=lambda i: (str(i.get("due") or ""), i["id"]),
+        )
+        if not items:
+            return ""
+        lines = [
+            f"• {escape(str(i['text']))} — due {escape(str(i.get('due') or 'no due date'))}"
+            f" ({escape(period_label(i['period']))})"
+            for i in items[:MAX_HOME_LINES]
+        ]
+        more = f"\n…and {len(items) - MAX_HOME_LINES} more" if len(items) > MAX_HOME_LINES else ""
+        return f"*Your open items ({len(items)})*\n" + "\n".join(lines) + more
+
     def _item_line(self, item: dict[str, Any]) -> str:
         owner = escape(self.names(item["owner"])) if item.get("owner") else "no owner"
         due = item.get("due") or "no due date"
@@ -192,6 +208,9 @@ class SlackDesk:
             blocks.section(self._waiting_text(user)),
             {"type": "divider"},
         ]
+        if yours := self._yours_text(user):
+            out += [blocks.section(t) for t in blocks.split_text(yours)[:3]]
+            out.append({"type": "divider"})
         if runs:
             lines = [
                 f"• {self._thread(r, status_title(r))}{_why(r)}" for r in runs[:MAX_HOME_LINES]

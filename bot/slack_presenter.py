@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import re
@@ -38,7 +39,7 @@ from bot.debounce import Debounce
 from bot.errors import CloseBotError
 from bot.identity import mention, same_person
 from bot.names import Names, named_text
-from bot.questions import Ask, answer_text
+from bot.questions import USER_ID_RE, Ask, answer_text
 from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
@@ -162,6 +163,18 @@ def seen_block_id(inbox_id: int) -> str:
 def root_block_id(run_id: str) -> str:
     """The block_id that marks a run's root message, so a retry can find it."""
     return f"closebot-root-{run_id}"
+
+
+def cut_id(value: str) -> str:
+    return value[:255]
+
+
+def _amount(value: Any) -> str:
+    try:
+        amount = Decimal(str(value or "0"))
+    except ArithmeticError:
+        return ""
+    return money(amount) if amount else ""
 
 
 class SlackPresenter:
@@ -684,6 +697,108 @@ class SlackPresenter:
         if not self.store.audit_events(run_id, kind="reports_uploaded"):
             self.upload_reports(run_id)
             self.store.audit(run_id=run_id, kind="reports_uploaded", actor=None)
+        self.tell_owners(run_id)
+
+    # -- open items: each owner told by DM, once -------------------------------------
+
+    def tell_owners(self, run_id: str) -> None:
+        """DM each owner the open items the sign-off gave them: text, amount, due date and a
+        link to the close's thread. Once per owner and run: told owners are recorded (audit
+        `owner_told`); one whose DM may have gone out before a crash (`owner_telling` without
+        `owner_told`) is looked for in the DM first, as forms are (find_form)."""
+        run = self.store.run(run_id)
+        mine: dict[str, list[dict[str, Any]]] = {}
+        for item in Ledger(self.store).open_items(run_id):
+            if item["status"] == "open" and USER_ID_RE.match(str(item.get("owner") or "")):
+                mine.setdefault(str(item["owner"]), []).append(item)
+        if not mine:
+            return
+        told = {e.detail.get("owner") for e in self.store.audit_events(run_id, kind="owner_told")}
+        started = {
+            e.detail.get("owner") for e in self.store.audit_events(run_id, kind="owner_telling")
+        }
+        for owner, items in mine.items():
+            if owner in told:
+                continue
+            try:
+                self._tell_owner(run, owner, items, again=owner in started)
+            except SlackApiError as e:  # the next finish (a retry, a restart) tries again
+                log.warning("run %s: owner %s not told: %s", run_id, owner, slack_error(e))
+
+    def _tell_owner(
+        self, run: Run, owner: str, items: list[dict[str, Any]], *, again: bool
+    ) -> None:
+        opened = self.client.conversations_open(users=owner)
+        channel = str(opened["channel"]["id"])
+        marker = cut_id(f"closebot:items:{run.id}")
+        if again and self._dm_has(channel, run, marker):
+            self.store.audit(
+                run_id=run.id, kind="owner_told", actor=None, detail={"owner": owner, "found": True}
+            )
+            return
+        self.store.audit(run_id=run.id, kind="owner_telling", actor=None, detail={"owner": owner})
+        text, shown = self._items_message(run, items, marker)
+        posted = self.client.chat_postMessage(channel=channel, text=text, blocks=shown)
+        self.store.audit(
+            run_id=run.id,
+            kind="owner_told",
+            actor=None,
+            detail={"owner": owner, "items": len(items), "channel": channel, "ts": posted["ts"]},
+        )
+
+    def _dm_has(self, channel: str, run: Run, marker: str) -> bool:
+        oldest = datetime.fromisoformat(run.created_at).timestamp() - 60
+        page = self.client.conversations_history(channel=channel, oldest=f"{oldest:.6f}", limit=200)
+        return any(
+            b.get("block_id") == marker
+            for message in page.get("messages") or []
+            for b in message.get("blocks") or []
+        )
+
+    def _items_message(
+        self, run: Run, items: list[dict[str, Any]], marker: str
+    ) -> tuple[str, list[dict[str, Any]]]:
+        """(notification text, blocks) of an owner's DM: their items, amounts and due dates."""
+        label = period_label(run.period)
+        link = self._thread_link(run)
+        signed = [
+            q for q in self.store.questions(run.id) if (header_of(q) or "").startswith("Sign-off")
+        ]
+        by = self.names(signed[-1].answered_by, default="") if signed else ""
+        head = (
+            f"*{len(items)} open item{'s' if len(items) != 1 else ''} from the {label} close "
+            f"{'are' if len(items) != 1 else 'is'} yours* (assigned at sign-off"
+            + (f" by {by}" if by else "")
+            + ")."
+        )
+        lines = []
+        for item in sorted(items, key=lambda i: (str(i.get("due") or ""), i["id"])):
+            amount = _amount(item.get("amount"))
+            lines.append(
+                f"• {item['text']}"
+                + (f" — {amount}" if amount else "")
+                + (f" · due {item['due']}" if item.get("due") else "")
+            )
+        body = outgoing("\n".join(lines))
+        shown = [
+            {**blocks.section(outgoing(head)), "block_id": marker},
+            *(blocks.section(t) for t in blocks.split_text(body)[:45]),
+            blocks.context(
+                f"<{link}|Open the close's thread>" if link else f"The {label} close's thread"
+            ),
+        ]
+        text = outgoing(f"{len(items)} open item(s) from the {label} close are yours")
+        return text, shown
+
+    def _thread_link(self, run: Run) -> str | None:
+        if not (run.channel and run.thread_ts):
+            return None
+        try:
+            answer = self.client.chat_getPermalink(channel=run.channel, message_ts=run.thread_ts)
+        except SlackApiError as e:
+            log.info("run %s: no permalink (%s)", run.id, slack_error(e))
+            return None
+        return str(answer.get("permalink") or "") or None
 
     def waiting(self, run_id: str, text: str) -> None:
         """The turn ended on questions put off: the status message says what waits, and the
@@ -1040,8 +1155,19 @@ class SlackPresenter:
         if not (record.channel and record.message_ts):
             return True
         ask = ask_of(record)
+        outcome = outcome_of(record)
+        if outcome.answers:  # an owner picked on the form is shown by name
+            outcome = dataclasses.replace(
+                outcome,
+                answers={
+                    k: {**v, "user": self.names(v["user"])}
+                    if isinstance(v, dict) and v.get("user")
+                    else v
+                    for k, v in outcome.answers.items()
+                },
+            )
         name = self.names(record.answered_by)
-        form = blocks.answered_form(ask, outcome_of(record), who=blocks.escape(name))
+        form = blocks.answered_form(ask, outcome, who=blocks.escape(name))
         chose = ""
         first = (record.answer or {}).get("1")
         if record.status == "answered" and len(ask.questions) == 1 and first:

@@ -47,6 +47,8 @@ Chooser = Callable[[Question], Response | None]
 
 def recommended(q: Question) -> Response | None:
     """The recommended option; an optional question is skipped; None cancels."""
+    if q.kind.assigns:  # an owner or a due date: the preselected one
+        return q.kind.default(q)
     if q.recommended is not None:
         return Response(selected=(q.recommended,))
     if q.type.value == "free_text":

@@ -240,6 +240,8 @@ class Harness:
         """The form's recommended answers, as picks (free text gets a line of text)."""
         picks: dict[int, Any] = {}
         for n, q in enumerate(self.store.question(question_id).questions, start=1):
+            if q.get("type") in ("user", "date"):
+                continue  # untouched: the preselected owner or due date is sent
             if q.get("type") == "free_text":
                 picks[n] = "Explained in the close file."
             elif q.get("type") == "multiple_choice":

@@ -81,6 +81,18 @@ def form_values(
             }
             continue
         kind_of = element["type"]
+        if kind_of in ("users_select", "datepicker"):
+            # as Slack sends them (python-slack-sdk tests/slack_sdk/models/test_views.py):
+            # {"type": "users_select", "selected_user": "U123"},
+            # {"type": "datepicker", "selected_date": "1990-04-12"}; untouched: the initial one
+            key, initial = (
+                ("selected_user", "initial_user")
+                if kind_of == "users_select"
+                else ("selected_date", "initial_date")
+            )
+            picked = picks.get(number, element.get(initial))
+            values[block["block_id"]] = {element["action_id"]: {"type": kind_of, key: picked}}
+            continue
         if number in picks:
             pick = picks[number]
         else:  # untouched: Slack sends what the form preselected

@@ -34,7 +34,7 @@ KEY = "a-key-every-login-of-this-test-shares"  # a second OS login, present on D
 TO_SECOND = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n"
 # ... through the first approval only (to its Posting form's answer)
 TO_FIRST = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n"
-AFTER_POSTING = "1\n"  # the sign-off
+AFTER_POSTING = "1\n\n"  # the sign-off, its owners and due dates as shown
 
 
 def _run(started_by: str) -> Run:
@@ -133,7 +133,7 @@ def test_a_console_second_approval_from_the_same_login_is_refused_and_audited(
     db_path: Path,
 ) -> None:
     # what used to be typed as the second approver's name is now just a bad choice, re-asked
-    stdin = TO_FIRST + "Workover: Carter rod pump (2026-09)\n1\n"
+    stdin = TO_FIRST + "Workover: Carter rod pump (2026-09)\n1\n\n"
     done = closebot("run", "2026-10", stdin=stdin)
     assert done.returncode == 3, done.stdout[-2000:]
     run_id = run_id_of(done.stdout)

@@ -351,3 +351,45 @@ def test_change_lists_the_decisions_and_a_change_redrafts_for_a_new_approval(
     pending = store.pending_question(run_id)
     assert pending is not None and new["id"] in pending.questions[0]["question"]
     store.close()
+
+
+def test_console_keeps_or_sets_owners_and_due_dates_item_by_item(store: Store) -> None:
+    """At the console an owner is a Slack id or an OS login (an assignment, not an identity: a
+    typed name is refused), Enter keeps the recommended one; '1' keeps them all."""
+    from bot.console import ConsoleAnswerer
+
+    rows = [
+        {"question": "1. dispute $28.13 · owner", "type": "user", "initial": "alice"},
+        {"question": "1. due date", "type": "date", "initial": "2026-11-15"},
+        {"question": "2. claim $718.13 · owner", "type": "user", "initial": "alice"},
+        {"question": "2. due date", "type": "date", "initial": "2026-11-15"},
+    ]
+    decision = {"question": "Sign off?", "options": ["Carry forward", "Block"], "recommended": 1}
+    cases = (
+        # item by item: a typed name refused, then a login; a bad date refused; Enter keeps
+        (
+            "1\n2\nBen Ortiz\nbob\n2026-11-31\n2026-11-30\nUDANA\n\n",
+            {"2": "bob", "3": "2026-11-30", "4": "UDANA", "5": "2026-11-15"},
+        ),
+        ("1\n1\n", {"2": "alice", "3": "2026-11-15", "4": "alice", "5": "2026-11-15"}),
+    )
+    for n, (typed, expected) in enumerate(cases):
+        model = ScriptedModel()
+        model.enqueue(tool_use(f"q{n}", "ask_user_question", **ask_input(decision, *rows)))
+        model.enqueue({"type": "text", "text": "ok"})
+        loop, _ = scripted_loop(store, model)
+        run = store.create_run(period="2026-10", mode="console", started_by="alice", model="s")
+        out = io.StringIO()
+        answerer = ConsoleAnswerer(stdin=io.StringIO(typed), out=out)
+        code = drive(
+            loop, store, run.id, loop.start(run.id, "go"), answerer=answerer, user="alice", out=out
+        )
+        assert code == 0, out.getvalue()
+        answer = store.question(f"q{n}").answer or {}
+        got = {k: v.get("user") or v.get("date") for k, v in answer.items() if k != "1"}
+        assert got == expected
+        shown = out.getvalue()
+        assert "Please answer 1 question, then 2 owners with due dates" in shown
+        if typed.startswith("1\n2\n"):
+            assert "'Ben Ortiz' is not a Slack user id (U…) or a login" in shown
+            assert "'2026-11-31' is not a date" in shown

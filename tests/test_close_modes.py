@@ -22,8 +22,8 @@ def test_console_october_then_auto_november_reverses_october_and_asks_nothing_of
 ) -> None:
     # a person takes each recommendation (Intake, WI/NRI, effective date, AFE, overhead, accrual,
     # severance), explains the flagged flux item of the draft in their own words, approves (no
-    # entry over the limit here: one approval posts) and signs off
-    answers = "5\n3\n1\n1\n1\n3\n2\n1\n3\nother: Rod pump on Carter Ranch, cleanout on Olson\nour own words\n1\n1\n"
+    # entry over the limit here: one approval posts) and signs off (owners and dates as shown)
+    answers = "5\n3\n1\n1\n1\n3\n2\n1\n3\nother: Rod pump on Carter Ranch, cleanout on Olson\nour own words\n1\n1\n\n"
     october = closebot("run", "2026-10", stdin=answers, env=ONE)
     assert october.returncode == 0, october.stdout[-3000:]
     assert f"(posted by {LOGIN})" in october.stdout
@@ -36,10 +36,13 @@ def test_console_october_then_auto_november_reverses_october_and_asks_nothing_of
         h.strip()
         for h in re.findall(r"Question \d+/\d+ \[(?:required|optional)\] · ([^·\n…]+)", out)
     ]
-    # flux of the draft against closebot's posted October, the approval, October's open items,
-    # sign-off
-    assert asked[0].startswith("Flux") and asked[-1] == "Sign-off"
-    assert "Posting" in asked and "Open item" in asked[asked.index("Posting") :]
+    # October's open items first, then flux of the draft against closebot's posted October, the
+    # approval, and the sign-off
+    opened = [h for h in asked if h != "Open item"]
+    assert asked[0] == "Open item" and asked[: len(asked) - len(opened)] == ["Open item"] * (
+        len(asked) - len(opened)
+    )
+    assert opened[0].startswith("Flux") and opened[-1] == "Sign-off" and "Posting" in opened
     assert "Second approval" not in out  # a default approval asks for no second one
     assert "last month's accruals reversed from store" in " ".join(out.split())
     run_id = run_id_of(out)
@@ -66,7 +69,9 @@ def test_doi_shows_a_wells_history_with_the_row_closebot_added(db_path: Path) ->
     before = closebot("doi", "W-TX-001")
     assert before.returncode == 0 and "0.25000000  0.20000000  doi.csv line 2" in before.stdout
     assert (
-        closebot("run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n", env=ONE).returncode
+        closebot(
+            "run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n\n", env=ONE
+        ).returncode
         == 0
     )
     after = closebot("doi", "W-TX-001")
@@ -152,20 +157,22 @@ def test_slack_closes_october_then_november_which_asks_nothing_of_the_data(
         ledger = Ledger(bot.store)
         assert ledger.current_batch(october.id)["status"] == "posted"
         november = bot.start("2026-11")
-        first = bot.pending(november.id)  # nothing about the data: flux of the draft first
-        assert bot.store.question(first).questions[0]["header"].startswith("Flux")
+        # October's open items open November, before its own steps; then only the flux of the
+        # draft before the approval
+        first = bot.store.question(bot.pending(november.id))
+        assert {q["header"] for q in first.questions} == {"Open item"}
+        assert november.steps.get("WI/NRI validation", "pending") == "pending"
         bot.finish(november.id)
         batch = ledger.current_batch(november.id)
         assert batch["status"] == "posted"
         reversal = [x for x in ledger.lines(batch["id"]) if x["source"] == "reversal"]
         assert all(x["ref"] == f"batch {ledger.current_batch(october.id)['id']}" for x in reversal)
         headers = [q.questions[0]["header"] for q in bot.store.questions(november.id)]
-        # flux of the draft against closebot's posted October, the approvals, October's open
-        # items, the sign-off
+        carried = headers.count("Open item")
+        assert carried and headers[:carried] == ["Open item"] * carried
         posting = headers.index("Posting")
-        assert posting > 0 and all(h.startswith("Flux") for h in headers[:posting])
+        assert posting > carried and all(h.startswith("Flux") for h in headers[carried:posting])
         assert headers[posting + 1] == "Second approval" and headers[-1].startswith("Sign-off")
-        assert any(h.startswith("Open item") for h in headers[posting:])
     finally:
         bot.close()
 

@@ -168,16 +168,19 @@ def test_november_reverses_october_from_the_store_and_asks_nothing_of_the_data(
     october = close_run(None, db, store=store)
     november = close_run(None, db, period="2026-11", store=store)
     assert isinstance(november.outcome, Finished)
-    # nothing about the data: flux of the draft against the posted October, the approvals,
-    # October's open items one by one, then the sign-off
-    headers = [q.header or "" for a in november.asks for q in a.questions]
+    # nothing about the data: October's open items one by one before anything else, then flux
+    # of the draft against the posted October, the approvals, then the sign-off (with its
+    # owners and due dates)
+    headers = [q.header or "" for a in november.asks for q in a.questions if not q.kind.assigns]
+    carried = [e for e in november.exceptions() if e["kind"] == "carried_item"]
+    assert len(carried) == len(october.ledger.open_items(october.run_id)) > 0
+    assert all(h.startswith("Open item") for h in headers[: len(carried)])
     posting = headers.index("Posting")
-    assert posting > 0 and all(h.startswith("Flux") for h in headers[:posting])
+    assert posting > len(carried)
+    assert all(h.startswith("Flux") for h in headers[len(carried) : posting])
     assert headers[posting + 1] == "Second approval" and headers[-1].startswith("Sign-off")
     kinds = {e["kind"] for e in november.exceptions()}
     assert kinds <= {"flux_basis", "flux_item", "flux_escalate", "carried_item", "signoff"}
-    carried = [e for e in november.exceptions() if e["kind"] == "carried_item"]
-    assert len(carried) == len(october.ledger.open_items(october.run_id)) > 0
     october_accruals = october.entries("accrual")
     reversal = november.entries("reversal")
     assert sorted((x["account"], x["credit"], x["debit"]) for x in october_accruals) == sorted(

@@ -29,7 +29,7 @@ from tests.conftest import ScriptedModel, tool_use
 from tests.slack_harness import Harness
 
 # every recommendation at the console, one approval (no entry over the limit), the flux explained
-ONE_POSTER = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n"
+ONE_POSTER = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n\n"
 
 
 def blocks_text(message: dict[str, Any]) -> str:
@@ -214,7 +214,7 @@ def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) ->
             "CLOSEBOT_APPROVAL_LIMIT": "5000000",
             "CLOSEBOT_DB": str(db_path.with_name("high.db")),
         },
-        stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n",
+        stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n\n",
     )
     assert (
         high.returncode == 0

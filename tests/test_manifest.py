@@ -70,6 +70,7 @@ SCOPE_OF = {
     "url_private_download": "files:read",  # the download of a dropped file (not a method)
     "files.completeUploadExternal": "files:write",
     "users.info": "users:read",
+    "conversations.open": "im:write",  # an open item's owner told by DM
     "auth.test": None,
     "views.publish": None,
     "chat.getPermalink": None,

@@ -7,8 +7,10 @@ from typing import Any
 
 import pytest
 
+from bot.blocks import FormError, read_form
 from bot.errors import AnswerError
 from bot.questions import (
+    MAX_ASSIGNMENTS,
     TOOL_SCHEMA,
     Ask,
     AskInvalid,
@@ -52,7 +54,11 @@ def test_schema_is_named_and_requires_context_and_questions() -> None:
     assert TOOL_SCHEMA["name"] == "ask_user_question"
     assert TOOL_SCHEMA["input_schema"]["required"] == ["context", "questions"]
     items = TOOL_SCHEMA["input_schema"]["properties"]["questions"]
-    assert (items["minItems"], items["maxItems"]) == (1, 5)
+    # 1–5 questions that decide, plus the owners and due dates assigned beside them
+    assert (items["minItems"], items["maxItems"]) == (1, 5 + MAX_ASSIGNMENTS)
+    assert "user / date" in items["description"]
+    kinds = items["items"]["properties"]["type"]["enum"]
+    assert {"user", "date"} <= set(kinds)
 
 
 @pytest.mark.parametrize(
@@ -402,3 +408,87 @@ def test_complexity_sets_the_default_wait() -> None:
     ask = parse_ask({"context": "c", "questions": [q(complexity="low"), q(complexity="high")]})
     assert timeout_minutes(ask) == COMPLEXITY_MINUTES["high"] > COMPLEXITY_MINUTES["low"]
     assert timeout_minutes(parse_ask({"context": "c", "questions": [q()]})) is None
+
+
+# -- user and date questions: an owner and a due date beside a decision ---------------
+
+
+def owner_and_due(**over: Any) -> dict[str, Any]:
+    return {
+        "context": "Sign-off",
+        "questions": [
+            q(recommended=1),
+            {"question": "Owner", "type": "user", "required": False, "initial": "UALICE"},
+            {"question": "Due", "type": "date", "required": False, "initial": "2026-11-15"},
+            *over.get("more", []),
+        ],
+    }
+
+
+def test_user_and_date_questions_validate_and_ride_beside_five_decisions() -> None:
+    ask = parse_ask(owner_and_due(more=[q()] * 4))  # 5 deciding + 2 assignments
+    assert [x.type.value for x in ask.questions[:3]] == ["single_choice", "user", "date"]
+    assert problems(owner_and_due(more=[q()] * 5))[0] == (
+        "questions: 6 questions, one call takes 1 to 5"
+    )
+    only = {"context": "c", "questions": [{"question": "Owner", "type": "user"}]}
+    assert "go with a question that decides" in problems(only)[0]
+    bad = [
+        ({"question": "Owner", "type": "user", "initial": "Alice Park"}, "not a Slack user id"),
+        ({"question": "Due", "type": "date", "initial": "2026-02-30"}, "not a date"),
+        ({"question": "Due", "type": "date", "options": ["a", "b"]}, "takes no options"),
+        ({"question": "Owner", "type": "user", "recommended": 1}, "`initial`"),
+        (q(initial="UALICE"), "only a user or date question"),
+    ]
+    for question, words in bad:
+        found = problems({"context": "c", "questions": [q(), question]})
+        assert any(words in p for p in found), (question, found)
+
+
+def test_user_and_date_elements_read_the_state_slack_sends() -> None:
+    ask = parse_ask(owner_and_due())
+    owner, due = ask.questions[1], ask.questions[2]
+    user_el = owner.kind.element(owner, [], action_id="a", external=False)
+    date_el = due.kind.element(due, [], action_id="a", external=False)
+    assert (user_el["type"], user_el["initial_user"]) == ("users_select", "UALICE")
+    assert (date_el["type"], date_el["initial_date"]) == ("datepicker", "2026-11-15")
+    # a console login is recommended at the console, but is no Slack user to preselect
+    login = parse_ask(owner_and_due()).questions[1].model_copy(update={"initial": "alice"})
+    assert "initial_user" not in login.kind.element(login, [], action_id="a", external=False)
+
+    # state values as Slack sends them (python-slack-sdk tests/slack_sdk/models/test_views.py)
+    def values(user: Any, day: Any) -> dict[str, Any]:
+        return {
+            "closebot:q:1:n": {
+                "answer": {"type": "radio_buttons", "selected_option": {"value": "1"}}
+            },
+            "closebot:q:2:n": {"answer": {"type": "users_select", "selected_user": user}},
+            "closebot:q:3:n": {"answer": {"type": "datepicker", "selected_date": day}},
+        }
+
+    got = read_form(ask, values("UBEN", "2026-11-30"))
+    assert (got[2].text, got[3].text) == ("UBEN", "2026-11-30")
+    assert answer_payload(ask, got)["2"]["user"] == "UBEN"
+    assert answer_payload(ask, got)["3"]["date"] == "2026-11-30"
+    cleared = read_form(ask, values(None, None))  # emptied pickers: the recommended ones stand
+    assert cleared[2].skipped and cleared[3].skipped
+    for user, day in (("<!channel>", "2026-11-30"), ("UBEN", "2026-13-01"), ("UBEN", 20261130)):
+        with pytest.raises(FormError):
+            read_form(ask, values(user, day))
+    # they never override anything: no "Why" is asked for another owner or date
+    assert default_responses(ask)[2] == Response(text="UALICE")
+
+
+def test_user_and_date_questions_at_the_console() -> None:
+    ask = parse_ask(owner_and_due())
+    owner, due = ask.questions[1], ask.questions[2]
+    assert "Enter keeps UALICE" in owner.kind.prompt(owner)
+    # an owner is an assignment, not an identity: a Slack id or an OS login, never a name
+    assert parse_typed(owner, "uben") == Response(text="uben")
+    assert parse_typed(owner, "UBEN") == Response(text="UBEN")
+    assert parse_typed(owner, "") == Response(skipped=True)
+    with pytest.raises(AnswerError, match="not a Slack user id"):
+        parse_typed(owner, "Ben Ortiz")
+    assert parse_typed(due, "2026-12-01") == Response(text="2026-12-01")
+    with pytest.raises(AnswerError, match="YYYY-MM-DD"):
+        parse_typed(due, "next friday")

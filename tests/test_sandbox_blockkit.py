@@ -285,3 +285,62 @@ def test_the_bots_own_forms_pass(client: WebClient) -> None:
     ask = parse_ask({"context": "Need a decision.", "questions": [WI_QUESTION] * 5})
     form = blocks.question_form(ask, question_id="toolu_1", who_may_answer="<@UALICE>", nonce="n")
     assert client.chat_postMessage(channel="CFIN", text="form", blocks=form)["ok"]
+
+
+def test_a_person_and_a_date_are_picked_with_valid_initial_values(client: WebClient) -> None:
+    def picker(element: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"type": "input", "label": plain("Owner"), "element": {"action_id": "a", **element}}
+        ]
+
+    good = [
+        {"type": "users_select", "initial_user": "UBEN", "placeholder": plain("Choose a person")},
+        {"type": "datepicker", "initial_date": "2026-11-15"},
+        {"type": "users_select"},
+        {"type": "datepicker"},
+    ]
+    for element in good:
+        assert client.chat_postMessage(channel="CFIN", text="f", blocks=picker(element))["ok"]
+    bad = [
+        ({"type": "users_select", "initial_user": "Ben Ortiz"}, "initial_user", "valid user ID"),
+        ({"type": "datepicker", "initial_date": "2026-02-30"}, "initial_date", "YYYY-MM-DD"),
+        ({"type": "datepicker", "initial_date": "15/11/2026"}, "initial_date", "YYYY-MM-DD"),
+    ]
+    for element, field, words in bad:
+        answer = refusal(client, picker(element))
+        assert answer["error"] == "invalid_blocks"
+        assert any(
+            words in e and e.endswith(f"[json-pointer:/blocks/0/element/{field}]")
+            for e in answer["errors"]
+        ), answer["errors"]
+
+
+def test_the_sign_off_form_with_its_owners_and_dates_passes(client: WebClient) -> None:
+    from bot import blocks
+    from bot.questions import parse_ask
+    from tests.conftest import WI_QUESTION
+
+    rows = [
+        q
+        for n in range(1, 9)
+        for q in (
+            {
+                "question": f"{n}. item · owner",
+                "type": "user",
+                "initial": "UALICE",
+                "required": False,
+            },
+            {
+                "question": f"{n}. due date",
+                "type": "date",
+                "initial": "2026-11-15",
+                "required": False,
+            },
+        )
+    ]
+    ask = parse_ask({"context": "Sign-off.", "questions": [WI_QUESTION, *rows]})
+    form = blocks.question_form(ask, question_id="toolu_1", who_may_answer="<@UALICE>", nonce="n")
+    assert client.chat_postMessage(channel="CFIN", text="form", blocks=form)["ok"]
+    assert len(form) <= 50
+    kinds = [b["element"]["type"] for b in form if b["type"] == "input"]
+    assert kinds.count("users_select") == kinds.count("datepicker") == 8

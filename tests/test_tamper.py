@@ -24,7 +24,7 @@ from tests.cli_run import ONE, closebot, run_id_of
 
 # every recommendation at the console (Baker short-paid, Smith's decimal accepted from
 # 2026-07-01), one approval, the flux item explained, signed off
-ONE_POSTER = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n"
+ONE_POSTER = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n\n"
 KEY = "k" * 64  # the audit key, kept outside the database (here: the environment)
 
 

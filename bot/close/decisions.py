@@ -4,6 +4,7 @@ decision creates (an effective date, flux explanations, the sign-off)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import fields
 from decimal import Decimal
 from typing import Any
@@ -24,10 +25,17 @@ from bot.close.kinds import (
 )
 from bot.close.ledger import Ledger
 from bot.close.master import ACCOUNT_NAMES, dec8, money, with_change
-from bot.close.registry import FLUX
+from bot.close.registry import FLUX, SIGNOFF
 from bot.close.steps import flux
 from bot.close.steps.flux import _flux_label, parse_adjustment
-from bot.close.toolbase import REF_RE, ToolBase, question_for, question_for_group
+from bot.close.toolbase import (
+    MAX_LIST,
+    REF_RE,
+    ToolBase,
+    assignment_questions,
+    question_for,
+    question_for_group,
+)
 from bot.errors import CloseBotError, NotFoundError
 from bot.names import Names
 from bot.store import QuestionRecord, Store
@@ -192,6 +200,15 @@ class DecisionTools(ToolBase):
             "decision": exc["resolution"],
             "summary": d["summary"],
             "question": question_for(exc),
+            **(
+                {
+                    "also_ask": assignment_questions(exc),
+                    "also_ask_note": "Ask these owner and due-date questions in the same "
+                    "ask_user_question call, right after the question above.",
+                }
+                if exc["kind"] == "signoff"
+                else {}
+            ),
             "facts": _bounded({k: v for k, v in d["facts"].items() if k not in ("stub_lines",)}),
         }
 
@@ -393,7 +410,7 @@ class DecisionTools(ToolBase):
         if exc["kind"] == "flux_item" and code in ("adjust", "escalate"):
             spawned.append(self._flux_follow_up(ctx, exc, code))
         if exc["kind"] == "signoff":
-            self._sign(ctx, ledger, code)
+            extra = {**extra, **self._sign(ctx, ledger, exc, code, q)}
         if exc["kind"] == "carried_item" and code in ("settled", "write_off"):
             ledger.set_open_item_status(
                 d["facts"]["item_id"],
@@ -414,9 +431,13 @@ class DecisionTools(ToolBase):
             if KINDS[exc["kind"]].holds(code, d["facts"])
             else []
         )
-        if exc["kind"] == "carried_item" and not any(
-            e["kind"] == "carried_item" and e["status"] != "resolved" and e["id"] != exc["id"]
-            for e in ledger.exceptions(ctx.run_id)
+        if (
+            exc["kind"] == "carried_item"
+            and d["step"] == SIGNOFF.name  # asked at sign-off (a run an earlier release began)
+            and not any(
+                e["kind"] == "carried_item" and e["status"] != "resolved" and e["id"] != exc["id"]
+                for e in ledger.exceptions(ctx.run_id)
+            )
         ):
             spawned += self._signoff_finding(ctx, ledger, ctx.store.run(ctx.run_id).period)
         new = self._record(ctx, ledger, spawned)
@@ -993,22 +1014,64 @@ class DecisionTools(ToolBase):
             options=[f"to:{p}" for p in people],
         )
 
-    def _sign(self, ctx: ToolContext, ledger: Ledger, code: str) -> None:
+    def _sign(
+        self,
+        ctx: ToolContext,
+        ledger: Ledger,
+        exc: dict[str, Any],
+        code: str,
+        q: QuestionRecord,
+    ) -> dict[str, Any]:
+        """The open items stored with the owner and due date chosen on the form (per item, or
+        per group of items); the recommended ones where a row was left empty. Carried forward
+        or with the lock blocked, the items are the owners' work and the next close asks about
+        each one still open."""
         run = ctx.store.run(ctx.run_id)
         items = self._open_items(ctx, ledger)
-        if code == "carry_forward":
-            due = f"{add_months(run.period, 1)}-15"
-            ledger.carry_forward(
-                ctx.run_id,
-                period=run.period,
-                items=[{**i, "owner": i.get("owner") or run.started_by, "due": due} for i in items],
-            )
+        facts = exc["details"]["facts"]
+        groups = facts.get("groups") or []
+        chosen = _assignments(q)
+        default_owner = facts.get("owner") or run.started_by
+        default_due = facts.get("due") or f"{add_months(run.period, 1)}-15"
+        stored = []
+        for item in items:
+            n = next((k for k, g in enumerate(groups, start=1) if item["text"] in g["items"]), 0)
+            group = groups[n - 1] if n else {}
+            owner = chosen.get(("owner", n)) or group.get("owner") or item.get("owner")
+            due = chosen.get(("due", n)) or group.get("due") or default_due
+            stored.append({**item, "owner": owner or default_owner, "due": due})
+        ledger.carry_forward(ctx.run_id, period=run.period, items=stored)
+        for item in stored:  # carried again: this sign-off's row is the item from now on
+            if item.get("carried_id"):
+                ledger.set_open_item_status(item["carried_id"], "carried", by_run=ctx.run_id)
         ctx.store.audit(
             run_id=ctx.run_id,
             kind="period_lock",
             actor=None,
-            detail={"decision": code, "open_items": len(items)},
+            detail={
+                "decision": code,
+                "open_items": len(items),
+                "owners": dict(Counter(str(i["owner"]) for i in stored)),
+            },
         )
+        return {
+            "assigned": [
+                {"text": i["text"], "owner": i["owner"], "due": i["due"]} for i in stored[:MAX_LIST]
+            ]
+        }
+
+
+def _assignments(q: QuestionRecord) -> dict[tuple[str, int], str]:
+    """("owner" | "due", row number) → what the person picked on the sign-off form's owner and
+    due-date questions (headers "Owner N" / "Due N"); rows left empty are absent."""
+    out: dict[tuple[str, int], str] = {}
+    for number, item in enumerate(q.questions, start=1):
+        m = re.fullmatch(r"(Owner|Due) (\d+)", str(item.get("header") or ""))
+        answer = (q.answer or {}).get(str(number)) or {}
+        value = answer.get("user") or answer.get("date")
+        if m and isinstance(value, str) and value:
+            out[(m.group(1).lower(), int(m.group(2)))] = value
+    return out
 
 
 class CannotChange(CloseBotError):

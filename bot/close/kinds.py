@@ -13,6 +13,7 @@ extra → balanced lines) and its follow-up (→ the open item's text, or None).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -137,6 +138,10 @@ class Option:
     holds_line: bool = False  # holds, maps or replaces the document line: settles the others on it
     override: bool = False  # never a default: a person chooses it with a typed reason
     accrual: bool = False  # its lines are this month's accruals (reversed next month)
+    # the balance the documents as received leave on a holding account under this decision,
+    # which it does not book itself (a line held in suspense as received): its open item's
+    # write-off reverses it with what the decision books
+    held: Booker | None = None
 
 
 SETTLED = Option(
@@ -320,6 +325,52 @@ def held_by_others(exceptions: list[dict[str, Any]]) -> dict[str, frozenset[str]
     return out
 
 
+# Balance-sheet accounts where a decision leaves a balance for an open item to clear: disputed
+# and claimed receivables, suspense, the catch-up payable and receivable.
+HOLDING_ACCOUNTS = ("1210", "1215", "1220", "1390", "1395", "2110", "2310")
+
+
+def held_balance(lines: list[Line], text: str = "") -> list[dict[str, str]]:
+    """The entries of a decision's lines that leave a balance on a holding account (those of
+    the accounts the open item's text names, when it names any), JSON-ready: what writing the
+    item off reverses."""
+    named = [a for a in HOLDING_ACCOUNTS if re.search(rf"\b{a}\b", text)]
+    wanted = set(named or HOLDING_ACCOUNTS)
+    entries: dict[tuple[str, str, str], list[Line]] = {}
+    for line in lines:
+        entries.setdefault((line["memo"], line["ref"], line["well_id"]), []).append(line)
+    return [
+        {
+            "account": line["account"],
+            "debit": str(line["debit"]),
+            "credit": str(line["credit"]),
+            "memo": line["memo"],
+            "ref": line["ref"],
+            "well_id": line["well_id"],
+        }
+        for entry in entries.values()
+        if any(line["account"] in wanted for line in entry)
+        for line in entry
+    ]
+
+
+def _write_off(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    """Writing an open item off: the balance its decision held goes back where it came from
+    (the decision's entry reversed: a disputed receivable to cost, a claim out of 4090)."""
+    since = facts.get("from") or "last month"
+    return [
+        _line(
+            h["account"],
+            debit=Decimal(h["credit"]),
+            credit=Decimal(h["debit"]),
+            memo=f"write off open item from {since}: {h['memo']}",
+            ref=h["ref"],
+            well_id=h["well_id"],
+        )
+        for h in facts.get("held_balance") or []
+    ]
+
+
 def line_refs(facts: Facts) -> set[str]:
     """The document lines (jib.csv:N, revenue.csv:N) an exception is about."""
     refs = set()
@@ -452,6 +503,10 @@ def _create(facts: Facts, extra: dict[str, Any]) -> list[Line]:
         )
     )
     return out
+
+
+def _reversed(lines: list[Line]) -> list[Line]:
+    return [{**line, "debit": line["credit"], "credit": line["debit"]} for line in lines]
 
 
 def _decimal_hold(facts: Facts, extra: dict[str, Any]) -> list[Line]:
@@ -801,6 +856,10 @@ def _kinds() -> Iterable[Kind]:
                 "JIB: Dr 1395 JIB Suspense; revenue: Cr 2310 Revenue Suspense, until the operator confirms.",
                 leaves=_text("identify {subject} (held in suspense)"),
                 holds_line=True,
+                held=lambda f, e: [
+                    {**line, "memo": f"{f['ref']} held in suspense as received"}
+                    for line in _reversed(_create(f, e))
+                ],
             ),
         },
     )
@@ -1184,7 +1243,9 @@ def _kinds() -> Iterable[Kind]:
             "write_off": Option(
                 "write_off",
                 "Write off (logged)",
-                "Closed as written off and logged; closebot books nothing for it.",
+                "Closed as written off and logged; the balance it held (if any) is reversed to "
+                "where it came from.",
+                books=_write_off,
             ),
         },
     )

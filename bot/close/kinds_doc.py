@@ -72,6 +72,9 @@ ACCOUNTS = {
     ("stub_underpaid", "book"): "each month's shortfall at the new NRI Dr 1210 / Cr 4090",
     ("stub_underpaid", "claim"): "each month's shortfall at the new NRI Dr 1215 / Cr 4090",
     ("severance", "refund"): "our share of the tax over the state rate Dr 1220 / Cr 6110",
+    ("carried_item", "write_off"): "the reverse of the balance the item's decision left on a "
+    "holding account (1390, 1395, 1215, 1220, 1210, 2110, 2310) back to where it came from, "
+    "e.g. Dr cost / Cr 1390; nothing when it held none",
     ("revenue_accrual", "accrue"): "Dr 1210 (net), Dr 6110 (severance) / Cr revenue, at "
     "operator volumes × (benchmark − differential) × NRI",
     ("revenue_accrual", "last_actual"): "Dr 1210, Dr 6110 / Cr revenue, at the last check",

@@ -142,6 +142,17 @@ def c003_carry_earlier_releases(db: Database) -> None:
             )
 
 
+@close_migrations()
+def c004_open_items_as_work(db: Database) -> None:
+    """An open item knows the decision it came from and the balance that decision left on a
+    holding account (what writing it off reverses); owners and due dates are chosen at sign-off."""
+    table = db.table("open_items")
+    if "exception_id" not in table.columns_dict:
+        table.add_column("exception_id", str)
+    if "held_balance" not in table.columns_dict:
+        table.add_column("held_balance", str)
+
+
 # The close's tables that make the books or the record, covered by the audit chain
 # (bot/chain.py): each write to them is audited with the digest of the rows it wrote.
 cover(
@@ -227,8 +238,11 @@ cover(
         "due",
         "status",
         "created_at",
+        "exception_id",
+        "held_balance",  # what a write-off of it books next month
     ),
-    what="an open item carried forward: what is open, its amount, owner, due date and status",
+    what="an open item carried forward: what is open, its amount, owner, due date, status "
+    "and the balance its decision held",
     of_run="select * from open_items where run_id = ?",
     shared=True,  # the next close settles, writes off or keeps it
     newer=True,
@@ -692,6 +706,8 @@ class Ledger:
                         "due": item.get("due"),
                         "status": "open",
                         "created_at": self.store.now(),
+                        "exception_id": item.get("exception_id"),
+                        "held_balance": _dumps(item.get("held_balance") or []),
                     }
                 )
             self.store.audit(
@@ -709,10 +725,13 @@ class Ledger:
         )
         if not latest:
             return []
-        return self._rows(
-            "select * from open_items where run_id = ? and status = 'open' order by id",
-            (latest[0]["run_id"],),
-        )
+        return [
+            _open_item(r)
+            for r in self._rows(
+                "select * from open_items where run_id = ? and status = 'open' order by id",
+                (latest[0]["run_id"],),
+            )
+        ]
 
     def set_open_item_status(self, item_id: int, status: str, *, by_run: str | None = None) -> None:
         """A carried item settled or written off at the next close (it is not carried again),
@@ -729,7 +748,14 @@ class Ledger:
             )
 
     def open_items(self, run_id: str) -> list[dict[str, Any]]:
-        return self._rows("select * from open_items where run_id = ? order by id", (run_id,))
+        return [
+            _open_item(r)
+            for r in self._rows("select * from open_items where run_id = ? order by id", (run_id,))
+        ]
+
+
+def _open_item(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "held_balance": json.loads(row.get("held_balance") or "[]")}
 
 
 class BatchWriter:

@@ -341,8 +341,13 @@ class PlaybookModel:
                 "A typed answer matches an option: confirming it.",
                 _use(TOOL_NAME, follow_up_ask(step, follow)),
             )
-        # 3. open exceptions not asked yet: fetch their questions, then ask up to five at once
-        todo = [r for r in refs if r not in asked and r not in resolved][:MAX_QUESTIONS]
+        # 3. open exceptions not asked yet: fetch their questions, then ask up to five at once;
+        # the open items carried from last month first, on a form of their own
+        pending = [r for r in refs if r not in asked and r not in resolved]
+        carried = [r for r in pending if r.startswith("carried_item:")]
+        todo = (carried or [r for r in pending if not r.startswith("carried_item:")])[
+            :MAX_QUESTIONS
+        ]
         if not todo:
             return None
         details = state.details()
@@ -350,8 +355,15 @@ class PlaybookModel:
         if missing:
             return _reply("", *(_use("exception_details", {"exception_id": r}) for r in missing))
         questions = [details[r]["question"] for r in todo]
+        questions += [q for r in todo for q in details[r].get("also_ask") or []]
         n = len(refs) - len([r for r in refs if r in resolved])
         context = f"{step}: {n} item{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your decision before I book anything."
+        if carried:
+            since = (details[todo[0]].get("facts") or {}).get("from") or "last month"
+            context = (
+                f"Open items carried from {since}: {len(carried)} to settle before this close "
+                "starts — settled, still open (carried again), or written off."
+            )
         # an answer the tool refused is asked again with the reason, so the person can fix it
         why = [
             f"{str(c.result)[:300]}"

@@ -29,7 +29,11 @@ stays undecided: go on with \
 the steps that do not depend on it, but draft, post and sign off nothing while any is undecided \
 — end your turn saying what waits; closebot brings it back (Decide) and tells you the answer. A \
 message that a decision was changed means: record it, draft the batch again and ask a new \
-approval. If a question expires, assume nothing: leave the exception open and say so.
+approval. If a question expires, assume nothing: leave the exception open and say so. The \
+sign-off's exception_details also gives `also_ask`: an owner (type user) and a due date (type \
+date) per open item; ask them in the same call, after the sign-off question, as given. Open \
+items carried from last month come with the first step: ask about them first, in a call of \
+their own.
 
 Posting is irreversible: ask for approval naming the batch id, with an option whose label \
 starts with "Approve", list the decisions that were applied by default, and post only with \

@@ -30,16 +30,22 @@ from bot.close.registry import (
 from bot.close.steps import flux, jibs, revenue
 from bot.close.steps.flux import _flux_label, _flux_line
 from bot.close.toolbase import MAX_LIST, _short
+from bot.names import Names
 from bot.tools import ToolContext, ToolError, ToolRegistry
 
 
-def _carried_finding(previous: str, c: dict[str, Any]) -> Finding:
-    owner = f", owner {c['owner']}" if c.get("owner") else ""
+def _carried_finding(
+    previous: str, c: dict[str, Any], step: str = INTAKE.name, names: Names | None = None
+) -> Finding:
+    """An open item the last sign-off carried: asked about when the next close opens (settled /
+    still open / write off), before its own steps; its owner by name."""
+    shown = names.cached(c["owner"]) if names and c.get("owner") else c.get("owner")
+    owner = f", owner {shown}" if shown else ""
     due = f", due {c['due']}" if c.get("due") else ""
     return Finding(
         kind="carried_item",
         key=str(c["id"]),
-        step=SIGNOFF.name,
+        step=step,
         subject=c["text"][:70],
         summary=f"open since {previous}{owner}{due}",
         question=f"Open item carried from {previous}{owner}{due}: {c['text']}. Is it settled, still open (carried forward again), or written off?",
@@ -50,6 +56,9 @@ def _carried_finding(previous: str, c: dict[str, Any]) -> Finding:
             "text": c["text"],
             "amount": c.get("amount") or "",
             "from": previous,
+            "owner": c.get("owner") or "",
+            "due": c.get("due") or "",
+            "held_balance": c.get("held_balance") or [],
         },
         amount=Decimal(c["amount"]) if c.get("amount") else ZERO,
     )
@@ -236,6 +245,16 @@ class CloseTools(DecisionTools, PostingTools):
           period: the accounting period being closed, YYYY-MM
         """
         close, ledger = self._close(ctx, period)
+        # the open items last month's sign-off carried come first: settled, still open, written off
+        previous = add_months(period, -1)
+        self._record(
+            ctx,
+            ledger,
+            [
+                _carried_finding(previous, c, names=Names(ctx.store))
+                for c in ledger.carried_into(previous)
+            ],
+        )
         self._record(ctx, ledger, INTAKE.findings(close))
         d = close.data
         if not ctx.store.audit_events(ctx.run_id, kind="input_files"):
@@ -394,8 +413,14 @@ class CloseTools(DecisionTools, PostingTools):
         self._data(ctx, period)
         ledger = Ledger(ctx.store)
         previous = add_months(period, -1)
+        # a run an earlier release started asks them here (this release asks them at intake)
         self._record(
-            ctx, ledger, [_carried_finding(previous, c) for c in ledger.carried_into(previous)]
+            ctx,
+            ledger,
+            [
+                _carried_finding(previous, c, SIGNOFF.name, Names(ctx.store))
+                for c in ledger.carried_into(previous)
+            ],
         )
         waiting = [
             e
@@ -426,8 +451,17 @@ class CloseTools(DecisionTools, PostingTools):
         batch = ledger.current_batch(ctx.run_id)
         by_account = ledger.account_totals(batch["id"]) if batch else []
         carried = ledger.open_items(ctx.run_id)
-        items = [{"text": i["text"], "owner": i["owner"], "due": i["due"]} for i in carried] or [
-            {"text": i["text"], "owner": None, "due": None} for i in self._open_items(ctx, ledger)
+        names = Names(ctx.store)
+        items = [
+            {"text": i["text"], "owner": names.cached(i["owner"], default=""), "due": i["due"]}
+            for i in carried
+        ]
+        # what opened since the sign-off stored them (a decision after the draft, say) too
+        stored = {i["text"] for i in carried}
+        items += [
+            {"text": i["text"], "owner": None, "due": None}
+            for i in self._open_items(ctx, ledger)
+            if i["text"] not in stored
         ]
         for step in STEPS:
             state = run.steps.get(step, "pending")

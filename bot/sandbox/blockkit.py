@@ -9,6 +9,8 @@ The limits are the ones in SLACK.md.
 from __future__ import annotations
 
 import json
+import re
+from datetime import date
 from typing import Any
 
 MAX_BLOCKS = 50
@@ -332,6 +334,14 @@ class _Checker:
                 not isinstance(limit, int) or not 1 <= limit <= MAX_INPUT_LENGTH
             ):
                 self.bad(f"{p}/max_length", f"must be between 1 and {MAX_INPUT_LENGTH}")
+        elif kind == "users_select":
+            user = el.get("initial_user")
+            if user is not None and not (isinstance(user, str) and USER_ID.match(user)):
+                self.bad(f"{p}/initial_user", "must be a valid user ID")
+        elif kind == "datepicker":
+            day = el.get("initial_date")
+            if day is not None and not _iso_date(day):
+                self.bad(f"{p}/initial_date", "must be a valid date in the format YYYY-MM-DD")
         if kind in CHOICE_ELEMENTS or kind in STATIC_SELECTS:
             self.initial(el, p)
 
@@ -378,6 +388,19 @@ class _Checker:
         self.text(c.get("text"), MAX_CONFIRM_TEXT, f"{p}/text")
         self.text(c.get("confirm"), MAX_CONFIRM_BUTTON, f"{p}/confirm", plain_only=True)
         self.text(c.get("deny"), MAX_CONFIRM_BUTTON, f"{p}/deny", plain_only=True)
+
+
+USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+
+
+def _iso_date(value: Any) -> bool:
+    if not (isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)):
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _options_of(el: dict[str, Any]) -> list[Any]:

@@ -40,6 +40,8 @@ CHOICE_STATE = {
     "multi_static_select": "selected_options",
     "multi_external_select": "selected_options",
 }
+# a person or a date picked: where Slack puts it in the form's state
+PICKED_STATE = {"users_select": "selected_user", "datepicker": "selected_date"}
 
 
 class ActionError(ValueError):
@@ -501,6 +503,11 @@ def form_state(blocks: list[dict[str, Any]], picks: dict[str, Any]) -> dict[str,
         pick = picks[block["block_id"]] if block["block_id"] in picks else _initial(element)
         if kind in CHOICE_STATE:
             state = {"type": kind, **_choice_state(element, pick)}
+        elif kind in PICKED_STATE:  # {"type": "users_select", "selected_user": "U123"}
+            state = {
+                "type": kind,
+                PICKED_STATE[kind]: pick if isinstance(pick, str) and pick else None,
+            }
         else:
             state = {"type": kind, "value": pick if isinstance(pick, str) and pick else None}
         values[block["block_id"]] = {element.get("action_id", ""): state}

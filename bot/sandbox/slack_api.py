@@ -931,6 +931,27 @@ class FakeSlack:
             }
         }
 
+    def m_conversations_open(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The bot's DM with one person (the App Home's Messages tab), opened if need be:
+        {"ok": true, "no_op": true, "already_open": true, "channel": {"id": "D…"}} as Slack
+        answers for an IM that exists (docs.slack.dev/reference/methods/conversations.open)."""
+        users = [u.strip() for u in str(p.get("users") or "").split(",") if u.strip()]
+        if p.get("channel"):
+            channel = self.channel(p["channel"])
+            return {"no_op": True, "already_open": True, "channel": {"id": channel.id}}
+        if not users:
+            raise SlackError("users_list_not_supplied")
+        if len(users) > 1:
+            raise SlackError("method_not_supported_for_channel_type")  # an MPIM: not closebot's
+        user = users[0]
+        if user not in self.people and not (self.auto_channels and user[:1] in ("U", "W")):
+            raise SlackError("user_not_found")
+        found = f"D{user}" in self.channels
+        channel = self.channels.setdefault(
+            f"D{user}", Channel(f"D{user}", "closebot", {BOT_USER, user})
+        )
+        return {"no_op": found, "already_open": found, "channel": {"id": channel.id}}
+
     def m_users_info(self, p: dict[str, Any]) -> dict[str, Any]:
         """users.info as Slack answers it: the user object with its profile (the fields of
         Slack's own sample, slackapi/java-slack-sdk json-logs/samples/api/users.info.json)."""

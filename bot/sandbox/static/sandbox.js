@@ -365,8 +365,18 @@ function renderElement(element, block, message, where) {
       input.addEventListener("input", () => setDraft(message, blockId, input.value));
       return input;
     }
+    case "users_select": {
+      // the workspace's people, by name (Slack draws a searchable menu of members)
+      const people = Object.entries((app.state && app.state.people) || {}).filter(([id]) => id !== app.state.bot);
+      const current = getDraft(message, blockId) ?? element.initial_user ?? "";
+      const select = el("select", { class: "select users-select", "aria-label": plainText(block.label) || "Choose a person" },
+        el("option", { value: "", disabled: true, selected: !current }, plainText(element.placeholder) || "Choose a person"),
+        people.map(([id, p]) => el("option", { value: id, selected: current === id }, p.name)));
+      select.addEventListener("change", () => changed(select.value, select.value));
+      return select;
+    }
     case "datepicker": {
-      const input = el("input", { type: "date", class: "select" });
+      const input = el("input", { type: "date", class: "select", "aria-label": plainText(block.label) || "Choose a date" });
       input.value = getDraft(message, blockId) || element.initial_date || "";
       input.addEventListener("change", () => changed(input.value, input.value));
       return input;
@@ -381,6 +391,8 @@ function initialPick(element) {
   if (element.initial_option && element.type === "external_select") return element.initial_option;
   if (element.initial_option) return element.initial_option.value;
   if (element.initial_options) return element.initial_options.map((o) => o.value);
+  if (element.initial_user) return element.initial_user;
+  if (element.initial_date) return element.initial_date;
   return undefined;
 }
 
