@@ -84,7 +84,10 @@ class Answers:
         run = self.store.run(record.run_id)
         if check_user:
             self.authorize(run, user, action="answer", detail={"question_id": question_id})
-        if read is None:  # Cancel is "not now": the question waits for Decide
+        if read is None:
+            if record.changes:  # Cancel on a change: the decision stays as it was
+                return self.store.cancel_question(question_id, cancelled_by=user, source=source)
+            # Cancel is "not now": the question waits for Decide
             return self.store.defer_question(question_id, deferred_by=user, source=source)
         ask = ask_of(record)
         responses = read(ask)

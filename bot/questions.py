@@ -1025,7 +1025,9 @@ def tool_result_content(ask: Ask, outcome: Outcome) -> str:
             source=outcome.source,
             withdrawn_by=outcome.by,
             message="Withdrawn: the person is changing an earlier decision. Do not post this "
-            "batch; the changed decision comes with this result or right after it.",
+            "batch. When the changed decision comes with this result, record it, draft the "
+            "batch again and ask for a new approval; when none comes, the change was dropped: "
+            "ask for this approval again.",
         )
     elif outcome.status == "cancelled":
         body.update(

@@ -305,3 +305,41 @@ def test_two_asks_in_one_message_are_shown_one_at_a_time(store: Store) -> None:
     model.enqueue(text("both done"))
     assert loop.advance(run_id) == Finished("both done")
     assert [r["tool_use_id"] for r in last_user_results(model)] == ["q1", "q2"]
+
+
+def test_a_question_put_off_leaves_the_run_waiting_and_its_late_answer_reaches_the_model(
+    store: Store,
+) -> None:
+    from bot.agent_loop import Finished, Waiting
+    from bot.questions import late_answer_of
+
+    model = ScriptedModel()
+    model.enqueue(tool_use("q", "ask_user_question", **ask_input(WI_QUESTION)))
+    loop, presenter = make_loop(store, model)
+    run_id = new_run(store)
+    loop.start(run_id, "go")
+    store.defer_question("q", deferred_by="U1", source="user")  # Cancel: not now
+    model.enqueue(text("The WI question waits; nothing is drafted."))
+    outcome = loop.advance(run_id)
+    told = json.loads(last_user_results(model)[0]["content"])
+    assert told["status"] == "deferred" and "Do not assume an answer" in told["message"]
+    assert outcome == Waiting(text="The WI question waits; nothing is drafted.", deferred=("q",))
+    assert store.run(run_id).status == "waiting" and loop.parked(run_id)
+    assert presenter.kinds()[-1] == "waiting" and "finished" not in presenter.kinds()
+    calls = len(model.history)
+    assert isinstance(loop.advance(run_id), Waiting) and len(model.history) == calls  # no model
+    # Decide: the same question pending again, then answered
+    store.reopen_question("q", by="U1")
+    assert not loop.parked(run_id) and store.pending_question(run_id) is not None
+    store.claim_answer(
+        "q", answer={"1": {"labels": ["Hold in suspense"]}}, answered_by="U1", source="user"
+    )
+    model.enqueue(text("Recorded: held in suspense."))
+    assert isinstance(loop.advance(run_id), Finished)
+    late = model.history[-1]["messages"][-1]
+    assert late["role"] == "user" and len(late["content"]) == 1
+    body = late_answer_of(late["content"][0]["text"])
+    assert body is not None and body["question_id"] == "q" and body["status"] == "answered"
+    assert body["answers"]["1"]["labels"] == ["Hold in suspense"]
+    assert store.untold_answers(run_id) == []  # told once
+    assert store.run(run_id).status == "done"

@@ -271,3 +271,31 @@ def test_changing_a_decision_redrafts_and_needs_a_new_approval(bot: Harness) -> 
     bot.finish(run.id)
     posted = ledger.current_batch(run.id)
     assert posted and posted["id"] == new_batch["id"] and posted["status"] == "posted"
+
+
+def test_cancel_on_a_change_keeps_the_decision_and_asks_the_approval_again(bot: Harness) -> None:
+    run = bot.start()
+    first = bot.pending(run.id)
+    approval = bot.answer_until(run.id, "Posting")
+    ledger = Ledger(bot.store)
+    batch = ledger.current_batch(run.id)
+    assert batch is not None
+    choose(bot, root(bot, run.id), f"{first}:1")
+    bot.idle()
+    change = bot.store.pending_question(run.id)
+    assert change is not None and change.changes == first
+    assert "Decided before: Book at DOI, short-pay and dispute." in change.context
+    assert bot.click(CANCEL_ACTION, change.id).status == 200
+    bot.idle()
+    assert bot.store.question(change.id).status == "cancelled"  # dropped, not put off
+    again = bot.store.pending_question(run.id)
+    assert again is not None and again.id != approval
+    assert (
+        again.questions[0]["header"] == "Posting" and batch["id"] in again.questions[0]["question"]
+    )
+    exc = ledger.exception(f"{run.id}:wi_nri:W-OK-001")
+    assert (exc["resolution"], exc["question_id"]) == ("short_pay", first)
+    assert bot.store.audit_events(run.id, kind="decision_changed") == []
+    bot.finish(run.id)
+    posted = ledger.current_batch(run.id)
+    assert posted and posted["id"] == batch["id"] and posted["status"] == "posted"

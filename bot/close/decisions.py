@@ -1102,7 +1102,12 @@ def ask_change(
     ref = REF_RE.findall(item["question"])
     exc = Ledger(store).exception(f"{run_id}:{ref[0]}") if ref else None
     subject = exc["details"]["subject"] if exc else (item.get("header") or "a decision")
-    earlier = [q for q in store.questions(run_id) if q.changes == of.id]
+    earlier = (
+        f" Decided before: {option_label(exc['kind'], exc['resolution'], exc['details']['facts'])}."
+        if exc and exc["resolution"] not in (None, "other")
+        else ""
+    )
+    changes = [q for q in store.questions(run_id) if q.changes == of.id]
     with store.write():
         withdrawn = None
         if pending is not None:
@@ -1111,9 +1116,9 @@ def ask_change(
         record = store.ask_again(
             of,
             by=by,
-            question_id=f"{of.id}-change{len(earlier) + 1}",
-            context=f"Changing a decision before posting: {subject}. The earlier answer stays in "
-            "the record; the batch is drafted again and needs a new approval.",
+            question_id=f"{of.id}-change{len(changes) + 1}",
+            context=f"Changing a decision before posting: {subject}.{earlier} The earlier answer "
+            "stays in the record; the batch is drafted again and needs a new approval.",
             questions=[item],
         )
     return record, withdrawn

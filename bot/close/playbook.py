@@ -443,11 +443,18 @@ class PlaybookModel:
 
     @staticmethod
     def _approval(state: _State, header: str, batch_id: str) -> _Call | None:
+        """The latest approval asked of the batch (one withdrawn by a change is not counted:
+        a change dropped with Cancel asks the same approval again)."""
         asks = [
             a
             for a in state.asks()
             if a.input["questions"][0].get("header") == header
             and batch_id in a.input["questions"][0]["question"]
+            and not (
+                isinstance(a.result, dict)
+                and a.result.get("status") == "cancelled"
+                and a.result.get("source") == "change"
+            )
         ]
         return asks[-1] if asks else None
 
