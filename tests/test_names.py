@@ -181,7 +181,7 @@ def strings(value: Any) -> list[str]:
             for k, v in value.items()
             if k not in ("block_id", "action_id", "value", "ts", "thread_ts", "channel", "user")
             and not k.startswith("recipient")
-            and k not in ("user_id", "channel_id", "id")
+            and k not in ("user_id", "channel_id", "id", "initial_user")  # Slack draws a name
             for s in strings(v)
         ]
     if isinstance(value, list):
