@@ -849,8 +849,7 @@ class SlackPresenter:
         batch = ledger.current_batch(run.id)
         if batch is None or batch["status"] != "draft":
             return None
-        lines = ledger.lines(batch["id"])
-        entries = len({line["entry_no"] for line in lines})
+        entries = ledger.entry_count(batch["id"])
         try:
             if attach:  # the draft is in the thread once, with the first approval form
                 self.client.files_upload_v2(
@@ -860,7 +859,10 @@ class SlackPresenter:
                         {
                             "filename": f"journal-{batch['id']}-draft.csv",
                             "title": f"Draft journal entries · {batch['id']} · for approval",
-                            "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
+                            # the lines a page at a time into the CSV, never all as dicts
+                            "content": to_csv(
+                                journal_rows(batch, ledger.iter_lines(batch["id"])), ENTRY_COLUMNS
+                            ),
                         }
                     ],
                 )
