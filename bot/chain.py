@@ -164,16 +164,31 @@ class Covered:
     fields: tuple[str, ...]
     what: str  # what a row holds, for the person reading a verification failure
     of_run: str  # select * … the rows that belong to run ? (one parameter)
+    # rows another run (or an import outside any run) may change later: the digest a run's
+    # rows are checked against is the latest any authentic event recorded
+    shared: bool = False
+    digests: tuple[str, ...] = ()  # fields whose SHA-256 is covered instead of their bytes
+    # covered since the release that sealed the unkeyed boundary: a run begun before it may
+    # hold rows the chain never recorded
+    newer: bool = False
 
 
 COVERED: dict[str, Covered] = {}
 
 
 def cover(
-    table: str, *, key: tuple[str, ...], fields: tuple[str, ...], what: str, of_run: str
+    table: str,
+    *,
+    key: tuple[str, ...],
+    fields: tuple[str, ...],
+    what: str,
+    of_run: str,
+    shared: bool = False,
+    digests: tuple[str, ...] = (),
+    newer: bool = False,
 ) -> None:
     """Register a covered table (each owner registers its own, beside its schema)."""
-    COVERED[table] = Covered(table, key, fields, what, of_run)
+    COVERED[table] = Covered(table, key, fields, what, of_run, shared, digests, newer)
 
 
 def ref_of(table: str, row: Mapping[str, Any]) -> str:
@@ -182,8 +197,16 @@ def ref_of(table: str, row: Mapping[str, Any]) -> str:
 
 
 def row_mac(key: bytes, table: str, row: Mapping[str, Any]) -> str:
-    fields = COVERED[table].fields
-    return mac(key, [ref_of(table, row), {f: _plain(row.get(f)) for f in fields}])[:32]
+    c = COVERED[table]
+    values = {f: _plain(row.get(f)) for f in c.fields}
+    for f in c.digests:  # a file's bytes: their SHA-256, never a copy of them in the digest
+        value = row.get(f)
+        if value is not None:
+            raw = value if isinstance(value, bytes) else str(value).encode()
+            values[f] = "sha256:" + hashlib.sha256(raw).hexdigest()
+        else:
+            values[f] = None
+    return mac(key, [ref_of(table, row), values])[:32]
 
 
 LINE_FIELDS = (
@@ -324,9 +347,20 @@ def seal_mac(key: bytes, s: Seal) -> str:
     return mac(key, ["seal", s.run_id, s.head_id, s.head_hash, s.events])
 
 
-def epoch_value(key: bytes, after: int) -> str:
+def epoch_value(key: bytes, after: int, through: int | None = None) -> str:
+    """The keyed record of when keyed hashing began (`after`) and, since the boundary was
+    sealed, the last event an earlier release could have written (`through`)."""
     kid = key_id(key)
-    return json.dumps({"after": after, "key_id": kid, "mac": mac(key, ["epoch", after, kid])})
+    if through is None:  # as the release that began keyed hashing wrote it
+        return json.dumps({"after": after, "key_id": kid, "mac": mac(key, ["epoch", after, kid])})
+    return json.dumps(
+        {
+            "after": after,
+            "through": through,
+            "key_id": kid,
+            "mac": mac(key, ["epoch", after, kid, through]),
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -334,6 +368,13 @@ class Epoch:
     after: int  # events with a higher id were written with the key
     key_id: str
     valid: bool  # its digest matches under this key
+    # the sealed boundary: no event of an earlier algorithm after it is history (None: not
+    # sealed yet, as a database keyed by the release before this one is until it starts)
+    through: int | None = None
+
+    @property
+    def boundary(self) -> int:
+        return self.after if self.through is None else self.through
 
 
 def read_epoch(key: bytes, value: str | None) -> Epoch | None:
@@ -342,11 +383,44 @@ def read_epoch(key: bytes, value: str | None) -> Epoch | None:
     try:
         data = json.loads(value)
         after, kid = int(data["after"]), str(data["key_id"])
+        if "through" in data:
+            through = int(data["through"])
+            expected = mac(key, ["epoch", after, kid, through])
+            return Epoch(after, kid, hmac.compare_digest(str(data["mac"]), expected), through)
         return Epoch(
             after, kid, hmac.compare_digest(str(data["mac"]), mac(key, ["epoch", after, kid]))
         )
     except (ValueError, KeyError, TypeError):
         return Epoch(0, "", False)
+
+
+# Once the boundary is sealed, the database itself refuses an event that names no algorithm
+# (every release before 4db486f's successor: 0fd23f4 and earlier), so an earlier closebot still
+# running after an upgrade changes nothing: its write is refused whole. An event of an earlier
+# algorithm after the boundary can then only be a forgery, and verify says so.
+GUARD = "audit_events_name_their_algorithm"
+GUARD_SQL = (
+    f"create trigger if not exists {GUARD} before insert on audit_events "
+    "when new.hash_alg is null begin select raise(abort, "
+    "'closebot: this database was upgraded and its audit trail is keyed; an earlier closebot "
+    "may not write to it (stop it: the newer one carries its runs on)'); end"
+)
+
+
+def run_targets(query: Query, run_id: str) -> list[Target]:
+    """Every covered row of a run, as an event's `covers` names them (a batch's lines as one)."""
+    out: list[Target] = []
+    for table, c in COVERED.items():
+        try:
+            rows = query(c.of_run, (run_id,))
+        except sqlite3.OperationalError:  # a part's tables not made here
+            continue
+        for row in rows:
+            if len(c.key) == 1:
+                out.append((table, c.key[0], row[c.key[0]]))
+            if table == "journal_batches":
+                out.append((LINES, "batch_id", row["id"]))
+    return out
 
 
 # -- verification ----------------------------------------------------------------------------
@@ -388,9 +462,17 @@ def verify(
     rank = -1
     order = list(ALGORITHMS)
     keyed_after = epoch.after if epoch is not None and epoch.valid else None
+    boundary = epoch.boundary if epoch is not None and epoch.valid else None
     for n, r in enumerate(rows, start=1):
         alg = r.get("hash_alg") or (BEFORE_NAMES if r["hash"] else None)
         bad = None
+        # an earlier release, still running while the upgrade began keyed hashing, wrote
+        # unkeyed events until the boundary was sealed: history, checked with their algorithm
+        overlap = (
+            keyed_after is not None
+            and boundary is not None
+            and keyed_after < int(r["id"]) <= boundary
+        )
         if alg is None:
             if prev or rank >= 0 or r["prev_hash"] or int(r["id"]) > unchained_through:
                 bad = "it has no hash (its chain was removed)"
@@ -399,14 +481,15 @@ def verify(
                 continue
         elif alg not in ALGORITHMS:
             bad = f"its hash is of an algorithm this closebot does not know ({alg})"
-        elif order.index(alg) < rank:
+        elif order.index(alg) < rank and not (not ALGORITHMS[alg].keyed and overlap):
             bad = f"it is hashed with {alg}, older than the event before it (a downgrade)"
         elif (r["prev_hash"] or "") != prev:
             bad = "its link to the event before it is broken (an event was removed or reordered)"
-        elif not ALGORITHMS[alg].keyed and keyed_after is not None and int(r["id"]) > keyed_after:
+        elif not ALGORITHMS[alg].keyed and boundary is not None and int(r["id"]) > boundary:
             bad = (
                 f"it is hashed with {alg}, without the key, but was written after keyed hashing "
-                "began (the chain was recomputed by someone without the audit key)"
+                "began and the upgrade sealed its boundary (event "
+                f"{boundary}): forged, or the chain was recomputed by someone without the audit key"
             )
         elif not hmac.compare_digest(
             str(r["hash"]),
@@ -469,9 +552,12 @@ def check_rows(
     rows: Sequence[dict[str, Any]],
     *,
     strict: bool,
+    strict_newer: bool = False,
 ) -> None:
-    """Every covered row of the run against the digest the chain last recorded for it.
-    `strict` (a run begun with the key): a row the chain never recorded is wrong too."""
+    """Every covered row of the run against the digest the chain last recorded for it (for a
+    shared table, the latest any authentic event recorded). `strict` (a run begun with the
+    key): a row the chain never recorded is wrong too; `strict_newer` the same for the tables
+    covered since the unkeyed boundary was sealed (a run begun after it)."""
     expected: dict[str, tuple[str, dict[str, Any]]] = {}
     for r in rows:
         for ref, digest in json.loads(r.get("covers") or "{}").items():
@@ -486,6 +572,30 @@ def check_rows(
         for row in found:
             ref = ref_of(table, row)
             live[ref], what[ref] = row_mac(key, table, row), c.what
+    for ref in list(expected):  # a shared row this run changed, though another run owns it
+        table, _, value = ref.partition(":")
+        owner = COVERED.get(table)
+        if owner is None or not owner.shared or ref in live or len(owner.key) != 1:
+            continue
+        for row in query(f"select * from {table} where {owner.key[0]} = ?", (value,)):
+            live[ref], what[ref] = row_mac(key, table, row), owner.what
+    for table, c in COVERED.items():
+        if not c.shared:
+            continue
+        mine = {ref for ref in (*live, *expected) if ref.startswith(f"{table}:")}
+        if not mine:
+            continue
+        for ref, (digest, event) in latest_recorded(query, key, table).items():
+            if ref not in mine:
+                continue
+            if event.get("forged"):
+                verdict.problem = (
+                    f"event {event['id']} ({event['kind']}), the latest to record {ref} "
+                    f"({c.what}), does not match its hash: it was edited"
+                )
+                return
+            if ref not in expected or int(event["id"]) > int(expected[ref][1]["id"]):
+                expected[ref] = (digest, event)
     batches = [ref.split(":", 1)[1] for ref in live if ref.startswith("journal_batches:")]
     batches += [ref.split("@", 1)[1] for ref in expected if ref.startswith(LINES + "@")]
     for batch_id in dict.fromkeys(batches):
@@ -519,13 +629,38 @@ def check_rows(
             else:
                 verdict.problem = f"{ref} ({what[ref]}) is not what {by} recorded: it was changed after it was written"
             return
-    if strict:
-        for ref in live:
-            if ref not in expected:
-                verdict.problem = (
-                    f"{ref} ({what[ref]}) is not in the audit trail: it was added outside closebot"
-                )
-                return
+    for ref in live:
+        table = ref.split(":", 1)[0].split("@", 1)[0]
+        newer = table in COVERED and COVERED[table].newer
+        if ref not in expected and (strict_newer if newer else strict):
+            verdict.problem = (
+                f"{ref} ({what[ref]}) is not in the audit trail: it was added outside closebot"
+            )
+            return
+
+
+def latest_recorded(query: Query, key: bytes, table: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    """ref → (digest, event) of the latest event, in any run's chain or none, that recorded
+    each row of `table`; an event whose keyed hash does not match is marked `forged` (its
+    own run's verification names it too)."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    found = query("select * from audit_events where covers like ? order by id", (f'%"{table}:%',))
+    for r in found:
+        alg = ALGORITHMS.get(r.get("hash_alg") or "")
+        event = dict(r)
+        if (
+            alg is None
+            or not alg.keyed
+            or not hmac.compare_digest(
+                str(r["hash"]),
+                alg.digest(key, r["prev_hash"] or "", {k: r[k] for k in EVENT_FIELDS}, r["covers"]),
+            )
+        ):
+            event["forged"] = True
+        for ref, digest in json.loads(r["covers"]).items():
+            if ref.startswith(f"{table}:"):
+                out[ref] = (digest, event)
+    return out
 
 
 # The store's own covered tables (the close registers its own in bot/close/ledger.py).

@@ -37,6 +37,7 @@ EXPENSE_OF = {"IDC": "6220", "ICC": "6220", "TDC": "6210", "TCC": "6210", "LWE":
 EXPENSE_OF |= {"Overhead": "6250"}
 RATES = {("TX", "oil"): D("0.046"), ("TX", "gas"): D("0.075"), ("OK", "oil"): D("0.07")}
 RATES |= {("OK", "gas"): D("0.07"), ("OK", "ngl"): D("0.07"), ("ND", "oil"): D("0.10")}
+RATES |= {("TX", "ngl"): D("0.075"), ("ND", "ngl"): D("0.10")}
 
 
 def r2(x: Decimal) -> Decimal:
@@ -106,7 +107,7 @@ class Books:
             (
                 D(r["owner_decimal"])
                 for r in self.revenue.values()
-                if r["well_id"] == well and D(r["owner_decimal"]) != D(row["nri"])
+                if self.well(r) == well and D(r["owner_decimal"]) != D(row["nri"])
             ),
             (wi * (1 - D(row["royalty"]) - D(row["orri"]))).quantize(D("0.00000001")),
         )
@@ -343,7 +344,7 @@ def expected(b: Books, exc: dict[str, Any], option: str) -> Net:
         since = str(exc["effective"])[:7]
         total = ZERO
         for r in [*b.revenue_history, *b.revenue.values()]:
-            if r["well_id"] == well and r["sale_month"] >= since and D(r["owner_decimal"]) != nri:
+            if b.well(r) == well and r["sale_month"] >= since and D(r["owner_decimal"]) != nri:
                 total += max(ZERO, b.stub(r, nri)["net"] - b.stub(r)["net"])
         move(net, "1210" if option == "book" else "1215", "4090", total)
         return net
@@ -531,6 +532,46 @@ def test_every_option_on_a_generated_month_books_what_close_md_says(
     exc = run.exception(ref)
     assert exc["status"] == "resolved" and exc["resolution"] in (code, "settled")
     check_every_booking(run, generated / "2026-10")
+
+
+def benchmark_month(root: Path) -> Path:
+    """A month from the benchmark's generator (bench/genmonth.py): ten operators in TX, OK and
+    ND, wells none of the other months have, its five planted exceptions (a duplicate, a wrong
+    WI, an unknown property, severance over the state rate, overhead over the JOA)."""
+    from bench.genmonth import generate
+
+    generate(root, 300, seed=11)
+    return root
+
+
+GENMONTH = benchmark_month(Path(__import__("tempfile").mkdtemp()))
+GENMONTH_CHOICES = option_choices(GENMONTH)
+
+
+@pytest.mark.parametrize(
+    ("ref", "code", "label"), GENMONTH_CHOICES, ids=[f"{r}={c}" for r, c, _ in GENMONTH_CHOICES]
+)
+def test_every_option_on_the_benchmarks_generated_month_books_what_close_md_says(
+    ref: str, code: str, label: str, db_path: Path
+) -> None:
+    run = close_run(
+        GENMONTH, db_path, choose=choose_label(**{ref: label}), rationale="per the file"
+    )
+    exc = run.exception(ref)
+    assert exc["status"] == "resolved" and exc["resolution"] in (code, "settled")
+    check_every_booking(run, GENMONTH / "2026-10")
+
+
+def test_the_generated_months_have_wells_the_sample_does_not() -> None:
+    def wells(folder: Path) -> set[str]:
+        with open(folder / "doi.csv", newline="", encoding="utf-8") as f:
+            return {r["well_id"] for r in csv.DictReader(f)}
+
+    sample = wells(SAMPLE_DIR / "2026-10")
+    for folder in (generated_month(Path(__import__("tempfile").mkdtemp())), GENMONTH):
+        assert wells(folder / "2026-10") and not wells(folder / "2026-10") & sample
+    kinds = {ref.split(":")[0] for ref, _, _ in GENMONTH_CHOICES}
+    assert {"unknown_property", "wi_nri", "duplicate", "overhead_rate", "severance"} <= kinds
 
 
 # -- the cases the issue names -------------------------------------------------------------------
@@ -941,3 +982,12 @@ def test_the_loe_average_counts_a_line_billed_twice_once(tmp_path: Path, db_path
     ]
     average = (D("9000.00") + D("9500.00") + D("10000.00")) / 3  # Jul, Aug once, Sep's JIB
     assert [x["debit"] for x in accrued] == [r2(average * D("0.5"))]
+
+
+def test_the_kind_and_option_table_in_docs_is_the_code() -> None:
+    from bot.close import kinds_doc
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "kinds.md"
+    assert doc.read_text(encoding="utf-8") == kinds_doc.table(), (
+        "docs/kinds.md is out of date: python -m bot.close.kinds_doc > docs/kinds.md"
+    )

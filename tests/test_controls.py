@@ -150,6 +150,46 @@ def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
         tools.post_journal_entries(ctx, redraft["batch_id"], approval.id, second.id)
 
 
+def test_posting_refuses_a_draft_older_than_a_decision_that_books(db_path: Path) -> None:
+    """A decision recorded after the batch was drafted (a flux adjustment, say) books an entry
+    the draft does not hold: its approval cannot cover it, so posting refuses until a redraft."""
+    from bot.tools import ToolContext, ToolError
+
+    def keep_draft(q: Question) -> Response | None:
+        return Response(selected=(2,)) if q.header == "Posting" else recommended(q)
+
+    limit = {"CLOSEBOT_APPROVAL_LIMIT": "5000000"}
+    run = close_run(None, db_path, choose=keep_draft, env=limit)
+    store, ledger = run.store, run.ledger
+    draft = ledger.current_batch(run.run_id)
+    assert draft is not None and draft["status"] == "draft"
+    approval = next(
+        q for q in store.questions(run.run_id) if q.questions[0].get("header") == "Posting"
+    )
+    approved = {"1": {"labels": ["Approve and post"]}}  # as if bob had approved this draft
+    store.db.execute(
+        "update questions set answer = ?, answered_by = 'bob' where id = ?",
+        (json.dumps(approved), approval.id),
+    )
+    exc = f"{run.run_id}:afe_overrun:AFE-ABO-2025-014"
+    ledger.decide(  # decided again after the draft: short-pay books Dr 2110 / Cr cost
+        exc,
+        option="short_pay",
+        status="resolved",
+        extra={},
+        question_id=approval.id,
+        decided_by="alice",
+        source="console",
+    )
+    tools = CloseTools(approval_limit=Decimal("5000000"))
+    ctx = ToolContext(run_id=run.run_id, store=store)
+    with pytest.raises(ToolError, match=r"decided after batch .* was drafted"):
+        tools.post_journal_entries(ctx, draft["id"], approval.id)
+    assert ledger.batch(draft["id"])["status"] == "draft"
+    refused = store.audit_events(run.run_id, kind="posting_refused")
+    assert refused and "afe_overrun:AFE-ABO-2025-014" in refused[-1].detail["reason"]
+
+
 def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) -> None:
     same = close_run(None, db_path, second_approver="alice")
     assert same.batch()["status"] == "draft"

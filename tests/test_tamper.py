@@ -449,3 +449,307 @@ def test_an_earlier_releases_chain_verifies_and_goes_on_keyed_and_a_rewrite_does
     verdict = Store(db_path).audit_verdict("r1")
     assert verdict.broken is not None and verdict.broken["kind"] == "resumed"
     assert "after keyed hashing began" in verdict.why
+
+
+# -- the tables covered since the unkeyed boundary: open items, imported files, mappings -------
+
+
+def _item(conn: sqlite3.Connection, run: str) -> int:
+    return int(one(conn, "select min(id) from open_items where run_id = ?", run))  # type: ignore[arg-type]
+
+
+def open_item_settled(conn: sqlite3.Connection, run: str) -> str:
+    """Marked settled, the next close would never ask about it."""
+    item = _item(conn, run)
+    conn.execute("update open_items set status = 'settled' where id = ?", (item,))
+    return f"open_items:{item}"
+
+
+def open_item_owner(conn: sqlite3.Connection, run: str) -> str:
+    item = _item(conn, run)
+    conn.execute("update open_items set owner = 'nobody', due = '2030-01-01' where id = ?", (item,))
+    return f"open_items:{item}"
+
+
+def open_item_deleted(conn: sqlite3.Connection, run: str) -> str:
+    item = _item(conn, run)
+    conn.execute("delete from open_items where id = ?", (item,))
+    return f"open_items:{item}"
+
+
+def open_item_added(conn: sqlite3.Connection, run: str) -> str:
+    cursor = conn.execute(
+        "insert into open_items (run_id, period, kind, text, amount, owner, due, status, "
+        "created_at) values (?, '2026-10', 'dispute', 'refund the controller $9,999.00', "
+        "'9999.00', 'mallory', '2026-11-15', 'open', '2026-10-31T00:00:00.000+00:00')",
+        (run,),
+    )
+    return f"open_items:{cursor.lastrowid}"
+
+
+OPEN_ITEM_EDITS: list[Edit] = [
+    open_item_settled,
+    open_item_owner,
+    open_item_deleted,
+    open_item_added,
+]
+
+
+@pytest.mark.parametrize("edit", OPEN_ITEM_EDITS, ids=[e.__name__ for e in OPEN_ITEM_EDITS])
+def test_an_edited_open_item_is_found_by_verify(closed: Closed, tmp_path: Path, edit: Edit) -> None:
+    db = tmp_path / "closebot.db"
+    shutil.copy(closed.db, db)
+    with sqlite3.connect(db) as conn:
+        assert one(conn, "select count(*) from open_items where run_id = ?", closed.run_id)
+        names = edit(conn, closed.run_id)
+    code, out = verify(db, closed.run_id)
+    assert code == 1, out
+    assert "BROKEN" in out and names in out, out
+
+
+@dataclass(frozen=True)
+class Imported:
+    db: Path
+    run_id: str
+    env: dict[str, str]
+    folder: Path
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Imported:
+    """A close of files imported at the terminal: the JIB an operator's workbook with its own
+    column names, its mapping confirmed (--yes) and remembered."""
+    from tests.import_files import jib_xlsx, write_period
+
+    root = tmp_path_factory.mktemp("imported")
+    folder = write_period(root / "mine")
+    (folder / "jib.csv").unlink()
+    (folder / "Permian JIB Oct 2026.xlsx").write_bytes(jib_xlsx())
+    empty = root / "empty"
+    empty.mkdir()
+    env = {"CLOSEBOT_DB": str(root / "closebot.db"), "CLOSEBOT_AUDIT_KEY": KEY}
+    env["CLOSEBOT_DATA"] = str(empty)
+    done = closebot("data", "import", str(folder), "--period", "2026-10", "--yes", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    run = closebot("run", "2026-10", "--auto", env=env)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr
+    with sqlite3.connect(root / "closebot.db") as conn:
+        conn.execute("pragma wal_checkpoint(truncate)")
+    return Imported(root / "closebot.db", run_id_of(run.stdout), env, folder)
+
+
+def _jib_file(conn: sqlite3.Connection) -> int:
+    return int(
+        one(conn, "select id from imported_files where kind = 'jib.csv' and status = 'active'")
+    )  # type: ignore[arg-type]
+
+
+def imported_bytes(conn: sqlite3.Connection, run: str) -> str:
+    f = _jib_file(conn)
+    conn.execute("update imported_files set content = cast('forged' as blob) where id = ?", (f,))
+    return f"imported_files:{f}"
+
+
+def imported_csv_read(conn: sqlite3.Connection, run: str) -> str:
+    """The CSV closebot reads from the workbook: what the next close of the period would book."""
+    f = _jib_file(conn)
+    conn.execute(
+        "update imported_files set canonical = replace(canonical, ',0.275,13200', ',0.25,12000') where id = ?",
+        (f,),
+    )
+    return f"imported_files:{f}"
+
+
+def imported_dropped_by(conn: sqlite3.Connection, run: str) -> str:
+    f = _jib_file(conn)
+    conn.execute("update imported_files set dropped_by = 'controller' where id = ?", (f,))
+    return f"imported_files:{f}"
+
+
+def imported_deleted(conn: sqlite3.Connection, run: str) -> str:
+    f = _jib_file(conn)
+    conn.execute("delete from imported_files where id = ?", (f,))
+    return f"imported_files:{f}"
+
+
+def column_map_mapping(conn: sqlite3.Connection, run: str) -> str:
+    m = one(conn, "select id from column_maps where kind = 'jib.csv'")
+    conn.execute(
+        "update column_maps set mapping = replace(mapping, 'Your Share', 'Gross Amt') where id = ?",
+        (m,),
+    )
+    return f"column_maps:{m}"
+
+
+def column_map_confirmed_by(conn: sqlite3.Connection, run: str) -> str:
+    m = one(conn, "select id from column_maps where kind = 'jib.csv'")
+    conn.execute("update column_maps set confirmed_by = 'controller' where id = ?", (m,))
+    return f"column_maps:{m}"
+
+
+IMPORT_EDITS: list[Edit] = [
+    imported_bytes,
+    imported_csv_read,
+    imported_dropped_by,
+    imported_deleted,
+    column_map_mapping,
+    column_map_confirmed_by,
+]
+
+
+def test_a_close_of_imported_files_verifies_and_a_later_drop_keeps_it_verifying(
+    imported: Imported, tmp_path: Path
+) -> None:
+    from tests.import_files import jib_xlsx, sample_rows
+
+    code, out = verify(imported.db, imported.run_id)
+    assert code == 0, out
+    db = tmp_path / "closebot.db"
+    shutil.copy(imported.db, db)
+    rows = sample_rows("jib.csv")
+    rows[0]["description"] = "resent by the operator"
+    again = tmp_path / "again"
+    again.mkdir()
+    (again / "Permian JIB Oct 2026 v2.xlsx").write_bytes(jib_xlsx(rows))
+    env = {**imported.env, "CLOSEBOT_DB": str(db)}
+    done = closebot("data", "import", str(again), "--period", "2026-10", "--yes", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    with sqlite3.connect(db) as conn:  # the file the close read is superseded: a later change
+        assert one(conn, "select count(*) from imported_files where status = 'superseded'") == 1
+    code, out = verify(db, imported.run_id)
+    assert code == 0, out  # recorded by the import that superseded it: not tampering
+
+
+@pytest.mark.parametrize("edit", IMPORT_EDITS, ids=[e.__name__ for e in IMPORT_EDITS])
+def test_an_edited_imported_file_or_mapping_is_found_by_verify(
+    imported: Imported, tmp_path: Path, edit: Edit
+) -> None:
+    db = tmp_path / "closebot.db"
+    shutil.copy(imported.db, db)
+    with sqlite3.connect(db) as conn:
+        names = edit(conn, imported.run_id)
+    code, out = verify(db, imported.run_id)
+    assert code == 1, out
+    assert "BROKEN" in out and names in out, out
+
+
+def test_an_item_the_next_close_settles_keeps_both_closes_verifying_and_an_edit_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bot.store import Store
+    from tests.close_helpers import choose_label, close_run
+
+    monkeypatch.setenv("CLOSEBOT_AUDIT_KEY", KEY)
+    db = tmp_path / "c.db"
+    store = Store(db)
+    october = close_run(None, db, store=store)
+    items = october.ledger.open_items(october.run_id)
+    assert items
+    first = items[0]
+    november = close_run(
+        None,
+        db,
+        period="2026-11",
+        store=store,
+        choose=choose_label(**{f"carried_item:{first['id']}": "Settled"}),
+    )
+    assert october.ledger.open_items(october.run_id)[0]["status"] == "settled"
+    assert store.audit_verdict(october.run_id).ok, store.audit_verdict(october.run_id).problem
+    assert store.audit_verdict(november.run_id).ok
+    store.close()
+    with sqlite3.connect(db) as conn:  # set back to open: November's decision undone
+        conn.execute("update open_items set status = 'open' where id = ?", (first["id"],))
+    verdict = Store(db).audit_verdict(october.run_id)
+    assert f"open_items:{first['id']}" in verdict.problem and "open_item_closed" in verdict.problem
+
+
+# -- a rolling deploy from a release that does not step aside (0fd23f4 and before) --------------
+
+
+def settled(db: Path) -> None:
+    """Everything written is in the main file (a copy of it alone holds all of it)."""
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("pragma wal_checkpoint(truncate)")
+    finally:
+        conn.close()
+
+
+def _as_0fd23f4_writes(conn: sqlite3.Connection, run: str, kind: str) -> None:
+    """An event as release 0fd23f4's code appends it: SHA-256 chained to the run's last event,
+    no algorithm named, no rows recorded."""
+    prev = one(conn, "select hash from audit_events where run_id = ? order by id desc limit 1", run)
+    event = {"run_id": run, "at": "2026-11-24T06:00:00.000+00:00", "kind": kind}
+    event |= {"actor": "alice", "detail": "{}"}
+    conn.execute(
+        "insert into audit_events (run_id, at, kind, actor, detail, prev_hash, hash) "
+        "values (?, ?, ?, ?, ?, ?, ?)",
+        (*event.values(), prev, _sha256(str(prev), event)),
+    )
+
+
+def test_events_an_earlier_release_wrote_during_the_upgrade_verify_and_a_forged_one_does_not(
+    tmp_path: Path,
+) -> None:
+    from bot import chain
+
+    env = {"CLOSEBOT_AUDIT_KEY": KEY}
+    db = tmp_path / "closebot.db"
+    env["CLOSEBOT_DB"] = str(db)
+    paused = closebot("run", "2026-10", env=env)  # waits on its first question
+    assert paused.returncode == 3, paused.stdout[-2000:]
+    run = run_id_of(paused.stdout)
+    with sqlite3.connect(db) as conn:
+        # the database as the release before this one left it: keyed, no sealed boundary, no guard
+        value = json.loads(str(one(conn, "select value from meta where key = 'audit_keyed_after'")))
+        conn.execute(
+            "update meta set value = ? where key = 'audit_keyed_after'",
+            (chain.epoch_value(KEY.encode(), int(value["after"])),),
+        )
+        conn.execute(f"drop trigger {chain.GUARD}")
+        # 0fd23f4, still serving during that upgrade, goes on with the run
+        _as_0fd23f4_writes(conn, run, "question_answered")
+        _as_0fd23f4_writes(conn, run, "exception_resolved")
+    code, out = verify(db, run)  # this release's first start seals the boundary and adopts them
+    assert code == 0, out
+    with sqlite3.connect(db) as conn:
+        kinds = [
+            r[0]
+            for r in conn.execute(
+                "select kind from audit_events where run_id = ? order by id", (run,)
+            )
+        ]
+        assert kinds[-3:] == ["question_answered", "exception_resolved", "trail_adopted"]
+        # from now on the database refuses such a write: the earlier release changes nothing
+        with pytest.raises(sqlite3.IntegrityError, match="an earlier closebot may not write"):
+            _as_0fd23f4_writes(conn, run, "question_answered")
+    # an edit of what the earlier release wrote breaks the adoption's link
+    settled(db)
+    edited = tmp_path / "edited.db"
+    shutil.copy(db, edited)
+    with sqlite3.connect(edited) as conn:
+        conn.execute(
+            "update audit_events set actor = 'mallory' where kind = 'exception_resolved' and run_id = ?",
+            (run,),
+        )
+    code, out = verify(edited, run)
+    assert code == 1 and "BROKEN" in out, out
+    # an 'old release' event written after the boundary (guard dropped): a forgery, named
+    for alg in (None, "sha256-v1"):
+        forged = tmp_path / f"forged-{alg}.db"
+        shutil.copy(db, forged)
+        with sqlite3.connect(forged) as conn:
+            conn.execute(f"drop trigger {chain.GUARD}")
+            _as_0fd23f4_writes(conn, run, "journal_posted")
+            conn.execute(
+                "update audit_events set hash_alg = ? where id = (select max(id) from audit_events)",
+                (alg,),
+            )
+        code, out = verify(forged, run)
+        assert code == 1 and "BROKEN at event" in out, out
+        assert "a downgrade" in out or "sealed its boundary" in out, out
+    # and the first start of a closebot with a key on a database it never keyed seals it at once
+    resumed = closebot("resume", run, "--auto", env=env)
+    assert resumed.returncode == 0, resumed.stdout[-2000:]
+    code, out = verify(db, run)
+    assert code == 0, out

@@ -202,7 +202,9 @@ class DecisionTools(ToolBase):
             self._sign(ctx, ledger, code)
         if exc["kind"] == "carried_item" and code in ("settled", "write_off"):
             ledger.set_open_item_status(
-                d["facts"]["item_id"], "settled" if code == "settled" else "written_off"
+                d["facts"]["item_id"],
+                "settled" if code == "settled" else "written_off",
+                by_run=ctx.run_id,
             )
         record = ledger.decide(
             exc["id"],

@@ -155,7 +155,7 @@ class Kind:
     options: dict[str, Option] = field(default_factory=dict)
 
     def option(self, code: str, facts: Facts) -> Option:
-        if code == SETTLED.code:
+        if code == SETTLED.code and code not in self.options:  # a carried item's own "settled"
             return SETTLED
         try:
             return self.options[code]

@@ -213,6 +213,28 @@ cover(
 )
 
 
+cover(
+    "open_items",
+    key=("id",),
+    fields=(
+        "id",
+        "run_id",
+        "period",
+        "kind",
+        "text",
+        "amount",
+        "owner",
+        "due",
+        "status",
+        "created_at",
+    ),
+    what="an open item carried forward: what is open, its amount, owner, due date and status",
+    of_run="select * from open_items where run_id = ?",
+    shared=True,  # the next close settles, writes off or keeps it
+    newer=True,
+)
+
+
 class AlreadyPostedError(CloseBotError):
     """The period was posted by another batch; posting this one would book it twice."""
 
@@ -620,6 +642,13 @@ class Ledger:
                         "created_at": self.store.now(),
                     }
                 )
+            self.store.audit(
+                run_id=run_id,
+                kind="open_items_carried",
+                actor=None,
+                detail={"period": period, "items": len(items)},
+                covers=[("open_items", "run_id", run_id)],
+            )
 
     def carried_into(self, period: str) -> list[dict[str, Any]]:
         """The items the latest sign-off of `period` carried forward (they open the next month)."""
@@ -633,10 +662,19 @@ class Ledger:
             (latest[0]["run_id"],),
         )
 
-    def set_open_item_status(self, item_id: int, status: str) -> None:
-        """A carried item settled or written off at the next close (it is not carried again)."""
+    def set_open_item_status(self, item_id: int, status: str, *, by_run: str | None = None) -> None:
+        """A carried item settled or written off at the next close (it is not carried again),
+        audited in the close that decided it (`by_run`, else the item's own)."""
         with self.store.write() as db:
             db.execute("update open_items set status = ? where id = ?", (status, item_id))
+            owner = self._rows("select run_id from open_items where id = ?", (item_id,))
+            self.store.audit(
+                run_id=by_run or (owner[0]["run_id"] if owner else None),
+                kind="open_item_closed",
+                actor=None,
+                detail={"item_id": item_id, "status": status},
+                covers=[("open_items", "id", item_id)],
+            )
 
     def open_items(self, run_id: str) -> list[dict[str, Any]]:
         return self._rows("select * from open_items where run_id = ? order by id", (run_id,))

@@ -11,7 +11,7 @@ from bot.close import data as close_data
 from bot.close.checks import Finding
 from bot.close.data import ZERO, add_months
 from bot.close.decisions import DecisionTools
-from bot.close.imports.intake import imported_evidence
+from bot.close.imports.intake import imported_evidence, input_targets
 from bot.close.kinds import option_label
 from bot.close.ledger import Ledger
 from bot.close.master import ACCOUNT_NAMES, money
@@ -248,6 +248,7 @@ class CloseTools(DecisionTools, PostingTools):
                     "files": d.hashes,
                     "imported": imported_evidence(ctx.store, period),
                 },
+                covers=input_targets(ctx.store, period),
             )
         by_state = Counter(r.state for r in d.doi)
         return self._step_result(

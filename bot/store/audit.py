@@ -38,8 +38,9 @@ class AuditChain(StoreCore):
 
     def _open_trail(self) -> None:
         """Load the audit key and, on the first start with one, record when keyed hashing
-        began (and seal every run's head as it stands). A key other than the one that keyed
-        this database is refused: events written with it would never verify."""
+        began (and seal every run's head as it stands), sealing the boundary after which no
+        earlier release may write. A key other than the one that keyed this database is
+        refused: events written with it would never verify."""
         key, created = chain.load_key(None if self._in_memory else self.path)
         self._audit_key = key
         meta = self.query("select value from meta where key = ?", (chain.KEYED_AFTER,))
@@ -53,6 +54,8 @@ class AuditChain(StoreCore):
                     f"key is {chain.key_id(key)}): restore {chain.key_file_for(self.path)} or set "
                     f"{chain.KEY_ENV} to the key it was made with"
                 )
+            if epoch is not None and epoch.valid:
+                self._seal_boundary(epoch)
             return
         with self.write() as db:
             # Only a database that never had a key starts an epoch: one whose record was
@@ -66,8 +69,9 @@ class AuditChain(StoreCore):
             after = self.query("select coalesce(max(id), 0) as n from audit_events")[0]["n"]
             db.execute(
                 "insert or ignore into meta (key, value) values (?, ?)",
-                (chain.KEYED_AFTER, chain.epoch_value(key, int(after))),
+                (chain.KEYED_AFTER, chain.epoch_value(key, int(after), int(after))),
             )
+            db.execute(chain.GUARD_SQL)
             heads = self.query(
                 "select run_id, max(id) as head_id, count(*) as events from audit_events "
                 "where run_id is not null group by run_id"
@@ -79,6 +83,54 @@ class AuditChain(StoreCore):
                 self._put_seal(
                     db, chain.Seal(h["run_id"], h["head_id"], head_hash or "", h["events"])
                 )
+
+    def _seal_boundary(self, epoch: chain.Epoch) -> None:
+        """A database keyed by the release before this one, on this one's first start: an
+        earlier release still running during that upgrade (0fd23f4 and before do not step
+        aside) may have written unkeyed events since keyed hashing began. Seal the boundary
+        under the key at the last event now, so those are history and any later one is a
+        forgery; adopt each run those events extended with a keyed event recording its rows as
+        they stand (the key holder vouches for them once, at the boundary); and from now on let
+        the database refuse an event that names no algorithm. Idempotent."""
+        guarded = self.query(
+            "select 1 from sqlite_master where type = 'trigger' and name = ?", (chain.GUARD,)
+        )
+        if epoch.through is not None and guarded:
+            return  # sealed before: nothing to write (a read-only file opens as before)
+        with self.write() as db:
+            if epoch.through is None:
+                through = int(
+                    self.query("select coalesce(max(id), 0) as n from audit_events")[0]["n"]
+                )
+                unkeyed = [n for n, alg in chain.ALGORITHMS.items() if not alg.keyed]
+                marks = ",".join("?" for _ in unkeyed)
+                extended = self.query(
+                    "select run_id, count(*) as n, min(id) as first, max(id) as last "
+                    "from audit_events where id > ? and run_id is not null and hash is not null "
+                    f"and (hash_alg is null or hash_alg in ({marks})) group by run_id",
+                    (epoch.after, *unkeyed),
+                )
+                db.execute(
+                    "update meta set value = ? where key = ?",
+                    (chain.epoch_value(self._audit_key, epoch.after, through), chain.KEYED_AFTER),
+                )
+                for r in extended:
+                    self._audit(
+                        db,
+                        run_id=r["run_id"],
+                        kind="trail_adopted",
+                        actor=None,
+                        detail={
+                            "events": r["n"],
+                            "first": r["first"],
+                            "last": r["last"],
+                            "algorithm": chain.BEFORE_NAMES,
+                            "why": "written by an earlier closebot during the upgrade, before "
+                            "the boundary was sealed",
+                        },
+                        covers=chain.run_targets(self.query, r["run_id"]),
+                    )
+            db.execute(chain.GUARD_SQL)
 
     def _put_seal(self, db: Database, s: chain.Seal) -> None:
         db.execute(
@@ -193,7 +245,15 @@ class AuditChain(StoreCore):
         if verdict.problem or not rows_too:
             return verdict
         strict = bool(rows) and int(rows[0]["id"]) > epoch.after
-        chain.check_rows(verdict, self.query, self._audit_key, run_id, rows, strict=strict)
+        chain.check_rows(
+            verdict,
+            self.query,
+            self._audit_key,
+            run_id,
+            rows,
+            strict=strict,
+            strict_newer=bool(rows) and int(rows[0]["id"]) > epoch.boundary,
+        )
         return verdict
 
     def verify_audit(self, run_id: str) -> tuple[int, AuditEvent | None, str]:

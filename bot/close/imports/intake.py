@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.chain import cover
 from bot.close import data as close_data
 from bot.close.data import CloseData, FileSource, Problem, check_period
 from bot.close.imports.convert import MONTH_COLUMN, Converted, convert, normalise
@@ -463,6 +464,7 @@ class Imports:
                 self.store.audit(
                     run_id=row.get("run_id"),
                     kind="file_superseded",
+                    covers=[("imported_files", "id", old["id"])],
                     actor=by,
                     detail={
                         "period": period,
@@ -494,11 +496,21 @@ class Imports:
                         self.store.now(),
                     ),
                 )
+                map_id = self.store.query(
+                    "select id from column_maps where kind = ? and source = ? and layout = ?",
+                    (kind, row.get("source") or "", row["layout"]),
+                )[0]["id"]
                 self.store.audit(
                     run_id=row.get("run_id"),
                     kind="column_map_confirmed",
                     actor=by,
-                    detail={"kind": kind, "source": row.get("source") or "", "mapping": mapping},
+                    detail={
+                        "kind": kind,
+                        "source": row.get("source") or "",
+                        "mapping": mapping,
+                        "map_id": map_id,
+                    },
+                    covers=[("column_maps", "id", map_id)],
                 )
         base.id, base.status = file_id, "active"
         base.superseded = earlier[0] if earlier else None
@@ -525,6 +537,7 @@ class Imports:
             self.store.audit(
                 run_id=run_id,
                 kind=f"file_{row['status']}",
+                covers=[("imported_files", "id", file_id)],
                 actor=actor,
                 detail={
                     "id": file_id,
@@ -598,6 +611,82 @@ def latest_period(store: Store | None, data_dir: Path | None) -> str:
 def load_period(store: Store | None, period: str, data_dir: Path | None) -> CloseData:
     """The period's data: its imported files, and the folder's for any kind not imported."""
     return close_data.load(period, data_dir, imported=period_sources(store, period))
+
+
+# The period's data a close reads, and how a layout is read: covered by the audit chain. A file
+# row is recorded when it is kept (and superseded), and again by each close that reads it (its
+# `input_files` event); a mapping when it is confirmed, and by each close that reads a file it
+# mapped. Both are shared: a later drop supersedes a file, a later confirmation a mapping.
+cover(
+    "imported_files",
+    key=("id",),
+    fields=tuple(
+        f
+        for f in [
+            "id",
+            "period",
+            "kind",
+            "filename",
+            "sha256",
+            "size",
+            "content",
+            "sheet",
+            "canonical",
+            "rows",
+            "summary",
+            "mapping",
+            "source",
+            "layout",
+            "origin",
+            "dropped_by",
+            "dropped_at",
+            "slack_file",
+            "channel",
+            "thread_ts",
+            "run_id",
+            "status",
+            "superseded_by",
+            "problems",
+            "decided_by",
+            "decided_at",
+        ]
+    ),
+    digests=("content", "canonical"),
+    what="an imported file: its bytes and the CSV read from them, hash, mapping, who dropped it, status",
+    of_run="with r(id) as (select ?) select * from imported_files where run_id = (select id from r) "
+    "or 'imported_files:' || id in (select j.key from audit_events a, json_each(a.covers) j "
+    "where a.run_id = (select id from r) and a.covers is not null)",
+    shared=True,
+    newer=True,
+)
+cover(
+    "column_maps",
+    key=("id",),
+    fields=("id", "kind", "source", "layout", "mapping", "confirmed_by", "confirmed_at"),
+    what="a confirmed column mapping: which columns are read as which, who confirmed it and when",
+    of_run="select * from column_maps where 'column_maps:' || id in (select j.key from "
+    "audit_events a, json_each(a.covers) j where a.run_id = ? and a.covers is not null)",
+    shared=True,
+    newer=True,
+)
+
+
+def input_targets(store: Store, period: str) -> list[tuple[str, str, Any]]:
+    """The imported files a close of `period` reads and the mappings that read them, as its
+    `input_files` event covers them."""
+    out: list[tuple[str, str, Any]] = []
+    for f in imported_evidence(store, period):
+        out.append(("imported_files", "id", f["id"]))
+    ids = [t[2] for t in out]
+    if ids:
+        marks = ",".join("?" for _ in ids)
+        for m in store.query(
+            "select distinct c.id from column_maps c join imported_files f on f.kind = c.kind "
+            f"and coalesce(f.source, '') = c.source and f.layout = c.layout where f.id in ({marks})",
+            tuple(ids),
+        ):
+            out.append(("column_maps", "id", m["id"]))
+    return out
 
 
 def imported_evidence(store: Store, period: str) -> list[dict[str, Any]]:
