@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot.sandbox.slack_api import fake_slack
 from tests import slack_payloads as sp
-from tests.slack_harness import FORM, Harness
+from tests.slack_harness import FORM, Harness, distinct_periods
 
 
 def timed(fn) -> float:  # type: ignore[no-untyped-def]
@@ -33,14 +33,16 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=30)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, fake_slack() as fake:
+        # a period has one live close: each Submit's close is of its own period
+        periods = distinct_periods(Path(tmp), args.n)
         bot = Harness(fake, Path(tmp) / "bench.db")
         noop = [
             timed(lambda: bot.dispatch(sp.block_action("radio_changed", "1"), FORM))
             for _ in range(args.n)
         ]
         submits = []
-        for _ in range(args.n):
-            run = bot.start()
+        for period in periods:
+            run = bot.start(period)
             question_id = bot.pending(run.id)
             submits.append(timed(lambda q=question_id: bot.submit(q, {1: 1, 2: 2})))
             bot.idle()

@@ -52,7 +52,7 @@ from bot.store import USAGE_FIELDS, QuestionRecord, Store  # noqa: E402
 from bot.tools import ToolContext, ToolRegistry  # noqa: E402
 from tests import slack_payloads as sp  # noqa: E402
 from tests.loopback import QuietHandler, loopback  # noqa: E402
-from tests.slack_harness import slack_sample  # noqa: E402
+from tests.slack_harness import distinct_periods, slack_sample  # noqa: E402
 
 FORM = "application/x-www-form-urlencoded"
 APPROVAL_HEADERS = ("Posting", "Second approval")
@@ -165,11 +165,16 @@ def picks_for(record: QuestionRecord) -> dict[int, Any]:
 
 
 _nonce = iter(range(10**9))
+# A period has one live close, so each /close of the bench names its own period: October's
+# files under another name (tests.slack_harness.distinct_periods), set up by main().
+PERIODS = 3000
+_periods: Iterator[str] = iter(())
 
 
 def close_body(fake: FakeSlack) -> str:
-    """A signed /close 2026-10; a nonce keeps two in one second from being a replay."""
-    return sp.slash_command("2026-10", response_url=fake.response_url()) + f"&nonce={next(_nonce)}"
+    """A signed /close of the next period; a nonce keeps two in one second from being a replay."""
+    period = next(_periods)
+    return sp.slash_command(period, response_url=fake.response_url()) + f"&nonce={next(_nonce)}"
 
 
 def submit_body(fake: FakeSlack, record: QuestionRecord) -> str:
@@ -924,6 +929,8 @@ def main() -> None:
     ):
         tmp = Path(t)
         data = slack_sample(tmp)
+        global _periods
+        _periods = iter(distinct_periods(tmp, PERIODS if not args.quick else 400))
         db = tmp / "bench.db"
         with servers(fake, db, data, tmp) as (bot, refs):
             store = Store(db)

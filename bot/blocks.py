@@ -22,6 +22,7 @@ MAX_CONTEXT_ELEMENTS = 10
 MAX_LABEL = 2000
 MAX_ID = 255
 MAX_CHOICE_BUTTONS = 10
+MAX_ACTIONS = 25  # elements of an actions block
 MAX_SELECT_OPTIONS = 100
 MAX_OPTION_TEXT = 75
 MAX_OPTION_DESCRIPTION = 75
@@ -34,6 +35,8 @@ SUBMIT_ACTION = "closebot_submit"
 CANCEL_ACTION = "closebot_cancel"
 STOP_ACTION = "closebot_stop"
 RETRY_ACTION = "closebot_retry"
+CHOICE_ACTION = "closebot_choose_"  # + the option's number: a choice made by its own button
+CHOICE_ACTION_RE = re.compile(r"^closebot_choose_(\d+)$")
 ANSWER_ACTION = "answer"
 OTHER_ACTION = "other"
 WHY_ACTION = "why"
@@ -343,7 +346,13 @@ def _option_details(q: Question) -> str:
 
 
 def _question_sections(
-    q: Question, number: int, total: int, *, compact: bool, listed: bool = False
+    q: Question,
+    number: int,
+    total: int,
+    *,
+    compact: bool,
+    listed: bool = False,
+    details: bool = True,
 ) -> list[str]:
     """The question as mrkdwn: its text, what each option books (when that cannot ride under
     the option), and the recommendation's reasoning — each option's words once, never cut."""
@@ -358,7 +367,7 @@ def _question_sections(
             if not (line.startswith("• ") or line.rstrip(":") == "By account")
         )
     parts = [head, escape(text)]
-    if _described_apart(q) and not compact:
+    if details and _described_apart(q) and not compact:
         parts.append(_option_details(q))
     if q.recommended:
         sure = percent(q.confidence(q.recommended))
@@ -537,6 +546,87 @@ def deadline_note(ask: Ask, expires_at: str | None) -> str | None:
     return f"⌛ If nobody answers by {_when(expires_at)}, {then}."
 
 
+def approval_form(
+    ask: Ask,
+    *,
+    question_id: str,
+    who_may_answer: str,
+    nonce: str,
+    confirm: str,
+    facts: dict[str, Any] | None = None,
+    deadline: str | None = None,
+) -> list[dict[str, Any]]:
+    """The posting approval: the situation, the batch by account (`facts`), what each choice
+    does (once), a Why, who may approve, and one button per choice (Approve / Keep as
+    draft / Reject). Only the button that approves carries the `confirm` dialog: the other
+    choices post nothing. The buttons answer by themselves: no radio buttons, no Submit
+    (the documented exception to a form's one Submit, DESIGN.md's interface contract)."""
+    q = ask.questions[0]
+    blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
+    shown = _question_sections(q, 1, 1, compact=False, listed=facts is not None, details=False)
+    blocks.extend(section(t) for t in shown)
+    if facts is not None:
+        blocks.append(facts)
+    what = "\n".join(
+        f"• *{escape(o.label)}*" + (f" — {escape(o.description)}" if o.description else "")
+        for o in q.options
+    )
+    blocks.extend(section(t) for t in split_text(what))
+    if q.recommended is not None:
+        blocks.append(
+            {
+                "type": "input",
+                "block_id": block_id("w", 1, nonce),
+                "label": plain("Why (only if you choose other than recommended)", MAX_LABEL),
+                "optional": True,
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": WHY_ACTION,
+                    "max_length": 3000,
+                },
+            }
+        )
+    who = (
+        who_may_answer
+        if who_may_answer.startswith("Who may")
+        else f"Who may answer: {who_may_answer}"
+    )
+    footer = context(who, *([deadline] if deadline else []))
+    footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)  # marks a Why per question
+    blocks.append(footer)
+    buttons = []
+    for number, option in enumerate(q.options[:MAX_ACTIONS], start=1):
+        mark = " ⭐" if q.recommended == number else ""
+        button: dict[str, Any] = {
+            "type": "button",
+            "action_id": f"{CHOICE_ACTION}{number}",
+            "text": plain(fit(option.label, MAX_BUTTON_TEXT - len(mark)) + mark, MAX_BUTTON_TEXT),
+            "value": cut(question_id, 2000),
+        }
+        if approving(option.label):
+            button["style"] = "primary"
+            button["confirm"] = {
+                "title": plain("Post to the ledger?", MAX_CONFIRM_TITLE),
+                "text": plain(confirm, MAX_CONFIRM_TEXT),
+                "confirm": plain("Post", MAX_CONFIRM_BUTTON),
+                "deny": plain("Not yet", MAX_CONFIRM_BUTTON),
+            }
+        buttons.append(button)
+    blocks.append({"type": "actions", "block_id": block_id("a", 0, nonce), "elements": buttons})
+    return blocks
+
+
+def approving(label: str) -> bool:
+    """An option that approves posting (as bot.close.controls.approves reads an answer)."""
+    return label.casefold().startswith("approve")
+
+
+def chosen_option(action_id: str) -> int | None:
+    """The option number a choice button stands for (None: not a choice button)."""
+    m = CHOICE_ACTION_RE.match(action_id or "")
+    return int(m.group(1)) if m else None
+
+
 def question_text(ask: Ask) -> str:
     """The notification text of a form (the fallback where blocks are not shown)."""
     return cut(f"Your decision is needed: {ask.questions[0].question}", 300)
@@ -573,6 +663,13 @@ def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response
                 f"question {number}: the form sent an option this bot did not build"
             ) from None
     return responses
+
+
+def read_choice(ask: Ask, number: int) -> dict[int, Response]:
+    """A form answered by a choice's own button: option `number` of its one question."""
+    if len(ask.questions) != 1 or not 1 <= number <= len(ask.questions[0].options):
+        raise FormError("the form sent a choice this bot did not build")
+    return {1: Response(selected=(number,))}
 
 
 def _typed(action: dict[str, Any]) -> str:

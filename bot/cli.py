@@ -36,7 +36,7 @@ from bot.console import (
     ConsolePresenter,
     drive,
 )
-from bot.errors import CloseBotError, ConfigError
+from bot.errors import CloseBotError, ConfigError, PeriodTakenError
 from bot.identity import os_login
 from bot.models import estimated_cost
 from bot.store import USAGE_FIELDS, Store
@@ -261,7 +261,21 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_USAGE
     loop = _loop(settings, store, out)
     mode = "auto" if args.auto else "console"
-    run = store.create_run(period=period, mode=mode, started_by=os_login(), model=loop.model.name)
+    try:  # the period's claim: of two starts at the same instant, one makes a run
+        run = store.create_run(
+            period=period,
+            mode=mode,
+            started_by=os_login(),
+            model=loop.model.name,
+            one_per_period=True,
+        )
+    except PeriodTakenError as e:
+        print(
+            f"closebot: the {label} close is already under way (run {e.run_id}); "
+            f"continue it with `closebot resume {e.run_id}`. Nothing was started.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     driver = (
         "Claude " + loop.model.name
         if settings.uses_claude

@@ -80,6 +80,14 @@ class CorruptDatabaseError(StorageError):
     will not serve from it. Restore a backup (README: Backups)."""
 
 
+class PeriodTakenError(CloseBotError):
+    """A close of this period is already under way (`run_id`): a period has one live close."""
+
+    def __init__(self, message: str, *, run_id: str) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
 class NotAuthorizedError(CloseBotError):
     """Someone other than the run's starter or an approver tried to answer or steer it, or a
     control refused this person's answer (`reason`, e.g. a second approver must differ)."""

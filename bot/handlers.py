@@ -15,25 +15,23 @@ from typing import Any
 
 from slack_bolt import Ack, App, Assistant, BoltContext
 
-from bot import blocks, file_blocks
+from bot import blocks, file_blocks, period_blocks
 from bot.agent_loop import ask_of
 from bot.answers import Answers
 from bot.blocks import outgoing
-from bot.close import data as close_data
 from bot.close.controls import approval_refusal
-from bot.close.imports import intake
 from bot.desk import Intent, intent
 from bot.errors import (
     AlreadyAnsweredError,
     AnswerError,
     BusyError,
     CloseBotError,
-    CorruptDatabaseError,
     NotAuthorizedError,
     NotFoundError,
+    PeriodTakenError,
     StorageError,
-    StorageFullError,
 )
+from bot.slack_close import USAGE, CloseCommand, open_periods, storage_text
 from bot.slack_desk import SlackDesk
 from bot.slack_files import FileIntake
 from bot.slack_work import SlackWork
@@ -41,32 +39,12 @@ from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
 
-USAGE = "Usage: `/close [YYYY-MM]` — for example `/close 2026-10`. Without a period I close the latest one with data."
-
 
 # Thread messages that reach the agent: plain replies, replies also sent to the channel, and
 # files shared in the thread (their text and names; the files themselves are read elsewhere).
 READ_SUBTYPES = (None, "thread_broadcast", "file_share")
 ASKED_ANY_TIME = ("status", "waiting", "open", "decided")  # answered without the agent
-MAX_COMMAND_TEXT = 40  # "/close 2026-10" needs 7; longer text is refused, never echoed
-BUSY = "The database is busy right now, so nothing was changed — please try again in a moment."
-DB_DOWN = "I can't write to my database right now, so nothing was changed; please tell whoever runs closebot."
-CANT_SAVE = "closebot can't save right now, nothing was changed. Please try again in a few minutes; if it keeps happening, tell whoever runs closebot."
-DAMAGED = "closebot's database is damaged, so nothing was changed; please tell whoever runs closebot (`closebot doctor`)."
-
-
 NO_WHY_BOX = "answered on a form from an earlier release, which had no Why box"
-
-
-def storage_text(e: StorageError) -> str:
-    """What the person is told when the database could not take their request."""
-    if isinstance(e, BusyError):
-        return BUSY
-    if isinstance(e, StorageFullError):
-        return CANT_SAVE
-    if isinstance(e, CorruptDatabaseError):
-        return DAMAGED
-    return DB_DOWN
 
 
 @dataclass(frozen=True)
@@ -85,6 +63,8 @@ def register(app: App, deps: Deps) -> None:
     app.command("/close")(h.close_command)
     app.action(blocks.SUBMIT_ACTION)(h.submit)
     app.action(blocks.CANCEL_ACTION)(h.cancel)
+    app.action(blocks.CHOICE_ACTION_RE)(h.choose)
+    app.action(period_blocks.PERIOD_ACTION)(h.period_picked)
     app.action(blocks.STOP_ACTION)(h.stop)
     app.action(blocks.RETRY_ACTION)(h.retry)
     app.action(file_blocks.CONFIRM_ACTION)(h.file_confirm)
@@ -125,6 +105,7 @@ class Listeners:
         self.deps = deps
         self.store = deps.store
         self.work = deps.work
+        self.closes = CloseCommand(store=deps.store, work=deps.work, data_dir=deps.data_dir)
         self.answers = Answers(
             deps.store,
             deps.approvers,
@@ -134,57 +115,12 @@ class Listeners:
         )
 
     def close_command(self, ack: Ack, command: dict[str, Any]) -> None:
-        """`/close [YYYY-MM]`: check the period, create the run, ack; the thread opens after."""
-        text = (command.get("text") or "").strip()
-        if len(text) > MAX_COMMAND_TEXT:
-            ack(response_type="ephemeral", text=f"That is not a period.\n{USAGE}")
-            return
-        try:
-            period = (
-                close_data.check_period(text)
-                if text
-                else intake.latest_period(self.store, self.deps.data_dir)
-            )
-            waiting = not intake.has_data(self.store, period, self.deps.data_dir)
-        except CloseBotError as e:
-            ack(response_type="ephemeral", text=f"{e}\n{USAGE}")
-            return
-        files = self.deps.files
-        if waiting and files is not None:
-            # no data yet: a thread for the period's files; the close starts when all are in
-            ack(
-                response_type="ephemeral",
-                text=f"I have no data for {close_data.period_label(period)} yet: drop its files into the thread I'm opening.",
-            )
-            user, channel = str(command["user_id"]), str(command["channel_id"])
-            self.work.runner.side(
-                lambda: files.open_waiting(channel=channel, period=period, user=user)
-            )
-            return
-        if waiting:
-            ack(response_type="ephemeral", text=f"No close data for {period}.\n{USAGE}")
-            return
-        run = None
-        try:
-            with self.store.quick(), self.store.write():  # one transaction: the run, leased
-                run = self.store.create_run(
-                    period=period,
-                    mode="slack",
-                    started_by=command["user_id"],
-                    model=self.work.loop.model.name,
-                    channel=command["channel_id"],
-                )
-                self.work.hold(run.id)  # leased from its first instruction to its last
-        except StorageError as e:
-            if run is not None:  # nothing was written: neither is its lease
-                self.work.let_go(run.id, written=False)
-            ack(response_type="ephemeral", text=storage_text(e))
-            return
-        ack(
-            response_type="ephemeral",
-            text=f"Starting the {close_data.period_label(period)} close (run `{run.id}`); its thread opens in a moment.",
-        )
-        self.work.start_close(run.id, response_url=command.get("response_url"), held=True)
+        """`/close [YYYY-MM]`: one close per period (bot/slack_close.py)."""
+        self.closes.command(ack, command, self.deps.files)
+
+    def period_picked(self, ack: Ack, body: dict[str, Any]) -> None:
+        """The which-period form's Submit."""
+        self.closes.period_picked(ack, body)
 
     def _notify(
         self,
@@ -213,8 +149,11 @@ class Listeners:
             e.started_by or "",
         )
 
-    def _settle(self, ack: Ack, body: dict[str, Any], *, cancel: bool) -> None:
-        """Submit or Cancel: authorize, read and check the form, claim atomically, ack, resume."""
+    def _settle(
+        self, ack: Ack, body: dict[str, Any], *, cancel: bool, chosen: int | None = None
+    ) -> None:
+        """Submit, a choice's own button (`chosen`: its option) or Cancel: authorize, read and
+        check the form, claim atomically, ack, resume."""
         user, channel, thread_ts = _who(body)
         actions = body.get("actions") or []
         if not user or not actions or not isinstance(actions[0], dict):
@@ -236,7 +175,13 @@ class Listeners:
                     question_id,
                     user=user,
                     source="user",
-                    read=None if cancel else (lambda ask: blocks.read_form(ask, values)),
+                    read=None
+                    if cancel
+                    else (
+                        (lambda ask: blocks.read_choice(ask, chosen))
+                        if chosen is not None
+                        else (lambda ask: blocks.read_form(ask, values))
+                    ),
                     rationale=blocks.read_rationale(values) if isinstance(values, dict) else None,
                     require_rationale=why_box,
                     evidence=None if why_box else {"form": NO_WHY_BOX},
@@ -307,6 +252,14 @@ class Listeners:
 
     def submit(self, ack: Ack, body: dict[str, Any]) -> None:
         self._settle(ack, body, cancel=False)
+
+    def choose(self, ack: Ack, body: dict[str, Any]) -> None:
+        """A choice made by its own button: the posting approval's Approve / Keep as draft /
+        Reject. The same path as Submit (the approval controls vet it, refusals audited)."""
+        actions = body.get("actions") or []
+        first = actions[0] if actions and isinstance(actions[0], dict) else {}
+        number = blocks.chosen_option(str(first.get("action_id") or ""))
+        self._settle(ack, body, cancel=False, chosen=number or 0)
 
     def cancel(self, ack: Ack, body: dict[str, Any]) -> None:
         self._settle(ack, body, cancel=True)
@@ -628,6 +581,28 @@ class Listeners:
         desk = self.deps.desk
         assert desk is not None
         period, periods = desk.desk.period_for(asked.arg)
+        try:
+            with self.store.quick():
+                open_ = [] if asked.arg else open_periods(self.store, self.deps.data_dir)
+                if period is None and len(open_) == 1:
+                    period = open_[0].period
+                taken = period is not None and self.closes.is_taken(period)
+        except StorageError as e:
+            text = storage_text(e)
+            self.work.runner.side(
+                lambda: desk.reply(channel=channel, thread_ts=thread_ts, user=user, text=text)
+            )
+            return
+        if period is None and len(open_) > 1:  # which one? a form, the earliest recommended
+            self.work.runner.side(
+                lambda: desk.post_blocks(
+                    channel=channel,
+                    thread_ts=thread_ts,
+                    text="Which period do you want to close?",
+                    blocks=period_blocks.which_period_form(open_),
+                )
+            )
+            return
         if period is None:
             named = ", ".join(f"`close {p}`" for p in periods) or "none: add a period's files"
             text = f"Which period? Periods with data: {named}."
@@ -635,24 +610,9 @@ class Listeners:
                 lambda: desk.reply(channel=channel, thread_ts=thread_ts, user=user, text=text)
             )
             return
-        live = next(
-            (
-                r
-                for r in desk.desk.closes()
-                if r.period == period and r.status in ("running", "waiting")
-            ),
-            None,
-        )
-        if live is not None:
-            self.work.runner.side(
-                lambda: desk.reply(
-                    channel=channel,
-                    thread_ts=thread_ts,
-                    user=user,
-                    text=f"The {close_data.period_label(period)} close is already under way: "
-                    f"{desk._thread(live, 'its thread')}.",
-                )
-            )
+        say = partial(self._dm_say, channel=channel, thread_ts=thread_ts, user=user)
+        if taken:
+            self.closes.tell_taken(period, say)
             return
         try:
             with self.store.quick():
@@ -662,7 +622,11 @@ class Listeners:
                     started_by=user,
                     model=self.work.loop.model.name,
                     channel=channel,
+                    one_per_period=True,
                 )
+        except PeriodTakenError:
+            self.closes.tell_taken(period, say)
+            return
         except StorageError as e:
             text = storage_text(e)
             self.work.runner.side(
@@ -670,6 +634,10 @@ class Listeners:
             )
             return
         self.work.start_close(run.id)
+
+    def _dm_say(self, text: str, *, channel: str, thread_ts: str | None, user: str) -> None:
+        if self.deps.desk is not None:
+            self.deps.desk.reply(channel=channel, thread_ts=thread_ts, user=user, text=text)
 
     def home_opened(self, ack: Ack, event: dict[str, Any]) -> None:
         """The App Home's Home tab: published for the viewer (the Messages tab needs nothing)."""

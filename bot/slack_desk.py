@@ -139,6 +139,17 @@ class SlackDesk:
         except SlackApiError as e:
             log.warning("desk reply in %s not posted: %s", channel, slack_error(e))
 
+    def post_blocks(
+        self, *, channel: str, thread_ts: str | None, text: str, blocks: list[dict[str, Any]]
+    ) -> None:
+        """A form in the DM (say, which period to close); `text` and `blocks` are safe."""
+        try:
+            self.client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, text=text, blocks=blocks
+            )
+        except SlackApiError as e:
+            log.warning("desk form in %s not posted: %s", channel, slack_error(e))
+
     def tell(self, *, channel: str, thread_ts: str | None, user: str, text: str) -> None:
         """An answer only the asker sees (asked in a close's thread: the thread stays quiet)."""
         safe = self._safe(text, user)

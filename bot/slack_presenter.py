@@ -107,20 +107,22 @@ def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = 
 def entries_by_account(
     lines: Iterable[dict[str, Any]],
 ) -> tuple[list[str], list[list[str]]]:
-    """The batch by account (number, name, debit, credit) with its totals, as table rows."""
+    """The batch by account ("2115 Accrued LOE", debit, credit) with its totals, as table rows."""
     totals: dict[str, list[Decimal]] = {}
     for line in lines:
         acc = totals.setdefault(str(line["account"]), [Decimal(0), Decimal(0)])
         acc[0] += Decimal(str(line["debit"] or 0))
         acc[1] += Decimal(str(line["credit"] or 0))
     rows = [
-        [a, ACCOUNT_NAMES.get(a, ""), money(d) if d else "", money(c) if c else ""]
+        [f"{a} {ACCOUNT_NAMES.get(a, '')}".strip(), money(d) if d else "", money(c) if c else ""]
         for a, (d, c) in sorted(totals.items())
     ]
     debit = sum((d for d, _ in totals.values()), Decimal(0))
     credit = sum((c for _, c in totals.values()), Decimal(0))
-    rows.append(["Total", "", money(debit), money(credit)])
-    return ["Account", "Name", "Debit", "Credit"], rows
+    rows.append(["Total", money(debit), money(credit)])
+    # three columns (the account's number and name in one, wrapped): the table fits a
+    # thread's narrow pane, Credit included
+    return ["Account", "Debit", "Credit"], rows
 
 
 def _shown_as(task: dict[str, Any]) -> str:
@@ -819,8 +821,8 @@ class SlackPresenter:
         self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool
     ) -> list[dict[str, Any]]:
         """The posting approval: the batch by account as a table, addressed to the people who
-        may approve it (and why the others may not); Submit asks again, naming what Approve
-        posts."""
+        may approve it (and why the others may not); Approve / Keep as draft / Reject as
+        buttons, only Approve behind a dialog naming what it posts."""
         second = header_of(record) == SECOND_APPROVAL_HEADER
         confirm = self._attach_draft(record, attach=attach and not second)
         ledger = Ledger(self.store)
@@ -829,8 +831,8 @@ class SlackPresenter:
         if batch is not None:
             # summed by SQLite: the form does not read the batch's lines
             header, rows = entries_by_account(ledger.account_totals(batch["id"]))
-            facts = blocks.table(header, rows, right=(2, 3))
-        return blocks.question_form(
+            facts = blocks.table(header, rows, right=(1, 2))
+        return blocks.approval_form(
             ask,
             question_id=record.id,
             who_may_answer=who_may_approve(
@@ -838,12 +840,13 @@ class SlackPresenter:
             ),
             nonce=nonce,
             facts=facts,
-            confirm=confirm,
+            confirm=confirm or "Post to the ledger? This cannot be undone.",
             deadline=blocks.deadline_note(ask, record.expires_at),
         )
 
     def _attach_draft(self, record: QuestionRecord, *, attach: bool = True) -> str | None:
-        """Before an approval form: the draft journal CSV in the thread; the confirm dialog's text."""
+        """Before an approval form: the draft journal CSV in the thread, once per batch (not
+        again when a batch is asked about again); the confirm dialog's text."""
         run = self.store.run(record.run_id)
         ledger = Ledger(self.store)
         batch = ledger.current_batch(run.id)
@@ -851,7 +854,7 @@ class SlackPresenter:
             return None
         entries = ledger.entry_count(batch["id"])
         try:
-            if attach:  # the draft is in the thread once, with the first approval form
+            if attach and not self._draft_shown(record, str(batch["id"])):
                 self.client.files_upload_v2(
                     channel=run.channel,
                     thread_ts=run.thread_ts,
@@ -870,7 +873,17 @@ class SlackPresenter:
             log.warning("run %s: draft CSV not attached: %s", run.id, slack_error(e))
         return (
             f"Post {entries} entries, {money(Decimal(batch['total_debit']))}, batch {batch['id']}? "
-            "If you chose Approve and post, this cannot be undone; Keep as draft and Reject post nothing."
+            "This cannot be undone."
+        )
+
+    def _draft_shown(self, record: QuestionRecord, batch_id: str) -> bool:
+        """Whether an earlier approval form of this batch was posted (its draft with it)."""
+        return any(
+            q.id != record.id
+            and q.message_ts
+            and header_of(q) in APPROVAL_HEADERS
+            and batch_id in q.context + " ".join(str(x.get("question")) for x in q.questions)
+            for q in self.store.questions(record.run_id)
         )
 
     def settle_form(self, question_id: str) -> bool:

@@ -121,9 +121,19 @@ def submit_button(pane: Any) -> Any:
     return pane.get_by_role("button", name="Submit", exact=True)
 
 
+def approve_button(pane: Any) -> Any:
+    """The posting approval's Approve button (its choices are buttons, not a Submit)."""
+    return pane.get_by_role("button", name=re.compile(r"^Approve"))
+
+
+def answer_button(pane: Any) -> Any:
+    """What answers a form: its Submit, or the approval's Approve."""
+    return submit_button(pane).or_(approve_button(pane))
+
+
 def pending_form(pane: Any) -> Any:
-    """The thread's form that still has a Submit button."""
-    return pane.locator(".msg").filter(has=submit_button(pane.page)).last
+    """The thread's form that can still be answered (a Submit, or an approval's buttons)."""
+    return pane.locator(".msg").filter(has=answer_button(pane.page)).last
 
 
 def csv_links(pane: Any) -> Any:
@@ -162,8 +172,9 @@ def fill_form(form: Any) -> None:
 
 
 def press_submit(page: Any, form: Any) -> None:
-    """Click Submit; confirm the dialog if the button carries a Block Kit `confirm`."""
-    submit_button(form).click()
+    """Click Submit (or, on a posting approval, Approve); confirm the dialog if the button
+    carries a Block Kit `confirm`."""
+    answer_button(form).first.click()
     dialog = page.locator("#dialog-backdrop")
     if dialog.is_visible():
         page.locator("#dialog-confirm").click()

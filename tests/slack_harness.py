@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from datetime import datetime
@@ -12,8 +13,9 @@ from typing import Any
 from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
+from bot import blocks
 from bot.app import Service, build_service
-from bot.blocks import SUBMIT_ACTION
+from bot.blocks import CHOICE_ACTION, SUBMIT_ACTION
 from bot.close.playbook import PlaybookModel
 from bot.config import Settings
 from bot.models import Model
@@ -36,6 +38,42 @@ def slack_sample(root: Path) -> Path:
             "".join(x for x in jib.read_text().splitlines(keepends=True) if "PRO-40188" not in x)
         )
     return target
+
+
+_MONTH = re.compile(r"(?<![0-9])(20[0-9][0-9])-(0[1-9]|1[0-2])(?![0-9])")
+
+
+def distinct_periods(root: Path, count: int) -> list[str]:
+    """`count` more periods in the Slack sample's folder under `root`: October 2026's files
+    moved whole years on (October 2101, 2102, …; every month in them moved alike, so each
+    close asks what October's asks). For tests and benches that start many closes at once,
+    since a period has one live close."""
+    sample = slack_sample(root)
+    october = sample / "2026-10"
+    periods = []
+    for n in range(count):
+        years = 75 + n
+        period = f"{2026 + years}-10"
+        periods.append(period)
+        folder = sample / period
+        if folder.exists():
+            continue
+        folder.mkdir()
+        for f in october.iterdir():
+            text = _MONTH.sub(lambda m, y=years: f"{int(m[1]) + y}-{m[2]}", f.read_text())
+            (folder / f.name).write_text(text)
+    return periods
+
+
+def choice_buttons(form: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The buttons of a form that answer by themselves (Approve / Keep as draft / Reject)."""
+    return [
+        e
+        for b in form
+        if b.get("type") == "actions"
+        for e in b.get("elements", [])
+        if blocks.chosen_option(str(e.get("action_id"))) is not None
+    ]
 
 
 def settings_for(fake: FakeSlack, db_path: Path, **extra: str) -> Settings:
@@ -148,6 +186,10 @@ class Harness:
     ) -> BoltResponse:
         message = form or self.form_of(question_id)
         values = sp.form_values(message["blocks"], picks or {}, other, why)
+        if action_id == SUBMIT_ACTION and choice_buttons(message["blocks"]):
+            # a form answered by its choices' own buttons (the posting approval): the
+            # button of the option picked for its one question
+            action_id = f"{CHOICE_ACTION}{(picks or {}).get(1, 1)}"
         body = sp.block_action(
             action_id,
             question_id,

@@ -108,6 +108,7 @@ def block_action(
     channel: str = "CFIN",
     message: dict[str, Any] | None = None,
     values: dict[str, Any] | None = None,
+    response_url: str = "https://hooks.slack.invalid/actions/1",
 ) -> str:
     message = message or {"ts": "1761900000.000001", "thread_ts": None, "blocks": []}
     payload = {
@@ -133,7 +134,7 @@ def block_action(
             "blocks": message.get("blocks", []),
         },
         "state": {"values": values or {}},
-        "response_url": "https://hooks.slack.invalid/actions/1",
+        "response_url": response_url,
         "actions": [
             {
                 "type": "button",

@@ -116,10 +116,12 @@ def test_a_dm_asking_whats_waiting_on_me_is_answered(bot: Harness, fake: FakeSla
 def test_close_october_in_a_dm_starts_the_same_close_and_an_unclear_one_asks_which(
     bot: Harness, fake: FakeSlack
 ) -> None:
-    dm(bot, "close")
-    assert dm_replies(fake) == [
-        "Which period? Periods with data: `close 2026-10`, `close 2026-11`."
-    ]
+    dm(bot, "close")  # two periods are open: a form asks which, the earliest recommended
+    assert dm_replies(fake) == ["Which period do you want to close?"]
+    (form,) = [p for p in fake.to("chat.postMessage") if p["channel"] == "DUALICE"]
+    assert "October 2026" in json.dumps(form["blocks"]) and "November 2026" in json.dumps(
+        form["blocks"]
+    )
     assert bot.store.runs() == []
     dm(bot, "Close October please")
     (run,) = bot.store.runs()

@@ -14,7 +14,7 @@ from bot.blocks import SUBMIT_ACTION
 from bot.sandbox.slack_api import FakeSlack, fake_slack
 from bot.server import HttpServer
 from tests import slack_payloads as sp
-from tests.slack_harness import FORM, Harness
+from tests.slack_harness import FORM, Harness, distinct_periods
 
 RUNS = 6
 
@@ -34,7 +34,8 @@ def test_concurrent_submits_resume_each_run_exactly_once(
     served: tuple[Harness, FakeSlack, str],
 ) -> None:
     bot, fake, url = served
-    runs = [bot.start() for _ in range(RUNS)]
+    periods = distinct_periods(Path(bot.store.path).parent, RUNS)  # one live close a period
+    runs = [bot.start(period) for period in periods]
     questions = [bot.pending(run.id) for run in runs]
     bodies = []
     for question_id in questions:

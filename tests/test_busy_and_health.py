@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from bot.handlers import BUSY, DB_DOWN
 from bot.sandbox.slack_api import FakeSlack
 from bot.server import HttpServer
+from bot.slack_close import BUSY, DB_DOWN
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
 from tests.slack_harness import Harness
 

@@ -19,7 +19,7 @@ from bot.close.playbook import PlaybookModel
 from bot.errors import ModelUnavailableError
 from bot.sandbox.slack_api import FakeSlack
 from tests import slack_payloads as sp
-from tests.slack_harness import FORM, Harness
+from tests.slack_harness import FORM, Harness, distinct_periods
 
 
 @pytest.fixture
@@ -368,7 +368,8 @@ def test_bot_messages_and_edits_are_ignored(bot: Harness) -> None:
 
 def test_two_runs_in_two_threads_stay_independent(bot: Harness, fake: FakeSlack) -> None:
     first = bot.start(user="UALICE", channel="CFIN")
-    second = bot.start(user="UBOB", channel="CTAX")
+    (other,) = distinct_periods(Path(bot.store.path).parent, 1)  # a period has one live close
+    second = bot.start(other, user="UBOB", channel="CTAX")
     assert first.thread_ts != second.thread_ts
     q1, q2 = bot.pending(first.id), bot.pending(second.id)
     bot.submit(q2, {1: 2, 2: 2}, user="UBOB")

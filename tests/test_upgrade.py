@@ -280,21 +280,28 @@ def test_slash_close_of_a_period_an_earlier_release_posted_never_posts_it_again(
     old = load(release, db_path)
     h = Harness(fake, db_path)
     try:
-        run = h.start("2026-10")
-        approval = h.answer_until(run.id, "Posting")
-        assert f"{old.posted_batch} already posted" in str(h.store.question(approval).questions)
-        # the approvers approve anyway, against the recommendation, and say why
-        why = "the operator asked us to repost"
-        h.submit(approval, {1: 1}, user="UAPPROVER", why=why)
+        before = {r.id for r in h.store.runs(limit=100)}
+        assert h.command("2026-10").status == 200
         h.idle()
-        second = h.answer_until(run.id, "Second approval")  # an entry is over the limit
-        h.submit(second, {1: 1}, user="UAPPROVER2", why=why)
+        # one close per period (issue 17): the release's runs of October are still live, so
+        # the /close points to one of them; none is started, nothing is drafted or posted
+        assert fake.wait_for(
+            lambda: any("already under way" in (r.get("text") or "") for r in fake.responses),
+            timeout=10,
+        )
+        assert {r.id for r in h.store.runs(limit=100)} == before
+        for run_id in (old.paused, old.midturn, old.slack):  # not live any more: posted
+            h.store.set_run_status(run_id, "cancelled")
+        assert h.command("2026-10").status == 200
         h.idle()
-        h.finish(run.id)
-        status = h.store.run(run.id).status
-        texts = "\n".join(h.thread_texts(h.store.run(run.id)))
+        assert fake.wait_for(
+            lambda: any(
+                f"already posted: batch `{old.posted_batch}`" in (r.get("text") or "")
+                for r in fake.responses
+            ),
+            timeout=10,
+        )
+        assert {r.id for r in h.store.runs(limit=100)} == before
     finally:
         h.close()
     assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
-    assert status == "failed"  # the posting step refused: the run says why and stops
-    assert f"{old.posted_batch} already posted 2026-10" in texts

@@ -820,6 +820,11 @@ def available_periods(data_dir: Path | None = None) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and PERIOD_RE.match(p.name))
 
 
+def has_folder(period: str, data_dir: Path | None = None) -> bool:
+    """Whether `period` has a folder of data (as available_periods would list it)."""
+    return bool(PERIOD_RE.match(period)) and ((data_dir or SAMPLE_DIR) / period).is_dir()
+
+
 def latest_period(data_dir: Path | None = None) -> str:
     periods = available_periods(data_dir)
     if not periods:

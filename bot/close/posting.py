@@ -9,10 +9,9 @@ from typing import Any
 from bot.close.controls import ContentHash, check_approval, content_hash, short_hash
 from bot.close.data import ZERO, add_months
 from bot.close.journal import JournalError, build
-from bot.close.kinds import KINDS
 from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.master import money
-from bot.close.toolbase import MAX_LIST, ToolBase
+from bot.close.toolbase import MAX_LIST, ToolBase, decided_after
 from bot.errors import NotFoundError
 from bot.identity import same_person
 from bot.questions import HUMAN_SOURCES
@@ -199,7 +198,7 @@ class PostingTools(ToolBase):
         digest = content_hash(ledger.iter_lines(batch_id))
         q = self._answered(ctx, approval_question_id)
         refusal = None
-        late = self._decided_after(ledger, ctx.run_id, batch)
+        late = decided_after(ledger, ctx.run_id, batch)
         if digest != batch["content_hash"]:
             refusal = f"batch {batch_id}'s lines changed after it was drafted (content hash {short_hash(digest)}, drafted as {short_hash(batch['content_hash'] or '')})"
         elif late:
@@ -267,19 +266,6 @@ class PostingTools(ToolBase):
                 if r["status"] == "in_force"
             ],
         }
-
-    @staticmethod
-    def _decided_after(ledger: Ledger, run_id: str, batch: dict[str, Any]) -> list[str]:
-        """Decisions recorded after the batch was drafted that book something (a flux
-        adjustment, say): the draft does not hold them, so its approval cannot cover them."""
-        return [
-            e["details"]["ref"]
-            for e in ledger.exceptions(run_id)
-            if e["status"] == "resolved"
-            and (e["resolved_at"] or "") > (batch["created_at"] or "")
-            and (kind := KINDS.get(e["kind"])) is not None
-            and kind.book(e["resolution"], e["details"]["facts"], e["extra"])
-        ]
 
     def _over_limit(self, lines: Iterable[dict[str, Any]]) -> list[int]:
         amounts: dict[int, Decimal] = {}

@@ -106,6 +106,19 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in q.items() if v is not None}
 
 
+def decided_after(ledger: Ledger, run_id: str, batch: dict[str, Any]) -> list[str]:
+    """Decisions recorded after the batch was drafted that book something (a flux adjustment,
+    say): the draft does not hold them, so its approval cannot cover them."""
+    return [
+        e["details"]["ref"]
+        for e in ledger.exceptions(run_id)
+        if e["status"] == "resolved"
+        and (e["resolved_at"] or "") > (batch["created_at"] or "")
+        and (kind := KINDS.get(e["kind"])) is not None
+        and kind.book(e["resolution"], e["details"]["facts"], e["extra"])
+    ]
+
+
 def _doi_row(row: dict[str, Any]) -> DoiRow:
     numbers = ("wi", "nri", "royalty", "orri")
     values: dict[str, Any] = {k: Decimal(v) if k in numbers else v for k, v in row.items()}
@@ -397,6 +410,14 @@ class ToolBase:
                 {
                     "kind": "journal",
                     "text": f"batch {batch['id']} ({money(Decimal(batch['total_debit']))}) is a draft, not posted",
+                }
+            )
+        if batch is not None and (late := decided_after(ledger, ctx.run_id, batch)):
+            items.append(  # decided after the batch was drafted: not in the books it holds
+                {
+                    "kind": "journal",
+                    "text": f"{', '.join(late[:5])} decided after batch {batch['id']} was drafted: "
+                    "what it books is not in the batch (draft again, or book it next month)",
                 }
             )
         for step in (s.name for s in BOOKS_STEPS):

@@ -350,9 +350,17 @@ class SlackClient:
 
     # -- interactivity -------------------------------------------------------
 
-    def _message(self, channel: str, ts: str) -> dict[str, Any]:
+    def _message(self, channel: str, ts: str, user: str | None = None) -> dict[str, Any]:
+        """The message a click came from: in the channel, or an ephemeral one `user` sees."""
         with self.fake.lock:
-            message = self.fake.messages.get(ts)
+            message = self.fake.messages.get(ts) or next(
+                (
+                    e
+                    for e in self.fake.ephemerals
+                    if e["ts"] == ts and user is not None and e["visible_to"] == user
+                ),
+                None,
+            )
             if message is None or message["channel"] != channel:
                 raise ActionError("that message is gone")
             return json.loads(json.dumps(message))
@@ -362,7 +370,7 @@ class SlackClient:
             "type": "message",
             "message_ts": message["ts"],
             "channel_id": channel,
-            "is_ephemeral": False,
+            "is_ephemeral": bool(message.get("ephemeral")),
         }
         if message.get("thread_ts"):
             container["thread_ts"] = message["thread_ts"]
@@ -395,7 +403,7 @@ class SlackClient:
     ) -> dict[str, Any]:
         """A click: the block_actions payload Slack would send, with the form's state."""
         person = self._user(user)
-        message = self._message(channel, message_ts)
+        message = self._message(channel, message_ts, user)
         element = _find_element(message.get("blocks") or [], block_id, action_id)
         if element is None:
             raise ActionError("that control is no longer in the message")
@@ -431,6 +439,8 @@ class SlackClient:
             ),
             "actions": [action],
         }
+        if message.get("ephemeral"):  # Slack sends no copy of an ephemeral message
+            del payload["message"]
         delivery = self._form({"payload": json.dumps(payload)})
         if not delivery.ok:
             return {"ok": False, "error": f"closebot answered HTTP {delivery.status or 'nothing'}"}

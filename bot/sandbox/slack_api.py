@@ -972,11 +972,23 @@ class FakeSlack:
             try:
                 text, blocks = self._content(body, require=not body.get("delete_original"))
                 original = self.messages.get(ctx["message_ts"] or "")
+                mine = next(  # or the ephemeral message the interaction came from
+                    (
+                        e
+                        for e in self.ephemerals
+                        if e["ts"] == ctx["message_ts"] and e["visible_to"] == ctx["user"]
+                    ),
+                    None,
+                )
                 if body.get("delete_original"):
                     if original is not None:
                         del self.messages[original["ts"]]
+                    elif mine is not None:
+                        self.ephemerals.remove(mine)
                 elif body.get("replace_original") and original is not None:
                     original.update(text=text, blocks=blocks)
+                elif body.get("replace_original") and mine is not None:
+                    mine.update(text=text, blocks=blocks)
                 elif body.get("response_type") == "in_channel":
                     thread = body.get("thread_ts") or (original or {}).get("thread_ts")
                     self.add_message(

@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from bot.errors import NotFoundError
+from bot.errors import NotFoundError, PeriodTakenError
 from bot.store.audit import AuditChain
 from bot.store.core import dumps, insert_row, known
 
@@ -42,7 +42,11 @@ class Runs(AuditChain):
         model: str | None,
         channel: str | None = None,
         thread_ts: str | None = None,
+        one_per_period: bool = False,
     ) -> Run:
+        """A new run, running. `one_per_period`: the period's claim — PeriodTakenError when a
+        run of `period` is still live; the check and the insert are one write transaction
+        (BEGIN IMMEDIATE), so of two starts at the same instant one run is made."""
         run_id = uuid.uuid4().hex[:12]
         now = self.now()
         row: dict[str, Any] = {
@@ -60,6 +64,12 @@ class Runs(AuditChain):
             "updated_at": now,
         }
         with self.write() as db:
+            live = self.live_run(period) if one_per_period else None
+            if live is not None:
+                raise PeriodTakenError(
+                    f"the {period} close is already under way (run {live.id}, {live.status})",
+                    run_id=live.id,
+                )
             insert_row(db, "runs", row)
             self._audit(
                 db,

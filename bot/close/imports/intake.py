@@ -585,7 +585,11 @@ def periods_with_data(store: Store | None, data_dir: Path | None) -> list[str]:
 
 
 def has_data(store: Store | None, period: str, data_dir: Path | None) -> bool:
-    return period in periods_with_data(store, data_dir)
+    """Whether `period` has a folder of data or imported files (its folder is looked up, not
+    every period listed: a /close asks this on its ack path)."""
+    if close_data.has_folder(period, data_dir):
+        return True
+    return period in (Imports(store).periods() if store is not None else [])
 
 
 def require_data(store: Store | None, period: str, data_dir: Path | None) -> None:

@@ -251,9 +251,12 @@ function renderBlock(block, message) {
 // Slack's table block: rows of raw_text / rich_text cells, the first row a header.
 function renderTable(block) {
   const settings = block.column_settings || [];
-  const cell = (c, i, tag) => el(tag, {
-    class: settings[i] && settings[i].align ? `align-${settings[i].align}` : null,
-  }, c.type === "rich_text" ? richText(c) : (c.text || ""));
+  const classes = (i) => [
+    settings[i] && settings[i].align ? `align-${settings[i].align}` : "",
+    settings[i] && settings[i].is_wrapped ? "wrapped" : "",
+  ].filter(Boolean).join(" ") || null;
+  const cell = (c, i, tag) => el(tag, { class: classes(i) },
+    c.type === "rich_text" ? richText(c) : (c.text || ""));
   const rows = block.rows || [];
   return el("div", { class: "table-wrap" }, el("table", { class: "bk-table" },
     rows.length ? el("thead", {}, el("tr", {}, rows[0].map((c, i) => cell(c, i, "th")))) : null,

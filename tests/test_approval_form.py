@@ -1,0 +1,193 @@
+"""The posting approval form (issue 17.4), read from the blocks Slack would draw: the batch by
+account in a table that fits a thread, addressed only to the people who may approve (and why
+the starter may not), Approve / Keep as draft / Reject as separate buttons with the confirm
+dialog on Approve only, the draft CSV attached once. The buttons go through the same controls
+as a Submit: a person who may not approve is refused privately and the refusal audited."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.blocks import CHOICE_ACTION, SUBMIT_ACTION
+from bot.close.ledger import Ledger
+from bot.sandbox.slack_api import FakeSlack
+from bot.server import HttpServer
+from tests import slack_payloads as sp
+from tests.slack_harness import FORM, Harness
+
+
+@pytest.fixture
+def bot(fake: FakeSlack, db_path: Path) -> Iterator[Harness]:
+    h = Harness(fake, db_path)
+    yield h
+    h.close()
+
+
+def buttons(form: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for b in form["blocks"] if b["type"] == "actions" for e in b["elements"]]
+
+
+def money(amount: Decimal) -> str:
+    return f"${amount:,.2f}"
+
+
+def press(bot: Harness, question_id: str, number: int, *, user: str, why: str | None) -> None:
+    """A person presses the form's button for option `number` (its Why box filled or not)."""
+    assert bot.click(f"{CHOICE_ACTION}{number}", question_id, user=user, why=why).status == 200
+    bot.idle()
+
+
+def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_only(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start()
+    approval = bot.answer_until(run.id, "Posting")
+    form = bot.form_of(approval)
+    shown = json.dumps(form["blocks"], ensure_ascii=False)
+    batch = Ledger(bot.store).current_batch(run.id)
+    assert batch is not None
+    lines = Ledger(bot.store).lines(batch["id"])
+    # addressed to the approvers who may approve, saying why the starter may not
+    (footer,) = [b for b in form["blocks"] if b["type"] == "context"]
+    who = footer["elements"][0]["text"]
+    assert (
+        who
+        == "Who may approve: <@UAPPROVER>, <@UAPPROVER2> — not <@UALICE>, who started this close"
+    )
+    assert "Who may answer" not in shown
+    # no radio buttons and no Submit: one button per choice, each choice once
+    assert not [
+        b
+        for b in form["blocks"]
+        if b["type"] == "input" and b["element"]["type"] != "plain_text_input"
+    ]
+    assert SUBMIT_ACTION not in shown
+    approve, keep, reject = buttons(form)
+    assert [b["text"]["text"] for b in buttons(form)] == [
+        "Approve and post ⭐",
+        "Keep as draft",
+        "Reject with a comment",
+    ]
+    assert [b["action_id"] for b in buttons(form)] == [f"{CHOICE_ACTION}{n}" for n in (1, 2, 3)]
+    assert all(b["value"] == approval for b in buttons(form))
+    # only Approve carries the dialog, naming what it posts (counted here from the lines)
+    assert "confirm" not in keep and "confirm" not in reject
+    entries = len({x["entry_no"] for x in lines})
+    total = sum((Decimal(str(x["debit"] or 0)) for x in lines), Decimal(0))
+    assert approve["confirm"]["text"]["text"] == (
+        f"Post {entries} entries, {money(total)}, batch {batch['id']}? This cannot be undone."
+    )
+    assert approve["confirm"]["title"]["text"] == "Post to the ledger?"
+    assert approve["style"] == "primary" and "style" not in keep and "style" not in reject
+    # what each choice does, once (the options are not also listed as radio descriptions)
+    assert shown.count("Leave the batch for review; nothing is posted.") == 1
+    # the batch by account: three columns (account and name in one, wrapped), the totals
+    (table,) = [b for b in form["blocks"] if b["type"] == "table"]
+    rows = [[c["text"].strip() for c in row] for row in table["rows"]]
+    assert rows[0] == ["Account", "Debit", "Credit"]
+    assert table["column_settings"] == [
+        {"is_wrapped": True},
+        {"align": "right"},
+        {"align": "right"},
+    ]
+    accrued = [x for x in lines if x["account"] == "2115"]
+    debits = sum((Decimal(str(x["debit"] or 0)) for x in accrued), Decimal(0))
+    credits = sum((Decimal(str(x["credit"] or 0)) for x in accrued), Decimal(0))
+    assert next(r for r in rows if r[0].startswith("2115 ")) == [
+        "2115 Accrued LOE",
+        money(debits) if debits else "",
+        money(credits) if credits else "",
+    ]
+    assert rows[-1] == ["Total", money(total), money(total)]
+    assert f"content hash {batch['content_hash'][:16]}" in shown
+    # the draft journal attached once, before the form
+    drafts = [f["filename"] for f in fake.to("files.getUploadURLExternal")]
+    assert drafts == [f"journal-{batch['id']}-draft.csv"]
+
+
+def test_keep_as_draft_and_reject_post_nothing_and_reject_needs_its_why(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start()
+    approval = bot.answer_until(run.id, "Posting")
+    batch = Ledger(bot.store).current_batch(run.id)
+    assert batch is not None
+    # Reject goes against the recommendation: without a Why it is refused, nothing taken
+    press(bot, approval, 3, user="UAPPROVER", why=None)
+    assert bot.store.question(approval).status == "pending"
+    assert any("say why in 'Why'" in n for n in bot.ephemerals_to("UAPPROVER"))
+    # Keep as draft, with its reason: taken at once (no dialog), and nothing is posted
+    press(bot, approval, 2, user="UAPPROVER", why="the AFE overrun is not supported yet")
+    record = bot.store.question(approval)
+    assert (record.status, record.answered_by, record.overridden) == ("answered", "UAPPROVER", 1)
+    assert record.answer is not None and record.answer["1"]["labels"] == ["Keep as draft"]
+    assert record.rationale == "the AFE overrun is not supported yet"
+    bot.finish(run.id)
+    assert Ledger(bot.store).posted_batch("2026-10") is None
+    assert Ledger(bot.store).batch(batch["id"])["status"] == "draft"
+    assert not bot.store.audit_events(run.id, kind="journal_posted")
+    answered = json.dumps(bot.form_of(approval)["blocks"], ensure_ascii=False)
+    assert "*Keep as draft*" in answered and not buttons(bot.form_of(approval))
+
+
+def test_approve_by_someone_who_may_not_approve_is_refused_privately_and_audited(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    bot = Harness(fake, db_path)
+    server = HttpServer(bot.service, host="127.0.0.1", port=0)
+    server.start()
+    try:
+        run = bot.start()
+        approval = bot.answer_until(run.id, "Posting")
+        form = bot.form_of(approval)
+        values = sp.form_values(form["blocks"], {}, None, None)
+        url = f"http://127.0.0.1:{server.port}/slack/events"
+
+        def press_over_http(user: str) -> int:
+            """Approve, as Slack delivers it: a signed payload through the HTTP edge."""
+            import urllib.request
+
+            body = sp.block_action(
+                f"{CHOICE_ACTION}1",
+                approval,
+                user=user,
+                channel=form["channel"],
+                message=form,
+                values=values,
+            )
+            request = urllib.request.Request(
+                url, data=body.encode(), headers=sp.signed_headers(body, content_type=FORM)
+            )
+            with urllib.request.urlopen(request, timeout=10) as response:
+                return int(response.status)
+
+        # the starter (segregation of duties) and a colleague who may not answer at all
+        for user in ("UALICE", "UCARA"):
+            assert press_over_http(user) == 200
+            bot.idle()
+            assert bot.store.question(approval).status == "pending"
+        alice = " ".join(bot.ephemerals_to("UALICE"))
+        assert "segregation of duties: you started this close" in alice.casefold()
+        assert "nothing was changed" in alice
+        assert any("Only <@UALICE>" in t for t in bot.ephemerals_to("UCARA"))
+        refused = bot.store.audit_events(run.id, kind="answer_refused")
+        assert [e.actor for e in refused] == ["UALICE", "UCARA"]
+        assert refused[0].detail["question_id"] == approval
+        assert not [m for m in bot.thread_texts(run) if "segregation" in m.casefold()]
+        # an approver's Approve posts the batch
+        assert press_over_http("UAPPROVER") == 200
+        bot.idle()
+        record = bot.store.question(approval)
+        assert (record.status, record.answered_by) == ("answered", "UAPPROVER")
+        bot.finish(run.id)
+        posted = Ledger(bot.store).posted_batch("2026-10")
+        assert posted is not None and posted["posted_by"] == "UAPPROVER"
+    finally:
+        server.stop()
+        bot.close()
