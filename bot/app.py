@@ -166,7 +166,10 @@ def build_service(
         still_working_after=still_working_after,
     )
     desk = SlackDesk(
-        client=client, store=store, desk=Desk(store, settings.approvers, settings.data_dir)
+        client=client,
+        store=store,
+        desk=Desk(store, settings.approvers, settings.data_dir),
+        names=names,
     )
     presenter.on_state_change = desk.republish  # the Home tabs follow the runs' states
     handlers.register(
@@ -182,6 +185,7 @@ def build_service(
                 approvers=settings.approvers,
                 data_dir=settings.data_dir,
                 start=_starter(store, work),
+                names=names,
             ),
             desk=desk,
         ),

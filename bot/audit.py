@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from bot.names import Names, is_slack_id, named_text
 from bot.questions import answer_text
 from bot.store import QuestionRecord, Store
 
@@ -84,6 +85,43 @@ def journal_rows(
         }
 
 
+def iter_named_lines(lines: Iterable[dict[str, Any]], names: Names) -> Iterator[dict[str, Any]]:
+    """`named_lines` as the lines come (a batch read a page at a time is never held whole)."""
+    known = list(names.store.people())
+    for line in lines:
+        if not known:
+            yield line
+            continue
+        yield {
+            **line,
+            **{
+                k: named_text(line[k], known, names.cached)
+                for k in ("entry", "memo")
+                if isinstance(line.get(k), str)
+            },
+        }
+
+
+def named_lines(lines: list[dict[str, Any]], names: Names) -> list[dict[str, Any]]:
+    """Journal lines with the people in their entry descriptions and memos by name, for the
+    CSVs and the ledger's import files ('Decision: … (by U0ALICE)' reads '(by Alice Park)');
+    the stored lines, and so the batch's content hash, keep the ids."""
+    known = list(names.store.people())
+    if not known:
+        return lines
+    return [
+        {
+            **line,
+            **{
+                k: named_text(line[k], known, names.cached)
+                for k in ("entry", "memo")
+                if isinstance(line.get(k), str)
+            },
+        }
+        for line in lines
+    ]
+
+
 def _no_why(evidence: dict[str, Any], overridden: bool) -> str:
     """An override taken on a form without a "Why" box (an earlier release's) says so."""
     form = evidence.get("form")
@@ -95,11 +133,12 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     chosen, by whom, when, how, whether it overrode the recommendation and why, and the
     SHA-256 of every input file the run read."""
     store.run(run_id)  # NotFoundError for an unknown id
+    names = Names(store)  # Slack's names as last looked up (users.info, cached)
     events = store.audit_events(run_id)
     inputs = next((e.detail for e in reversed(events) if e.kind == "input_files"), {})
     imported = {f["kind"]: f for f in inputs.get("imported") or [] if f["status"] == "active"}
     files = "; ".join(
-        f"{name}={digest}{_imported(imported.get(name))}"
+        f"{name}={digest}{_imported(imported.get(name), names)}"
         for name, digest in sorted((inputs.get("files") or {}).items())
     )
     answered = {
@@ -157,7 +196,7 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                     "rationale": _why(record, entry, overrode, number)
                     or _no_why(evidence, overrode[number]),
                     "os_login": evidence.get("os_login") or "",
-                    "answered_by_name": _name(record.answered_by, evidence),
+                    "answered_by_name": _name(record.answered_by, evidence, names),
                     "exception": " ".join(refs),
                     "batch_id": batch_id,
                     "content_hash": digest,
@@ -189,27 +228,26 @@ def _why(
     return ""
 
 
-SLACK_ID = re.compile(r"^[UW][A-Z0-9]{6,}$")
-
-
-def _name(user: str | None, evidence: dict[str, Any]) -> str:
-    """The person's name beside the id: what the answer's evidence recorded, else the id itself
-    when it is a login rather than a Slack user id."""
+def _name(user: str | None, evidence: dict[str, Any], names: Names) -> str:
+    """The person's name beside the id: what the answer's evidence recorded, else Slack's name
+    for the id as last looked up (a login is its own name); empty for nobody, or for an id
+    Slack never named."""
     for key in ("user_name", "real_name", "name"):
         if evidence.get(key):
             return str(evidence[key])
-    if user and not SLACK_ID.match(user):
-        return user
-    return ""
+    if not user:
+        return ""
+    name = names.cached(user)
+    return "" if name == user and is_slack_id(user) else name
 
 
-def _imported(f: dict[str, Any] | None) -> str:
+def _imported(f: dict[str, Any] | None, names: Names) -> str:
     """Where an imported file came from, beside its hash in the decision log."""
     if not f:
         return ""
     mapped = ", ".join(f"{k}←{v}" for k, v in f["mapping"].items())
     return (
-        f" ({f['filename']}, dropped by {f['dropped_by']} at {f['dropped_at']}"
+        f" ({f['filename']}, dropped by {names.labelled(f['dropped_by'])} at {f['dropped_at']}"
         + (f"; mapped {mapped}" if mapped else "")
         + ")"
     )

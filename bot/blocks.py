@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from bot.names import named_text
 from bot.questions import Ask, Outcome, Question, Response, answer_text, has_defaults
 
 # Limits from SLACK.md.
@@ -68,15 +69,29 @@ def escape(text: str) -> str:
 
 _ESCAPED_MENTION = re.compile(r"&lt;@([UW][A-Z0-9]{2,})&gt;")
 
+Namer = Callable[[str], str]  # a user id → the name to show (bot/names.py)
 
-def outgoing(text: str, people: Iterable[str] = ()) -> str:
+
+def outgoing(text: str, people: Iterable[str] = (), names: Namer | None = None) -> str:
     """Any text made safe to send to Slack, as `text` or mrkdwn: `&`, `<`, `>` escaped, so no
-    `<!channel>`, no link and no mention survives — except mentions of `people`, the run's own
-    users, which the bot writes as `<@U…>` on purpose."""
+    `<!channel>`, no link and no mention survives — except mentions of `people`, whom the bot
+    means to notify (who a form waits on), written as `<@U…>` on purpose. With `names`, every
+    other `<@U…>` is shown as that person's name (escaped), never as an escaped mention."""
     allowed = {p for p in people if p and USER_ID.match(p)}
-    return _ESCAPED_MENTION.sub(
-        lambda m: f"<@{m.group(1)}>" if m.group(1) in allowed else m.group(0), escape(text)
-    )
+
+    def shown(m: re.Match[str]) -> str:
+        if m.group(1) in allowed:
+            return f"<@{m.group(1)}>"
+        return escape(names(m.group(1))) if names is not None else m.group(0)
+
+    return _ESCAPED_MENTION.sub(shown, escape(text))
+
+
+def name_ids(text: str, user_ids: Iterable[str], names: Namer, *, safe: bool = True) -> str:
+    """Bare user ids of these people (in text from the model or a tool result: 'decided by
+    UALICE') shown as their names — escaped in `safe` text, as written in raw text that is
+    escaped later; mentions are left as they are."""
+    return named_text(text, user_ids, (lambda u: escape(names(u))) if safe else names)
 
 
 def cut(text: str, limit: int) -> str:
@@ -143,10 +158,22 @@ def mention_known(text: str, user_ids: Iterable[str]) -> str:
 
 
 def text_blocks(
-    text: str, *, max_blocks: int = MAX_BLOCKS, people: Iterable[str] = ()
+    text: str,
+    *,
+    max_blocks: int = MAX_BLOCKS,
+    people: Iterable[str] = (),
+    names: Namer | None = None,
+    mention: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
-    """Model text (mrkdwn) as sections, escaped and split; never more than `max_blocks`."""
-    pieces = [p for p in split_text(mention_known(escape(text), people)) if p.strip()] or [" "]
+    """Model text (mrkdwn) as sections, made safe (outgoing) and split; never more than
+    `max_blocks`. With `names`, people read as names (the bare ids of the run's `people`, and
+    every `<@U…>` but those of `mention`); without, the bare ids of `people` become mentions."""
+    people = [p for p in people if p]
+    if names is not None:
+        safe = name_ids(outgoing(text, mention, names), people, names)
+    else:
+        safe = mention_known(outgoing(text, people), people)
+    pieces = [p for p in split_text(safe) if p.strip()] or [" "]
     if len(pieces) > max_blocks:
         pieces = [*pieces[: max_blocks - 1], "… (cut: the full text is in the run's transcript)"]
     return [section(p) for p in pieces]
@@ -706,8 +733,9 @@ def read_rationale(values: dict[str, dict[str, Any]]) -> str | dict[int, str] | 
     return whys
 
 
-def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:
-    """The form after it was settled: read-only, no input elements left."""
+def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list[dict[str, Any]]:
+    """The form after it was settled: read-only, no input elements left; `who` is the
+    answerer's name (mrkdwn made safe), else a mention of their id."""
     status, answers, by, source, at = (
         outcome.status,
         outcome.answers,
@@ -722,7 +750,7 @@ def answered_form(ask: Ask, outcome: Outcome) -> list[dict[str, Any]]:
         title = escape(q.header) if q.header else f"Question {number}"
         blocks.append(section(f"*{title}*: {escape(fit(q.question, 600))}\n→ *{shown}*"))
     when = _when(at)
-    who = person(by)
+    who = who or person(by)
     if status == "answered":
         chose = "the answers above"
         first = (answers or {}).get("1")

@@ -16,7 +16,7 @@ from typing import TextIO
 from bot import __version__
 from bot.agent_loop import AgentLoop, Paused, TurnOutcome
 from bot.assemble import build_model, close_loop
-from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
+from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
 from bot.close import data as close_data
 from bot.close import gl_export
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
@@ -39,6 +39,7 @@ from bot.console import (
 from bot.errors import CloseBotError, ConfigError, PeriodTakenError
 from bot.identity import os_login
 from bot.models import estimated_cost
+from bot.names import Names, named_text
 from bot.store import USAGE_FIELDS, Store
 from bot.store.leases import describe_owner, lease_owner
 
@@ -425,16 +426,20 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
     if args.csv:
         out.write(to_csv(rows))
         return EXIT_OK
+    names = Names(store)  # people by the names Slack last gave (the CSV has ids beside them)
+    known = list(store.people())
+
+    def named(text: str) -> str:
+        return _printable(named_text(text, known, names))
+
     if not rows:
         print(f"Run {args.run_id} asked no questions.", file=out)
     for row in rows:
-        print(
-            _printable(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}"), file=out
-        )
+        print(named(f"[{row['question_id'][-8:]}#{row['number']}] {row['question']}"), file=out)
         answer = row["answer"] or f"({row['status']})"
-        who = row["answered_by"] or "-"
+        who = names(row["answered_by"], "-")
         print(
-            _printable(
+            named(
                 f"    → {answer}\n      by {who} at {row['answered_at'] or '-'} via {row['source'] or '-'}"
             ),
             file=out,
@@ -455,7 +460,10 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             if e.kind == "journal_posted" and e.detail.get("self_approved")
             else ""
         )
-        print(f"{e.at} {e.kind}{note} by {e.actor or '-'}: {_printable(str(e.detail))}", file=out)
+        print(
+            f"{e.at} {e.kind}{note} by {names(e.actor, '-')}: {named(str(e.detail))}",
+            file=out,
+        )
     sealed = store.seal_of(args.run_id)
     if sealed is not None:
         print(f"Audit seal: {sealed.short()} (check with --verify)", file=out)
@@ -588,7 +596,7 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
             raise CloseBotError(str(e)) from e
         out.write(to_csv(rows, DETAIL_COLUMNS))
         return EXIT_OK
-    lines = ledger.lines(batch["id"])
+    lines = named_lines(ledger.lines(batch["id"]), Names(store))  # who decided, by name
     if args.format:
         settings = _settings(args)
         path = Path(args.map).expanduser() if args.map else gl_export.map_path(settings.data_dir)
@@ -631,6 +639,7 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(_settings(args))
     runs = store.runs()
+    names = Names(store)  # Slack's names as last looked up; a console login as itself
     if not runs:
         print("No runs yet. Start one with: closebot run", file=out)
     for r in runs:
@@ -644,7 +653,7 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
                 f"{usage['output_tokens']:,} out, ~${estimated_cost(r.model, usage):.2f}"
             )
         print(
-            f"{r.id}  {r.period}  {r.status:<9} {r.mode:<8} {r.started_by or '-':<12} {r.created_at}{tokens}",
+            f"{r.id}  {r.period}  {r.status:<9} {r.mode:<8} {names(r.started_by, '-'):<16} {r.created_at}{tokens}",
             file=out,
         )
     return EXIT_OK

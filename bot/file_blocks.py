@@ -8,6 +8,7 @@ from typing import Any
 from bot.blocks import (
     MAX_OPTION_TEXT,
     MAX_SELECT_OPTIONS,
+    Namer,
     context,
     cut,
     escape,
@@ -67,7 +68,7 @@ def problem_lines(problems: list[Problem]) -> list[str]:
     return out
 
 
-def received_text(got: Received, dropped_by: str) -> str:
+def received_text(got: Received, dropped_by: str, names: Namer) -> str:
     """The thread's answer to a dropped file, as mrkdwn (user text escaped)."""
     name = f"*{escape(got.filename)}*" + (f" (sheet {escape(got.sheet)})" if got.sheet else "")
     if got.status == "refused":
@@ -89,15 +90,15 @@ def received_text(got: Received, dropped_by: str) -> str:
     if got.superseded:
         notes.append(
             f"Replaces {escape(got.superseded['filename'])} (dropped by "
-            f"{escape(got.superseded['dropped_by'] or '-')} at {got.superseded['dropped_at'][:16]})."
+            f"{escape(names(got.superseded['dropped_by'] or '-'))} at {got.superseded['dropped_at'][:16]})."
         )
-    notes.append(f"Dropped by <@{dropped_by}>." if dropped_by else "")
+    notes.append(f"Dropped by {escape(names(dropped_by))}." if dropped_by else "")
     lines.append(" ".join(n for n in notes if n))
     return "\n".join(lines)
 
 
-def received_blocks(got: Received, dropped_by: str) -> list[dict[str, Any]]:
-    text = received_text(got, dropped_by)
+def received_blocks(got: Received, dropped_by: str, names: Namer) -> list[dict[str, Any]]:
+    text = received_text(got, dropped_by, names)
     return [section(cut(text, 3000))]
 
 
@@ -272,5 +273,5 @@ def read_file_form(values: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def settled_form(filename: str, by: str, what: str) -> list[dict[str, Any]]:
-    """The file form after it was answered: read-only, who said what."""
-    return [section(f"✅ *{escape(filename)}*: {escape(what)} — confirmed by <@{by}>")]
+    """The file form after it was answered: read-only, who said what (`by`: a name)."""
+    return [section(f"✅ *{escape(filename)}*: {escape(what)} — confirmed by {escape(by)}")]

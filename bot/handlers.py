@@ -18,7 +18,6 @@ from slack_bolt import Ack, App, Assistant, BoltContext
 from bot import blocks, file_blocks, period_blocks
 from bot.agent_loop import ask_of
 from bot.answers import Answers
-from bot.blocks import outgoing
 from bot.close.controls import approval_refusal
 from bot.desk import Intent, intent
 from bot.errors import (
@@ -528,12 +527,12 @@ class Listeners:
                 if asked.kind == "status"
                 else desk.answer(asked, user)
             )
-            people = [p for p in (run.started_by, *self.deps.approvers) if p]
             desk.tell(
                 channel=channel,
                 thread_ts=thread_ts,
                 user=user,
-                text=outgoing(text, people) if asked.kind == "status" else text,
+                # people by name: the answer is the asker's alone, and notifies nobody
+                text=presenter.safe(text, run=run) if asked.kind == "status" else text,
             )
 
         self.work.runner.side(answer)

@@ -13,6 +13,7 @@ Front-end neutral: the lookup is a plain function handed in by the Slack edge
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -83,6 +84,14 @@ class Names:
             return default
         return self._name(who, fetch=False) if is_slack_id(who) else who
 
+    def labelled(self, who: str | None, default: str = "-") -> str:
+        """The cached name with the id beside it, for evidence ('Alice Park (U01ALICE)'); an
+        id Slack never named, or a login, as itself."""
+        if not who or not who.strip():
+            return default
+        name = self.cached(who)
+        return f"{name} ({who})" if name != who else who
+
     def warm(self, people: Iterable[str | None]) -> None:
         """Look these people up now (once each, as needed), so the cache has them for the
         console, the CSVs and the close's own texts."""
@@ -132,3 +141,14 @@ class Names:
 
 def _profile(row: dict[str, Any]) -> Profile:
     return Profile(row["real_name"] or "", row["display_name"] or "", row["handle"] or "")
+
+
+def named_text(text: str, user_ids: Iterable[str], name: Callable[[str], str]) -> str:
+    """Bare user ids of these people in text (a tool's result, a question the model wrote:
+    'decided by UALICE') replaced by `name(id)`; a mention (`<@UALICE>`) is left as it is."""
+    for uid in sorted({u for u in user_ids if is_slack_id(u)}, key=len, reverse=True):
+        bare = re.compile(rf"(?<![<@\w]){re.escape(uid)}\b")
+        if bare.search(text):
+            # the name as a template, its backslashes escaped: never a group reference
+            text = bare.sub(name(uid).replace("\\", "\\\\"), text)
+    return text

@@ -16,6 +16,7 @@ from bot import blocks
 from bot.blocks import escape, outgoing
 from bot.close.data import period_label
 from bot.desk import PROMPTS, Desk, Intent
+from bot.names import Names
 from bot.slack_presenter import slack_error, status_title
 from bot.store import Run, Store
 
@@ -35,10 +36,13 @@ MAX_HOME_LINES = 20
 class SlackDesk:
     """Draws the Desk's answers in Slack. Web API calls only; run off the ack path."""
 
-    def __init__(self, *, client: WebClient, store: Store, desk: Desk) -> None:
+    def __init__(
+        self, *, client: WebClient, store: Store, desk: Desk, names: Names | None = None
+    ) -> None:
         self.client = client
         self.store = store
         self.desk = desk
+        self.names = names or Names(store)  # people by name (users.info, cached)
         self.viewers: set[str] = set()  # who opened the Home tab (republished on a change)
         self._links: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
@@ -102,9 +106,8 @@ class SlackDesk:
         more = f"\n…and {len(items) - MAX_HOME_LINES} more" if len(items) > MAX_HOME_LINES else ""
         return f"*Open items ({len(items)})*\n" + "\n".join(lines) + more
 
-    @staticmethod
-    def _item_line(item: dict[str, Any]) -> str:
-        owner = f"<@{item['owner']}>" if item.get("owner") else "no owner"
+    def _item_line(self, item: dict[str, Any]) -> str:
+        owner = escape(self.names(item["owner"])) if item.get("owner") else "no owner"
         due = item.get("due") or "no due date"
         return f"• {escape(str(item['text']))} — {owner}, due {escape(str(due))}"
 
@@ -114,7 +117,7 @@ class SlackDesk:
             return f"I found no decision about “{escape(what or '')}” in the decision logs."
         lines = []
         for r in rows:
-            who = f"<@{r['answered_by']}>" if r.get("answered_by") else "closebot"
+            who = escape(self.names(r.get("answered_by")))
             why = f" — why: {escape(str(r['rationale']))}" if r.get("rationale") else ""
             lines.append(
                 f"• *{escape(str(r.get('header') or r.get('question')))}* ({escape(period_label(r['period']))}): "

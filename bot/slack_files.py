@@ -26,6 +26,7 @@ from bot.close.data import period_label
 from bot.close.imports.intake import Imports, Received, preview
 from bot.close.imports.recognize import KINDS, optional
 from bot.errors import CloseBotError, NotAuthorizedError
+from bot.names import Names
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -48,9 +49,11 @@ class FileIntake:
         approvers: frozenset[str] = frozenset(),
         data_dir: Path | None = None,
         start: StartClose | None = None,
+        names: Names | None = None,
     ) -> None:
         self.store = store
         self.client = client
+        self.names = names or Names(store)  # people by name (users.info, cached)
         self.imports = Imports(store)
         self.approvers = approvers
         self.data_dir = data_dir
@@ -131,7 +134,7 @@ class FileIntake:
         """/close for a period with no data yet: a thread where its files are dropped."""
         title = outgoing(
             f"Month-end close · {period_label(period)} · started by <@{user}> — waiting for files",
-            [user],
+            names=self.names,
         )
         text = (
             f"I have no data for {period_label(period)} yet. Drop the period's files into this "
@@ -219,12 +222,12 @@ class FileIntake:
                     (str(response["ts"]), got.id),
                 )
             return
-        text = file_blocks.received_text(got, user)
+        text = file_blocks.received_text(got, user, self.names)
         self.client.chat_postMessage(
             channel=channel,
             thread_ts=thread_ts,
-            text=outgoing(text.split("\n", 1)[0], [user]),
-            blocks=[{**b} for b in file_blocks.received_blocks(got, user)],
+            text=outgoing(text.split("\n", 1)[0], names=self.names),
+            blocks=[{**b} for b in file_blocks.received_blocks(got, user, self.names)],
         )
         if got.status == "refused" and len(got.problems) > file_blocks.MAX_PROBLEMS_SHOWN:
             listing = "\n".join(str(p) for p in got.problems)
@@ -244,7 +247,7 @@ class FileIntake:
                 log.warning("problem list not attached: %s", e.response.get("error"))
 
     def _say(self, channel: str, thread_ts: str | None, text: str) -> None:
-        safe = outgoing(text)
+        safe = outgoing(text, names=self.names)
         self.client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=safe)
 
     # -- a file form's Submit -----------------------------------------------
@@ -307,9 +310,9 @@ class FileIntake:
                 self.client.chat_update(
                     channel=f["channel"],
                     ts=f["form_ts"],
-                    text=outgoing(f"{f['filename']}: answered by <@{user}>", [user]),
+                    text=outgoing(f"{f['filename']}: answered by {self.names(user)}"),
                     blocks=file_blocks.settled_form(
-                        f["filename"], user, ", ".join(what) or "confirmed"
+                        f["filename"], self.names(user), ", ".join(what) or "confirmed"
                     ),
                 )
             except SlackApiError as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -18,7 +19,14 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
-from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
+from bot.audit import (
+    ENTRY_COLUMNS,
+    decision_rows,
+    iter_named_lines,
+    journal_rows,
+    named_lines,
+    to_csv,
+)
 from bot.blocks import outgoing
 from bot.close import gl_export
 from bot.close.controls import (
@@ -35,7 +43,7 @@ from bot.close.registry import STEPS
 from bot.debounce import Debounce
 from bot.errors import CloseBotError
 from bot.identity import mention, same_person
-from bot.names import Names
+from bot.names import Names, named_text
 from bot.questions import Ask, answer_text
 from bot.store import QuestionRecord, Run, Store
 
@@ -79,6 +87,8 @@ TASK_STATUS = {
     "stopped": "error",
 }
 PLAN_MODE = "plan"
+_MENTION = re.compile(r"<@([UW][A-Z0-9]{2,})>")
+_TOKEN = re.compile(r"<([^<>]*)>")
 NARRATION_CHARS = 200  # the model's line on the plan: one line, not a paragraph
 
 
@@ -218,12 +228,49 @@ class SlackPresenter:
         self._status_updates = Debounce(self._progress_now)
 
     def people(self, run: Run) -> set[str]:
-        """Whom the bot may mention in this run's thread."""
+        """The run's people: its starter, the approvers and whoever answered its forms (their
+        bare ids in the model's or a tool's text read as names)."""
         return {
             run.started_by or "",
             *self.approvers,
             *(q.answered_by or "" for q in self.store.questions(run.id)),
         }
+
+    def safe(self, text: str, mention: Iterable[str] = (), *, run: Run | None = None) -> str:
+        """Text made safe for Slack (blocks.outgoing) with people shown by name: a `<@U…>`
+        stays a mention only for `mention` (whom the message waits on); with `run`, the bare
+        ids of its people read as names too."""
+        safe = outgoing(text, mention, self.names)
+        if run is not None:
+            safe = blocks.name_ids(safe, self.people(run), self.names)
+        return safe
+
+    def plain(self, text: str, run: Run) -> str:
+        """Text for a plan task's output or details, which Slack shows as written (escaping
+        there showed a literal '&amp;'): people by name, and no `<…>` left that Slack could
+        read as a mention, a link or `<!channel>` (its brackets become ‹ ›)."""
+        text = _MENTION.sub(lambda m: self.names(m.group(1)), text)
+        text = named_text(text, self.people(run), self.names)
+        return _TOKEN.sub(lambda m: f"‹{m.group(1)}›", text)
+
+    def waits_on(self, run: Run, record: QuestionRecord | None = None) -> list[str]:
+        """Whom a pending form waits on (the people it mentions): the eligible approvers for a
+        posting approval when approvers are set, else the person who started the close."""
+        record = record or self.store.pending_question(run.id)
+        if record is None:
+            return []
+        if header_of(record) in APPROVAL_HEADERS and self.approvers:
+            first = (
+                first_approver(self.store, run.id)
+                if header_of(record) == SECOND_APPROVAL_HEADER
+                else None
+            )
+            return sorted(
+                a
+                for a in self.approvers
+                if not same_person(a, run.started_by) and not same_person(a, first)
+            )
+        return [run.started_by] if run.started_by else []
 
     # -- thread set-up ---------------------------------------------------
 
@@ -269,15 +316,14 @@ class SlackPresenter:
 
     def _root(self, run: Run) -> tuple[str, list[dict[str, Any]]]:
         """(notification text, blocks) of the close's message in the channel, as it stands."""
-        people = [run.started_by or "", *self.approvers]
-        title = outgoing(
-            f"Month-end close · {period_label(run.period)} · started by <@{run.started_by}>",
-            [run.started_by or ""],
-        )
+        started = f" · started by <@{run.started_by}>" if run.started_by else ""
+        title = self.safe(f"Month-end close · {period_label(run.period)}{started}")
         state = self.state_line(run)
         live = run.status in ("running", "waiting") and not run.stop_requested_by
         shown = blocks.root_blocks(
-            title, outgoing(state, people), stop_run_id=run.id if live else None
+            title,
+            self.safe(state, self.waits_on(run), run=run),
+            stop_run_id=run.id if live else None,
         )
         # the first block names the run, so a retry can find the message (find_root)
         return title, [{**shown[0], "block_id": root_block_id(run.id)}, *shown[1:]]
@@ -293,7 +339,7 @@ class SlackPresenter:
             what = f" — {header}" if header else ""
             who = who_may_answer(run, self.approvers)
             if header in APPROVAL_HEADERS and self.approvers:  # only those who may approve
-                who = ", ".join(f"<@{a}>" for a in sorted(self.approvers - {run.started_by or ""}))
+                who = ", ".join(f"<@{a}>" for a in self.waits_on(run, pending))
             return f"🙋 Waiting on {who}{what}"
         if run.status == "done":
             if every_step_ran(run):
@@ -354,10 +400,10 @@ class SlackPresenter:
             if state == "done" and not line:
                 line = "no exceptions"
             if line:
-                chunk["output"] = outgoing(line)
+                chunk["output"] = self.plain(line, run)
             said = self._narration.get(run.id)
             if said and state in ("running", "waiting"):
-                chunk["details"] = outgoing(said)
+                chunk["details"] = self.plain(said, run)
             chunks.append(chunk)
         return chunks
 
@@ -404,7 +450,7 @@ class SlackPresenter:
             if final:
                 last: list[dict[str, Any]] = [{"type": "plan_update", "title": status_title(run)}]
                 if note:
-                    last.append({"type": "markdown_text", "text": outgoing(note, self.people(run))})
+                    last.append({"type": "markdown_text", "text": self.safe(note, run=run)})
                 self.client.chat_stopStream(channel=run.channel, ts=ts, chunks=[*last, *changed])
                 self._streams[ts] = False  # further changes (a retry) move it as a message
             elif changed:
@@ -491,7 +537,7 @@ class SlackPresenter:
                 return
             said = self._narration.get(run_id) if run.status in ("running", "waiting") else None
             note = note or said
-            safe_note = outgoing(note, self.people(run)) if note else None
+            safe_note = self.safe(note, run=run) if note else None
             text = outgoing(status_title(run))
             status_blocks = self._status(run, run.steps, safe_note)
             shown = json.dumps([run.channel, text, status_blocks], sort_keys=True)
@@ -505,18 +551,24 @@ class SlackPresenter:
                 self._shown[run.status_ts] = shown
 
     def post(
-        self, run_id: str, text: str, block_list: list[dict[str, Any]] | None = None
+        self,
+        run_id: str,
+        text: str,
+        block_list: list[dict[str, Any]] | None = None,
+        *,
+        mention: Iterable[str] = (),
     ) -> str | None:
-        """Text (from the model, a person or the bot) in the run's thread."""
+        """Text (from the model, a person or the bot) in the run's thread; people are shown by
+        name, and only those in `mention` (whom it waits on) are mentioned."""
         run = self.store.run(run_id)
         if not (run.channel and run.thread_ts):
             return None
-        people = self.people(run)
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
-            text=blocks.cut(outgoing(text, people), 3000),
-            blocks=block_list or blocks.text_blocks(text, people=people),
+            text=blocks.cut(self.safe(text, mention, run=run), 3000),
+            blocks=block_list
+            or blocks.text_blocks(text, people=self.people(run), names=self.names, mention=mention),
         )
         return str(response["ts"])
 
@@ -539,8 +591,9 @@ class SlackPresenter:
         text: str,
         people: Iterable[str] = (),
     ) -> None:
-        """A private notice; `people` are the users it may mention (the reader is always one)."""
-        safe = outgoing(text, [user, *people])
+        """A private notice; `people` are the users it may mention (the reader is always one);
+        anyone else is named."""
+        safe = self.safe(text, [user, *people])
         self.client.chat_postEphemeral(
             channel=channel,
             user=user,
@@ -554,7 +607,7 @@ class SlackPresenter:
         cannot post (not in the channel)."""
         if not response_url:
             return
-        safe = outgoing(text, people)
+        safe = self.safe(text, people)
         try:
             WebhookClient(response_url, timeout=10).send(
                 text=safe, response_type="ephemeral", blocks=blocks.notice_blocks(safe)
@@ -617,7 +670,7 @@ class SlackPresenter:
     def failed(self, run_id: str, error: str) -> None:
         run = self.store.run(run_id)
         text = f"The close stopped: {error}"
-        safe = outgoing(text, self.people(run))
+        safe = self.safe(text, run=run)
         try:
             self.post(run_id, f"❌ {text}", blocks.retry_blocks(safe, run_id))
         except SlackApiError as e:
@@ -713,7 +766,7 @@ class SlackPresenter:
             self.client.chat_update(
                 channel=record.channel,
                 ts=record.message_ts,
-                text=outgoing(blocks.question_text(ask)),
+                text=self._form_text(record, run, ask),
                 blocks=form,
             )
         except SlackApiError as e:  # the old deadline shows; the new one still holds
@@ -733,7 +786,7 @@ class SlackPresenter:
         response = self.client.chat_postMessage(
             channel=run.channel,
             thread_ts=run.thread_ts,
-            text=outgoing(blocks.question_text(ask)),
+            text=self._form_text(record, run, ask),
             blocks=form,
         )
         with self.store.write():  # where the form went and its first reminder: one commit
@@ -748,14 +801,44 @@ class SlackPresenter:
     ) -> list[dict[str, Any]]:
         """A question's form; `attach`: the first time an approval form is posted, with the
         draft journal attached before it."""
+        ask = self._named(ask, run)
         if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
             return self._approval_form(record, run, ask, nonce=nonce, attach=attach)
         return blocks.question_form(
             ask,
             question_id=record.id,
-            who_may_answer=who_may_answer(run, self.approvers),
+            who_may_answer=self.safe(
+                who_may_answer(run, self.approvers), self.waits_on(run, record)
+            ),
             nonce=nonce,
             deadline=blocks.deadline_note(ask, record.expires_at),
+        )
+
+    def _form_text(self, record: QuestionRecord, run: Run, ask: Ask) -> str:
+        """A form's notification text: whom it waits on (mentioned) and the first question."""
+        waits_on = self.waits_on(run, record)
+        who = ", ".join(f"<@{u}>" for u in waits_on)
+        text = blocks.question_text(self._named(ask, run))
+        return self.safe(f"{who} — {text}" if who else text, waits_on)
+
+    def _named(self, ask: Ask, run: Run) -> Ask:
+        """The form's text with the run's people by name: the model (or the playbook) writes
+        the ids its tools gave it ('A different approver than U0B3N must approve')."""
+        people = self.people(run)
+
+        def named(text: str | None) -> str | None:
+            return blocks.name_ids(text, people, self.names, safe=False) if text else text
+
+        return ask.model_copy(
+            update={
+                "context": named(ask.context),
+                "questions": tuple(
+                    q.model_copy(
+                        update={"question": named(q.question), "reasoning": named(q.reasoning)}
+                    )
+                    for q in ask.questions
+                ),
+            }
         )
 
     def unseen_messages(
@@ -786,10 +869,9 @@ class SlackPresenter:
         )
         return {
             **blocks.section(
-                outgoing(
+                self.safe(
                     f"⚠️ {names} wrote in the thread after this form was posted — read it "
-                    f"before you answer:\n{quoted}",
-                    writers,
+                    f"before you answer:\n{quoted}"
                 )
             ),
             "block_id": seen_block_id(since[-1]["id"]),
@@ -811,7 +893,7 @@ class SlackPresenter:
             self.client.chat_update(
                 channel=record.channel,
                 ts=record.message_ts,
-                text=outgoing(blocks.question_text(ask)),
+                text=self._form_text(record, run, ask),
                 blocks=[notice, *form],
             )
         except SlackApiError as e:  # the Submit check still holds posting back
@@ -835,8 +917,13 @@ class SlackPresenter:
         return blocks.approval_form(
             ask,
             question_id=record.id,
-            who_may_answer=who_may_approve(
-                run, self.approvers, first=first_approver(self.store, run.id) if second else None
+            who_may_answer=self.safe(
+                who_may_approve(
+                    run,
+                    self.approvers,
+                    first=first_approver(self.store, run.id) if second else None,
+                ),
+                self.waits_on(run, record),
             ),
             nonce=nonce,
             facts=facts,
@@ -862,9 +949,14 @@ class SlackPresenter:
                         {
                             "filename": f"journal-{batch['id']}-draft.csv",
                             "title": f"Draft journal entries · {batch['id']} · for approval",
-                            # the lines a page at a time into the CSV, never all as dicts
+                            # the lines a page at a time into the CSV, never all as dicts;
+                            # who decided, by name
                             "content": to_csv(
-                                journal_rows(batch, ledger.iter_lines(batch["id"])), ENTRY_COLUMNS
+                                journal_rows(
+                                    batch,
+                                    iter_named_lines(ledger.iter_lines(batch["id"]), self.names),
+                                ),
+                                ENTRY_COLUMNS,
                             ),
                         }
                     ],
@@ -893,19 +985,17 @@ class SlackPresenter:
         if not (record.channel and record.message_ts):
             return True
         ask = ask_of(record)
-        form = blocks.answered_form(ask, outcome_of(record))
+        name = self.names(record.answered_by)
+        form = blocks.answered_form(ask, outcome_of(record), who=blocks.escape(name))
         chose = ""
         first = (record.answer or {}).get("1")
         if record.status == "answered" and len(ask.questions) == 1 and first:
             chose = f": {answer_text(first)}"
-        who = f"<@{record.answered_by}>" if record.answered_by else "closebot"
         try:
             self.client.chat_update(
                 channel=record.channel,
                 ts=record.message_ts,
-                text=outgoing(
-                    f"{record.status.capitalize()} by {who}{chose}", [record.answered_by or ""]
-                ),
+                text=outgoing(f"{record.status.capitalize()} by {name}{chose}"),
                 blocks=form,
             )
         except SlackApiError as e:
@@ -918,10 +1008,16 @@ class SlackPresenter:
         """Ping the people who may answer a question that is still open."""
         run = self.store.run(record.run_id)
         ask = ask_of(record)
+        waits_on = self.waits_on(run, record)
+        who = (
+            ", ".join(f"<@{u}>" for u in waits_on)
+            if header_of(record) in APPROVAL_HEADERS and self.approvers
+            else who_may_answer(run, self.approvers)
+        )
         self.post(
             run.id,
-            f"⏰ Still waiting on a decision from {who_may_answer(run, self.approvers)}: "
-            f"{ask.questions[0].question}",
+            f"⏰ Still waiting on a decision from {who}: {ask.questions[0].question}",
+            mention=waits_on,
         )
 
     def slack_auth(self) -> str:
@@ -978,7 +1074,7 @@ class SlackPresenter:
         ]
         batch = Ledger(self.store).current_batch(run_id)
         if batch:
-            lines = Ledger(self.store).lines(batch["id"])
+            lines = named_lines(Ledger(self.store).lines(batch["id"]), self.names)
             uploads.append(
                 {
                     "filename": f"journal-{batch['id']}.csv",

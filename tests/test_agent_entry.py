@@ -142,10 +142,10 @@ def test_open_items_and_who_decided_are_answered_from_the_books(
     bot.finish(run.id)
     dm(bot, "Open items")
     said = dm_replies(fake)[-1]
-    assert said.startswith("*Open items (") and "— <@UALICE>, due 2026-11-15" in said
+    assert said.startswith("*Open items (") and "— Alice, due 2026-11-15" in said  # by name
     dm(bot, "who decided Baker?")
     said = dm_replies(fake)[-1]
-    assert "Baker" in said and "decided by <@UALICE>" in said and "(user)" in said
+    assert "Baker" in said and "decided by Alice" in said and "(user)" in said
 
 
 def test_the_assistant_pane_gets_its_suggested_prompts(bot: Harness, fake: FakeSlack) -> None:

@@ -58,7 +58,7 @@ def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_on
     who = footer["elements"][0]["text"]
     assert (
         who
-        == "Who may approve: <@UAPPROVER>, <@UAPPROVER2> — not <@UALICE>, who started this close"
+        == "Who may approve: <@UAPPROVER>, <@UAPPROVER2> — not Alice, who started this close"  # named, not pinged
     )
     assert "Who may answer" not in shown
     # no radio buttons and no Submit: one button per choice, each choice once

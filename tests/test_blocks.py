@@ -310,7 +310,22 @@ def test_only_the_runs_own_people_become_mentions() -> None:
     )
     text = out[0]["text"]["text"]
     assert "decided by <@UALICE> (user)" in text and "UEVIL" in text and "<@UEVIL>" not in text
-    assert "&lt;@UALICE&gt;" in text and "&lt;!channel&gt;" in text
+    # the bot's own mention of the run's people passes; it is never shown escaped
+    assert "and <@UALICE> and" in text and "&lt;@" not in text and "&lt;!channel&gt;" in text
+
+
+def test_with_names_people_read_as_names_and_only_whom_it_waits_on_is_mentioned() -> None:
+    names = {"UALICE": "Alice <Park>", "UBEN": "Ben Ortiz", "UEVIL": "Eve"}.__getitem__
+    text = blocks.text_blocks(
+        "owner UALICE; <@UBEN> approved; <@UEVIL> wrote; UEVIL; <@UALICE> decides",
+        people={"UALICE", "UBEN"},
+        names=names,
+        mention=["UALICE"],
+    )[0]["text"]["text"]
+    assert (
+        text == "owner Alice &lt;Park&gt;; Ben Ortiz approved; Eve wrote; UEVIL; <@UALICE> decides"
+    )
+    # a name is escaped; a stranger's bare id is not looked up (not one of the run's people)
 
 
 def test_confidence_is_shown_as_a_percentage() -> None:

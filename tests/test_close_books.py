@@ -630,6 +630,53 @@ def test_an_unknown_property_with_a_bad_decimal_is_decided_once(
     assert sum((x["debit"] for x in held), ZERO) == D("25500.00")
 
 
+def twice_billed_overhead(root: Path) -> Path:
+    """W-A's September overhead billed at $1,500.00 gross (JOA $1,000.00: $250.00 over at 50 %)
+    on an invoice jib_history.csv already carries: one line, two findings."""
+    over = "Acme Operating,ACME-0926,2026-09,AC-1,W-A,,Overhead,Producing overhead,"
+    jib = FILES["jib.csv"].replace(
+        over + "1000.00,0.50000000,500.00", over + "1500.00,0.50000000,750.00"
+    )
+    history = FILES["jib_history.csv"] + (
+        "Acme Operating,ACME-0926,2026-09,W-A,Overhead,1500.00,0.50000000,750.00\n"
+    )
+    write_period(root, jib=jib, jib_history=history)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("duplicate", "overhead"),
+    [
+        ("Short-pay and dispute", "Short-pay and dispute"),
+        ("Short-pay and dispute", "Reclass to capital (1610 Intangible Drilling Costs (IDC))"),
+        ("Pay as billed", "Short-pay and dispute"),
+    ],
+)
+def test_a_line_billed_twice_and_over_the_rate_never_takes_off_more_than_it_billed(
+    tmp_path: Path, db_path: Path, duplicate: str, overhead: str
+) -> None:
+    """Both findings on jib.csv:3 decided: what comes off 6250 is at most the line's $750.00,
+    the overhead excess is not disputed again inside a line already disputed whole, and a
+    reclass moves only what the short-pay left."""
+    run = close_run(
+        twice_billed_overhead(tmp_path),
+        db_path,
+        choose=choose_label(**{"duplicate:3": duplicate, "overhead_rate:ACME-0926": overhead}),
+        rationale="the controller's call",
+    )
+    billed, excess = D("1500.00") * D("0.5"), (D("1500.00") - D("1000.00")) * D("0.5")
+    took = {"Short-pay and dispute": billed, "Pay as billed": ZERO}[duplicate]
+    net = net_of(lines_for(run, "jib.csv:3"))
+    if overhead.startswith("Reclass"):  # what the short-pay left moves to capital
+        want = {"2110": took, "1610": billed - took, "6250": -billed}
+    elif took:  # the line is disputed whole; the excess inside it is not taken off again
+        want = {"2110": billed, "6250": -billed}
+    else:
+        want = {"2110": excess, "6250": -excess}
+    assert {a: x for a, x in net.items() if x} == {a: x for a, x in want.items() if x}
+    assert sum(net.values(), ZERO) == ZERO
+
+
 def test_defer_holds_only_the_differences_and_the_well_is_accrued_as_usual(db_path: Path) -> None:
     """Smith 14-2H deferred: the JIB's +$1,200.00 to 1395 and the August stub's +$9,335.77 of net
     revenue to 2310 (CLOSE.md's worked case); its September production is still accrued."""

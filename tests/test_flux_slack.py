@@ -88,4 +88,7 @@ def test_an_escalated_flux_item_goes_to_the_person_chosen(bot: Harness) -> None:
     assert ledger.exception(f"{run.id}:flux_item:6220")["status"] == "resolved"
     carried = [i for i in ledger.open_items(run.id) if "6220" in i["text"]]
     assert [(i["owner"], i["status"]) for i in carried] == [("UAPPROVER2", "open")]
-    assert "escalated to UAPPROVER2" in carried[0]["text"]
+    # the owner is the id; the item's text names them (the fake names UAPPROVER2 "Approver2")
+    assert "escalated to Approver2" in carried[0]["text"]
+    labels = [o["label"] for o in asked["options"]]
+    assert labels[:2] == ["Escalate to Approver", "Escalate to Approver2"]

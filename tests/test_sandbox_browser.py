@@ -184,7 +184,7 @@ def test_a_confirm_dialog_stands_between_the_click_and_the_payload(
 
     answered(pane, ts).get_by_role("button", name="Cancel", exact=True).click()
     page.locator("#dialog-confirm").click()
-    expect(answered(pane, ts)).to_contain_text(f"Cancelled by @{STARTER.name}")
+    expect(answered(pane, ts)).to_contain_text(f"Cancelled by {STARTER.name}")
     expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
 
 

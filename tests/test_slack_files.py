@@ -208,7 +208,7 @@ def test_a_close_without_data_waits_in_its_thread_for_a_csv_and_an_xlsx_and_uses
         assert "CHK-777001" in memos and "CHK-884120" not in memos  # the dropped stubs
         assert "PRO-JIB-2609-999" in memos  # and the dropped workbook's JIB
         evidence = decision_rows(h.store, run.id)[0]["input_files"]
-        assert "Permian JIB Oct.xlsx, dropped by UALICE" in evidence
+        assert "Permian JIB Oct.xlsx, dropped by Alice (UALICE)" in evidence
         assert "owner_net_amount←Your Share" in evidence
     finally:
         h.close()
@@ -253,7 +253,7 @@ def test_a_foreign_layout_confirmed_once_maps_next_months_file_by_itself(
     (active,) = Imports(h.store).active("2026-11")
     assert active["filename"] == "Permian JIB 2026-11.xlsx"
     last = _replies(fake, DM)[-1]["blocks"][0]["text"]["text"]
-    assert "the mapping UALICE confirmed" in last and "for *November 2026*" in last
+    assert "the mapping Alice confirmed" in last and "for *November 2026*" in last
 
 
 def test_a_bad_file_is_reported_whole_in_the_thread_and_nothing_is_used(
@@ -298,7 +298,7 @@ def test_a_file_replaced_in_the_thread_supersedes_the_first_with_an_audit_event(
         for m in reversed(_replies(fake, run.channel or ""))
         if m["blocks"] and "revenue-fixed.csv" in m["blocks"][0]["text"]["text"]
     )
-    assert "Replaces revenue.csv (dropped by UALICE" in said
+    assert "Replaces revenue.csv (dropped by Alice" in said
     (event,) = h.store.audit_events(run.id, kind="file_superseded")
     assert event.actor == "UAPPROVER" and event.detail["old"]["filename"] == "revenue.csv"
     assert [f["filename"] for f in Imports(h.store).active("2026-10")] == ["revenue-fixed.csv"]

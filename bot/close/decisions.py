@@ -27,6 +27,7 @@ from bot.close.registry import FLUX
 from bot.close.steps import flux
 from bot.close.steps.flux import _flux_label, parse_adjustment
 from bot.close.toolbase import REF_RE, ToolBase, question_for
+from bot.names import Names
 from bot.store import QuestionRecord
 from bot.tools import ToolContext, ToolError
 
@@ -630,6 +631,7 @@ class DecisionTools(ToolBase):
                 options=["adjust", "accrue"],
             )
         people = list(dict.fromkeys([*(d["facts"].get("people") or []), "the controller"]))
+        shown = {p: Names(ctx.store).cached(p) for p in people}  # names, never user ids
         return Finding(
             kind="flux_escalate",
             key=key,
@@ -638,10 +640,10 @@ class DecisionTools(ToolBase):
             summary=f"escalate {d['subject']}",
             question=f"Escalate the flux of {d['subject']} to whom? They own it until it is explained (type another name under Other).",
             recommended=f"to:{people[0]}",
-            reasoning=f"{people[0]} is the first approver of this close."
+            reasoning=f"{shown[people[0]]} is the first approver of this close."
             if len(people) > 1
-            else f"{people[0]} owns this close.",
-            facts={"item": d["facts"].get("item")},
+            else f"{shown[people[0]]} owns this close.",
+            facts={"item": d["facts"].get("item"), "names": shown},
             options=[f"to:{p}" for p in people],
         )
 

@@ -18,7 +18,7 @@ from bot.close.checks import (
     stub_parts,
 )
 from bot.close.data import CATEGORIES, PRODUCTS, ZERO, JibLine, RevenueLine, period_label
-from bot.close.kinds import KINDS, held_by_others
+from bot.close.kinds import BOOKED_ON_LINE, KINDS, held_by_others, line_key, moves_lines
 from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.steps.jibs import loe_accrual
 from bot.close.steps.revenue import revenue_accrual
@@ -303,13 +303,18 @@ def build(
     _checks(batch, close)
     held = held_by_others(exceptions)
     accruals: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-    for exc in exceptions:
-        if exc["status"] != "resolved" or not exc["resolution"]:
-            continue
+    decided = [e for e in exceptions if e["status"] == "resolved" and e["resolution"]]
+    # in the order decided; a reclass moves what the other decisions on its line left
+    decided.sort(key=lambda e: (moves_lines(e["resolution"]), e.get("resolved_at") or ""))
+    on_line: dict[str, Decimal] = {}  # what the decisions so far booked, per line and account
+    for exc in decided:
         kind, facts = KINDS[exc["kind"]], exc["details"]["facts"]
-        lines = kind.book(
-            exc["resolution"], facts, exc["extra"], held=held.get(exc["id"], frozenset())
-        )
+        extra = {**(exc["extra"] or {}), BOOKED_ON_LINE: on_line}
+        lines = kind.book(exc["resolution"], facts, extra, held=held.get(exc["id"], frozenset()))
+        for line in lines:
+            if line["ref"]:
+                key = line_key(line["ref"], line["account"])
+                on_line[key] = on_line.get(key, ZERO) + line["debit"] - line["credit"]
         if not lines:
             continue
         if kind.option(exc["resolution"], facts).accrual:

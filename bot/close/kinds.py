@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from bot.close.checks import REVENUE_ACCOUNTS
-from bot.close.data import ZERO
+from bot.close.data import CENT, ZERO
 from bot.close.master import ACCOUNT_NAMES, money
 
 Line = dict[str, Any]
@@ -261,8 +261,9 @@ class EscalateKind(Kind):
 
     def option(self, code: str, facts: Facts) -> Option:
         if code.startswith("to:"):
+            name = (facts.get("names") or {}).get(code[3:], code[3:])  # a name, not a user id
             return Option(
-                code, f"Escalate to {code[3:]}"[:75], "They own the item until it is explained."
+                code, f"Escalate to {name}"[:75], "They own the item until it is explained."
             )
         return super().option(code, facts)
 
@@ -642,6 +643,45 @@ def _reclass_moves(facts: Facts) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
+BOOKED_ON_LINE = "booked_on_line"  # extra: what the other decisions booked, per line_key
+
+
+def line_key(ref: str, account: str) -> str:
+    """A document line on one account: where decisions on the same line meet."""
+    return f"{ref}|{account}"
+
+
+def moves_lines(code: str) -> bool:
+    """The decision moves its lines whole to another account (reclass): it books after the
+    others on the same lines, so it moves what they left."""
+    return code == "reclass"
+
+
+def _within_line(lines: list[Line], facts: Facts, on_line: dict[str, Decimal]) -> list[Line]:
+    """A JIB finding's lines, each document line's share cut to what the decisions before it
+    left of that line on its own account: two findings on one line (billed twice, and over the
+    overhead rate) never take more off it than it billed — the line is decided once."""
+    out: list[Line] = []
+    for ref in dict.fromkeys(line["ref"] for line in lines):
+        mine = [line for line in lines if line["ref"] == ref]
+        item = next((x for x in facts.get("lines", []) if x.get("ref") == ref), None)
+        if not ref or item is None or "net" not in item:
+            out += mine
+            continue
+        net, own = Decimal(item["net"]), item["account"]
+        left = net + on_line.get(line_key(ref, own), ZERO)
+        effect = sum((x["debit"] - x["credit"] for x in mine if x["account"] == own), ZERO)
+        if net * effect >= 0 or (abs(effect) <= abs(left) and left * net > 0):
+            out += mine  # adds to the line, or takes no more than is left of it
+            continue
+        share = max(left * (1 if net > 0 else -1), ZERO) / abs(effect)
+        for x in mine:
+            d, c = (x["debit"] * share).quantize(CENT), (x["credit"] * share).quantize(CENT)
+            if d or c:
+                out.append({**x, "debit": d, "credit": c})
+    return out
+
+
 def _reclass(kind: str) -> Booker:
     def books(facts: Facts, extra: dict[str, Any]) -> list[Line]:
         out: list[Line] = []
@@ -664,7 +704,20 @@ def _reclass(kind: str) -> Booker:
 
 
 class JibLineKind(Kind):
-    """A JIB finding (step 3): its reclass option names where the line goes."""
+    """A JIB finding (step 3): its reclass option names where the line goes, and what it takes
+    off a line is never more than the other decisions on that line left of it."""
+
+    def book(
+        self,
+        code: str,
+        facts: Facts,
+        extra: dict[str, Any] | None = None,
+        *,
+        held: frozenset[str] = frozenset(),
+    ) -> list[Line]:
+        lines = super().book(code, facts, extra, held=held)
+        on_line = (extra or {}).get(BOOKED_ON_LINE)
+        return _within_line(lines, facts, on_line) if on_line is not None else lines
 
     def option(self, code: str, facts: Facts) -> Option:
         found = super().option(code, facts)
@@ -1089,7 +1142,8 @@ def _kinds() -> Iterable[Kind]:
                 "Escalate",
                 "The item stays open with this person as its owner.",
                 leaves=lambda f, e, s: (
-                    f"explain the flux of {s} (escalated to {e.get('to') or 'the controller'})"
+                    f"explain the flux of {s} (escalated to "
+                    f"{(f.get('names') or {}).get(e.get('to'), e.get('to')) or 'the controller'})"
                 ),
             )
         },

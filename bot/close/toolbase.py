@@ -26,6 +26,7 @@ from bot.close.master import ACCOUNT_NAMES, APPROVAL_LIMIT, Master, money
 from bot.close.registry import BOOKS_STEPS, SIGNOFF
 from bot.close.steps.revenue import history_gaps
 from bot.errors import DataError, NotFoundError
+from bot.names import Names
 from bot.questions import MAX_DESCRIPTION, MAX_HEADER, TOOL_NAME
 from bot.store import QuestionRecord
 from bot.tools import ToolContext, ToolError
@@ -332,7 +333,7 @@ class ToolBase:
         if not items or any(e["kind"] == "signoff" for e in ledger.exceptions(ctx.run_id)):
             return []
         run = ctx.store.run(ctx.run_id)
-        owner = run.started_by or "the controller"
+        owner = Names(ctx.store).cached(run.started_by, "the controller")  # a name, not an id
         due = f"{add_months(period, 1)}-15"
         blocking = [i for i in items if i["kind"] in ("journal", "step")]
         listing = "; ".join(i["text"] for i in items[:12]) + (

@@ -34,6 +34,7 @@ from bot.close.imports.recognize import (
 )
 from bot.close.imports.sheet import Sheet, read_sheets
 from bot.errors import DataError, NotFoundError
+from bot.names import Names
 from bot.store import Store
 
 PREVIEW_ROWS = 3
@@ -299,7 +300,7 @@ class Imports:
                 mapping = known["mapping"]
                 row["mapping"] = json.dumps(mapping)
                 mapped = (
-                    f"the mapping {known['confirmed_by'] or 'someone'} confirmed for "
+                    f"the mapping {Names(self.store).cached(known['confirmed_by'], 'someone')} confirmed for "
                     f"{row['source'] or 'this layout'} on {known['confirmed_at'][:10]}"
                 )
             else:
@@ -392,7 +393,11 @@ class Imports:
             "decided_at": self.store.now(),
         }
         exact = propose(sheet, kind).exact and chosen == propose(sheet, kind).mapping
-        mapped = "closebot's own column names" if exact else f"the mapping {by} confirmed"
+        mapped = (
+            "closebot's own column names"
+            if exact
+            else f"the mapping {Names(self.store).cached(by, 'someone')} confirmed"
+        )
         received = self._use(
             {**f, **row}, sheet, kind, period, chosen, mapped=mapped, by=by, remember=not exact
         )
