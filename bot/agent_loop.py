@@ -22,6 +22,7 @@ from bot.questions import (
     Ask,
     AskInvalid,
     Outcome,
+    late_answer_text,
     parse_ask,
     timeout_minutes,
     tool_result_content,
@@ -49,6 +50,8 @@ class Presenter(Protocol):
 
     def stopped(self, run_id: str, by: str) -> None: ...
 
+    def waiting(self, run_id: str, text: str) -> None: ...
+
 
 @dataclass(frozen=True)
 class Paused:
@@ -74,7 +77,16 @@ class Stopped:
     by: str
 
 
-TurnOutcome = Paused | Finished | Failed | Stopped
+@dataclass(frozen=True)
+class Waiting:
+    """The turn ended with questions put off (Cancel: "not now"): the run waits on them, and
+    Decide brings each back. Not finished: some steps wait on those decisions."""
+
+    text: str
+    deferred: tuple[str, ...]
+
+
+TurnOutcome = Paused | Finished | Failed | Stopped | Waiting
 
 NARRATION_LIMIT = 1500  # summarized thinking shown in the thread is cut to this
 
@@ -330,6 +342,11 @@ class AgentLoop:
                     self.presenter.text(run_id, text)
                 continue
             uses = _tool_uses(last.content)
+            if not uses and self.store.untold_answers(run_id):
+                # a question put off and decided now, or a decision changed: the agent is told
+                with self.store.write():
+                    transcript.append("user", self._tell_late_answers(run_id))
+                continue
             if not uses:
                 said = _text_of(last.content)
                 if not restated and asks_in_prose(said):
@@ -358,7 +375,33 @@ class AgentLoop:
                 heard = self.store.take_messages(run_id)
                 if heard:  # written in the thread meanwhile: read at this step, not after it
                     results.append({"type": "text", "text": thread_messages(heard)})
+                results += self._tell_late_answers(run_id)  # a decision changed meanwhile
                 transcript.append("user", results)
+
+    def _tell_late_answers(self, run_id: str) -> list[dict[str, Any]]:
+        """Late answers not told to the agent yet, as text blocks of its next message, marked
+        told (call inside the write that appends them)."""
+        out = []
+        for q in self.store.untold_answers(run_id):
+            text = late_answer_text(ask_of(q), outcome_of(q), question_id=q.id, changes=q.changes)
+            out.append({"type": "text", "text": text})
+            self.store.mark_told(q.id)
+        return out
+
+    def parked(self, run_id: str) -> bool:
+        """Whether the run waits on questions put off, with nothing to do until a person
+        presses Decide (the watchdog leaves it alone): its turn ended, nothing is pending and
+        no late answer waits to be told."""
+        run = self.store.run(run_id)
+        if run.status != "waiting" or self.store.pending_question(run_id) is not None:
+            return False
+        last = self.store.last_message(run_id)
+        return (
+            last is not None
+            and last.role == "assistant"
+            and not _tool_uses(last.content)
+            and not self.store.untold_answers(run_id)
+        )
 
     def _model_for(self, run_id: str) -> Model:
         """The model the run was started on (a paused run resumes on it), when the adapter can."""
@@ -465,7 +508,7 @@ class AgentLoop:
             )
             if (
                 record.status == "answered"
-            ):  # the step that waited goes on; a cancelled one stays stopped
+            ):  # the step that waited goes on; one put off waits for Decide
                 steps_now = self.store.run(run_id).steps
                 waiting = [s for s, state in steps_now.items() if state == "waiting"]
                 moved = [self.store.set_step(run_id, step, "running") for step in waiting]
@@ -497,6 +540,20 @@ class AgentLoop:
             names = [t.name for t in self.tools.by_step(failed[0])]
             error = self.store.last_tool_error(run_id, names) or "see the thread"
             return self._fail(run_id, f"the step '{failed[0]}' failed: {error}")
+        deferred = self.store.deferred_questions(run_id)
+        if deferred:  # questions put off: the run waits on them, it is not finished
+            with self.store.write():
+                steps = self.store.park_steps(run_id)
+                self.store.set_run_status(run_id, "waiting")
+                self.store.audit(
+                    run_id=run_id,
+                    kind="run_waiting",
+                    actor=None,
+                    detail={"deferred": [q.id for q in deferred]},
+                )
+            self.presenter.progress(run_id, steps)
+            self.presenter.waiting(run_id, text)
+            return Waiting(text=text, deferred=tuple(q.id for q in deferred))
         self.presenter.progress(run_id, self.store.finish_steps(run_id))
         self.store.set_run_status(run_id, "done")
         calls, usage = self.store.usage(run_id)
@@ -510,7 +567,7 @@ class AgentLoop:
 
     def _stop(self, run_id: str, by: str) -> Stopped:
         for record in self.store.questions(run_id):
-            if record.status == "pending":
+            if record.status in ("pending", "deferred"):  # Stop ends it: nothing waits
                 with contextlib.suppress(AlreadyAnsweredError):  # settled meanwhile
                     self.store.cancel_question(record.id, cancelled_by=by, source="stop")
         self.store.set_run_status(run_id, "cancelled", error=f"stopped by {by}")

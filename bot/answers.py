@@ -64,7 +64,8 @@ class Answers:
         evidence: dict[str, Any] | None = None,
         check_user: bool = True,
     ) -> QuestionRecord:
-        """Answer (`read` gives the responses) or cancel (`read` None) a pending question.
+        """Answer (`read` gives the responses) or put off (`read` None: Cancel, "not now") a
+        pending question.
 
         Each question that overrides its recommendation needs its own "Why" (`rationale`: per
         question number, 0 for a form-level text; see questions.question_whys), stored beside
@@ -83,8 +84,8 @@ class Answers:
         run = self.store.run(record.run_id)
         if check_user:
             self.authorize(run, user, action="answer", detail={"question_id": question_id})
-        if read is None:
-            return self.store.cancel_question(question_id, cancelled_by=user, source=source)
+        if read is None:  # Cancel is "not now": the question waits for Decide
+            return self.store.defer_question(question_id, deferred_by=user, source=source)
         ask = ask_of(record)
         responses = read(ask)
         answer = answer_payload(ask, responses)

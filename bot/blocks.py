@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +36,8 @@ SUBMIT_ACTION = "closebot_submit"
 CANCEL_ACTION = "closebot_cancel"
 STOP_ACTION = "closebot_stop"
 RETRY_ACTION = "closebot_retry"
+DECIDE_ACTION = "closebot_decide"  # a question put off: post its form again
+CHANGE_ACTION = "closebot_change"  # before posting: ask a decision again
 CHOICE_ACTION = "closebot_choose_"  # + the option's number: a choice made by its own button
 CHOICE_ACTION_RE = re.compile(r"^closebot_choose_(\d+)$")
 ANSWER_ACTION = "answer"
@@ -210,17 +212,75 @@ def stop_button(run_id: str) -> dict[str, Any]:
     }
 
 
-def root_blocks(title: str, state: str, *, stop_run_id: str | None = None) -> list[dict[str, Any]]:
+def decide_buttons(waiting: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """One Decide button per question put off ((question id, what it asks)): it posts the
+    same question again as a fresh form."""
+    return [
+        {
+            "type": "button",
+            "action_id": DECIDE_ACTION if n == 0 else f"{DECIDE_ACTION}_{n}",
+            "text": plain(cut(f"Decide: {what}", MAX_BUTTON_TEXT), MAX_BUTTON_TEXT),
+            "style": "primary",
+            "value": question_id,
+        }
+        for n, (question_id, what) in enumerate(waiting[:MAX_DECIDE])
+    ]
+
+
+def change_menu(run_id: str, decisions: Sequence[tuple[str, str]]) -> dict[str, Any] | None:
+    """'Change a decision': a menu of the decisions taken ((value, what was decided)); choosing
+    one asks it again. None when there is nothing to change."""
+    if not decisions:
+        return None
+    return {
+        "type": "static_select",
+        "action_id": CHANGE_ACTION,
+        "placeholder": plain("Change a decision", MAX_BUTTON_TEXT),
+        "options": [
+            {
+                "text": plain(fit(what, MAX_OPTION_TEXT), MAX_OPTION_TEXT),
+                "value": value[:MAX_OPTION_VALUE],
+            }
+            for value, what in decisions[:MAX_SELECT_OPTIONS]
+        ],
+        "confirm": {
+            "title": plain("Change this decision?", MAX_CONFIRM_TITLE),
+            "text": plain(
+                "The question is asked again. Your new answer is recorded beside the old one, the "
+                "batch is drafted again and needs a new approval.",
+                MAX_CONFIRM_TEXT,
+            ),
+            "confirm": plain("Ask it again", MAX_CONFIRM_BUTTON),
+            "deny": plain("Keep it", MAX_CONFIRM_BUTTON),
+        },
+    }
+
+
+MAX_DECIDE = 4  # Decide buttons on one message (the rest show once these are decided)
+
+
+def root_blocks(
+    title: str,
+    state: str,
+    *,
+    stop_run_id: str | None = None,
+    decide: Sequence[tuple[str, str]] = (),
+    change: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
     """The close's message in the channel: what it is and, live, where it stands (running
-    step, waiting on whom, finished / stopped / failed with the reason); Stop while it runs.
+    step, waiting on whom, finished / stopped / failed with the reason); Stop while it runs,
+    Decide for each question put off, and 'Change a decision' before posting.
     `title` and `state` are mrkdwn the caller made safe."""
     out: list[dict[str, Any]] = [section(f"*{title}*"), context(state)]
+    elements = [*decide_buttons(decide), *([change] if change else [])]
     if stop_run_id:
+        elements.append(stop_button(stop_run_id))
+    if elements:
         out.append(
             {
                 "type": "actions",
-                "block_id": block_id("root-stop", 0, stop_run_id),
-                "elements": [stop_button(stop_run_id)],
+                "block_id": block_id("root-stop", 0, stop_run_id or "run"),
+                "elements": elements,
             }
         )
     return out
@@ -526,12 +586,13 @@ def _form_actions(question_id: str, nonce: str, confirm: str | None) -> dict[str
                 "text": plain("Cancel", MAX_BUTTON_TEXT),
                 "value": cut(question_id, 2000),
                 "confirm": {
-                    "title": plain("Cancel these questions?", MAX_CONFIRM_TITLE),
+                    "title": plain("Not now?", MAX_CONFIRM_TITLE),
                     "text": plain(
-                        "closebot will be told you cancelled and will not assume an answer.",
+                        "The close goes on without these answers and waits for them at the end; "
+                        "nothing is assumed or posted. Decide on the close's message brings them back.",
                         MAX_CONFIRM_TEXT,
                     ),
-                    "confirm": plain("Cancel questions", MAX_CONFIRM_BUTTON),
+                    "confirm": plain("Not now", MAX_CONFIRM_BUTTON),
                     "deny": plain("Keep answering", MAX_CONFIRM_BUTTON),
                 },
             },
@@ -762,6 +823,11 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
         }.get(source or "", f"✅ {who} chose {chose} · source: {escape(source or 'user')} · {when}")
     elif status == "cancelled":
         line = f"🚫 Cancelled by {who} · {when}"
+    elif status == "deferred":
+        line = (
+            f"⏸ Put off by {who} (not now) · {when} · the close goes on without it; "
+            "*Decide* on the close's message brings it back"
+        )
     else:
         line = f"⌛ Expired unanswered · {when}"
     if outcome.rationale:

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TextIO
 
 from bot import __version__
-from bot.agent_loop import AgentLoop, Paused, TurnOutcome
+from bot.agent_loop import AgentLoop, Paused, TurnOutcome, Waiting
 from bot.assemble import build_model, close_loop
 from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
 from bot.close import data as close_data
 from bot.close import gl_export
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
+from bot.close.decisions import CannotChange, ask_change, changeable_decisions
 from bot.close.imports import intake
 from bot.close.ledger import Ledger
 from bot.close.master import money
@@ -82,6 +83,16 @@ def build_parser() -> argparse.ArgumentParser:
     resume.add_argument("run_id")
     resume.add_argument(
         "--auto", action="store_true", help="answer pending questions with their recommendations"
+    )
+
+    change = sub.add_parser(
+        "change",
+        parents=[db, data],
+        help="before posting: list a run's decisions, or ask one again (the batch is redrafted)",
+    )
+    change.add_argument("run_id")
+    change.add_argument(
+        "decision", nargs="?", help="the decision's number in the list (without it: the list)"
     )
 
     audit = sub.add_parser(
@@ -230,7 +241,7 @@ def open_store(settings: Settings, *, to_work: bool = False) -> Store:
 
 
 def _loop(settings: Settings, store: Store, out: TextIO) -> AgentLoop:
-    return close_loop(settings, store=store, presenter=ConsolePresenter(out))
+    return close_loop(settings, store=store, presenter=ConsolePresenter(out, store))
 
 
 def _answerer(auto: bool, out: TextIO) -> Answerer:
@@ -315,9 +326,72 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
             flush=True,
         )
         pending = store.pending_question(run.id)
-        outcome = Paused(pending.id) if pending else loop.advance(run.id)
+        deferred = store.deferred_questions(run.id)
+        if pending:
+            outcome: TurnOutcome = Paused(pending.id)
+        elif loop.parked(run.id):  # it waits on questions put off: they come back now
+            outcome = Waiting(text="", deferred=tuple(q.id for q in deferred))
+        else:
+            outcome = loop.advance(run.id)
         return _drive_to_end(
-            loop, store, run.id, outcome, auto=args.auto, settings=settings, out=out
+            loop,
+            store,
+            run.id,
+            outcome,
+            auto=args.auto,
+            settings=settings,
+            out=out,
+            bring_back=True,
+        )
+
+
+def cmd_change(args: argparse.Namespace, out: TextIO) -> int:
+    """Change a decision before posting: without a number, the decisions that can change;
+    with one, that question asked again here. A pending approval is withdrawn; the batch is
+    drafted again and needs a new approval (the old answer stays in the audit trail)."""
+    settings = _settings(args)
+    store = open_store(settings, to_work=True)
+    run = store.run(args.run_id)
+    decisions = changeable_decisions(store, run.id)
+    if not args.decision:
+        if not decisions:
+            print(f"closebot: run {run.id} has no decision that can change now.", file=out)
+            return EXIT_OK
+        print(f"Decisions of run {run.id} that can still change (nothing is posted):", file=out)
+        for n, (_, what) in enumerate(decisions, start=1):
+            print(f"  {n}. {what}", file=out)
+        print(f"Change one with: closebot change {run.id} N", file=out)
+        return EXIT_OK
+    if not args.decision.isdigit() or not 1 <= int(args.decision) <= len(decisions):
+        print(
+            f"closebot: {args.decision!r} is not a decision's number (1–{len(decisions)}); "
+            f"`closebot change {run.id}` lists them. Nothing was changed.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    value, what = decisions[int(args.decision) - 1]
+    owner = lease_owner("closebot change")
+    with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
+        if holder:
+            print(
+                f"closebot: run {run.id} is being advanced by {describe_owner(holder)}; "
+                "nothing was changed.",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        try:
+            record, withdrawn = ask_change(store, run.id, value, by=os_login())
+        except CannotChange as e:
+            print(f"closebot: {e}. Nothing was changed.", file=sys.stderr)
+            return EXIT_USAGE
+        if withdrawn:
+            print(
+                "The pending posting approval is withdrawn: the batch is drafted again.", file=out
+            )
+        print(f"Changing: {what}", file=out, flush=True)
+        loop = _loop(settings, store, out)
+        return _drive_to_end(
+            loop, store, run.id, Paused(record.id), auto=False, settings=settings, out=out
         )
 
 
@@ -330,6 +404,7 @@ def _drive_to_end(
     auto: bool,
     settings: Settings,
     out: TextIO,
+    bring_back: bool = False,
 ) -> int:
     """Answer questions until the run ends; say what to do next."""
     # Auto answers are nobody's decision: they are logged as 'auto', not as the operator.
@@ -343,6 +418,7 @@ def _drive_to_end(
         user=user,
         out=out,
         approvers=settings.approvers,
+        bring_back=bring_back and not auto,
     )
     if code == EXIT_OK:
         print(
@@ -905,6 +981,7 @@ COMMANDS = {
     "doi": cmd_doi,
     "run": cmd_run,
     "resume": cmd_resume,
+    "change": cmd_change,
     "approve": cmd_approve,
     "audit": cmd_audit,
     "entries": cmd_entries,

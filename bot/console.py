@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import Protocol, TextIO
 
-from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, ask_of
+from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, Waiting, ask_of
 from bot.answers import Answers
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
 from bot.errors import AlreadyAnsweredError, AnswerError, NotAuthorizedError
@@ -43,8 +43,9 @@ def _wrap(text: str, indent: str = "") -> str:
 class ConsolePresenter:
     """Prints what a run does; step changes are printed once each."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, store: Store | None = None) -> None:
         self.out = out
+        self.store = store
         self._steps: dict[str, dict[str, str]] = {}
 
     def _print(self, text: str = "") -> None:
@@ -74,6 +75,22 @@ class ConsolePresenter:
 
     def stopped(self, run_id: str, by: str) -> None:
         self._print(f"closebot: the run was stopped by {by}")
+
+    def waiting(self, run_id: str, text: str) -> None:
+        self._print()
+        if text:
+            self._print(text.replace("*", ""))
+        self._print(waiting_note(self.store, run_id) if self.store else "")
+
+
+def waiting_note(store: Store, run_id: str) -> str:
+    """What a run put off waits on, and how to bring it back at the console."""
+    deferred = store.deferred_questions(run_id)
+    what = "; ".join(header_of(q) or q.context[:60] for q in deferred)
+    return (
+        f"closebot: the close waits on {len(deferred)} question{'s' if len(deferred) != 1 else ''} "
+        f"you put off ({what}); it is not finished. Bring them back with: closebot resume {run_id}"
+    )
 
 
 class Answerer(Protocol):
@@ -205,6 +222,7 @@ def drive(
     out: TextIO,
     approvers: frozenset[str] = frozenset(),
     approvals_only: bool = False,
+    bring_back: bool = False,
 ) -> int:
     """Answer each pending question as `user` and advance, until the run finishes; the exit code.
 
@@ -212,7 +230,8 @@ def drive(
     its questions; an approval to post follows the same rules as in Slack (controls.may_approve):
     a refused one is audited and the run waits for another login's `closebot approve RUN`.
     `approvals_only` (that command): stop at the first form that is not an approval this
-    login may give.
+    login may give. `bring_back` (`closebot resume`): each question put off earlier is asked
+    again, once, before the run is left waiting.
     """
     # A default is nobody's approval: it is recorded as such and the posting tool refuses it.
     vet = None
@@ -221,7 +240,17 @@ def drive(
             store, record, run, who, approvers, answer, console=True
         )
     answers = Answers(store, approvers, vet=vet)
-    while isinstance(outcome, Paused):
+    brought: set[str] = set()
+    while True:
+        if isinstance(outcome, Waiting) and bring_back:
+            again = [q for q in store.deferred_questions(run_id) if q.id not in brought]
+            if again:
+                brought.add(again[0].id)
+                store.reopen_question(again[0].id, by=user)
+                print("\nBringing back a question you put off.", file=out, flush=True)
+                outcome = Paused(again[0].id)
+        if not isinstance(outcome, Paused):
+            break
         record = store.question(outcome.question_id)
         ask = ask_of(record)
         if approvals_only:
@@ -272,7 +301,12 @@ def drive(
                 check_user=False,  # whoever runs the close at the terminal answers it
             )
             if responses is None:
-                print("  Cancelled; telling the agent.", file=out, flush=True)
+                print(
+                    "  Put off (not now): the close goes on without it; "
+                    f"`closebot resume {run_id}` brings it back.",
+                    file=out,
+                    flush=True,
+                )
         except NotAuthorizedError as e:
             print(
                 f"  ✗ Not approved: {e}. Nothing was changed; the refusal is in the audit trail.\n"
@@ -286,6 +320,8 @@ def drive(
         outcome = loop.advance(run_id)
     if isinstance(outcome, Finished):
         return EXIT_OK
+    if isinstance(outcome, Waiting):
+        return EXIT_PAUSED  # questions put off: `closebot resume` brings them back
     return EXIT_FAILED  # Failed, or Stopped
 
 

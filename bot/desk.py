@@ -125,6 +125,12 @@ class Desk:
             record = self.store.pending_question(run.id)
             if record is not None and self.may_answer(run, record, user):
                 found.append(Waiting(run, record))
+            if record is None:  # forms put off: Decide on the close's message brings each back
+                found += [
+                    Waiting(run, q)
+                    for q in self.store.deferred_questions(run.id)
+                    if self.may_answer(run, q, user)
+                ]
         return found
 
     def open_items(self) -> list[dict[str, Any]]:

@@ -19,6 +19,7 @@ from bot import blocks, file_blocks, period_blocks
 from bot.agent_loop import ask_of
 from bot.answers import Answers
 from bot.close.controls import approval_refusal
+from bot.close.decisions import ask_change
 from bot.desk import Intent, intent
 from bot.errors import (
     AlreadyAnsweredError,
@@ -66,6 +67,8 @@ def register(app: App, deps: Deps) -> None:
     app.action(period_blocks.PERIOD_ACTION)(h.period_picked)
     app.action(blocks.STOP_ACTION)(h.stop)
     app.action(blocks.RETRY_ACTION)(h.retry)
+    app.action(re.compile(rf"^{blocks.DECIDE_ACTION}(_\d+)?$"))(h.decide)
+    app.action(blocks.CHANGE_ACTION)(h.change)
     app.action(file_blocks.CONFIRM_ACTION)(h.file_confirm)
     app.options(blocks.ANSWER_ACTION)(h.menu_options)
     app.options(file_blocks.PICK_ACTION)(h.file_menu_options)
@@ -262,6 +265,85 @@ class Listeners:
 
     def cancel(self, ack: Ack, body: dict[str, Any]) -> None:
         self._settle(ack, body, cancel=True)
+
+    def decide(self, ack: Ack, body: dict[str, Any]) -> None:
+        """Decide on the close's message: a question put off comes back as a fresh form."""
+        ack()
+        user, channel, thread_ts = _who(body)
+        actions = body.get("actions") or []
+        if not user or not actions or not isinstance(actions[0], dict):
+            return
+        question_id = str(actions[0].get("value") or "")
+        try:
+            with self.store.quick():
+                record = self.store.question(question_id)
+                run = self.store.run(record.run_id)
+                self.answers.authorize(
+                    run, user, action="decide", detail={"question_id": question_id}
+                )
+                if record.status != "deferred":
+                    self._notify(
+                        channel,
+                        user,
+                        thread_ts,
+                        f"This question is already {record.status}; nothing was changed.",
+                    )
+                    return
+                if not self.work.loop.parked(run.id):
+                    self._notify(
+                        channel,
+                        user,
+                        thread_ts,
+                        "The close is still working; Decide brings this question back once it waits on you.",
+                    )
+                    return
+                self.store.reopen_question(question_id, by=user)
+        except NotFoundError:
+            self._notify(
+                channel, user, thread_ts, "I don't know this question; nothing was changed."
+            )
+            return
+        except NotAuthorizedError as e:
+            self._notify(channel, user, thread_ts, *self._refused(e, "decide it"))
+            return
+        except AlreadyAnsweredError as e:
+            self._notify(channel, user, thread_ts, f"{e}; nothing was changed.")
+            return
+        except StorageError as e:
+            self._notify(channel, user, thread_ts, storage_text(e))
+            return
+        self.work.ask_again(run.id, question_id)
+
+    def change(self, ack: Ack, body: dict[str, Any]) -> None:
+        """'Change a decision': the chosen decision is asked again; a pending approval is
+        withdrawn, and the batch is drafted again once it is answered."""
+        ack()
+        user, channel, thread_ts = _who(body)
+        actions = body.get("actions") or []
+        if not user or not actions or not isinstance(actions[0], dict):
+            return
+        value = str((actions[0].get("selected_option") or {}).get("value") or "")
+        question_id = value.partition(":")[0]
+        try:
+            with self.store.quick():
+                run = self.store.run(self.store.question(question_id).run_id)
+                self.answers.authorize(run, user, action="change", detail={"decision": value})
+                record, withdrawn = ask_change(self.store, run.id, value, by=user)
+        except NotFoundError:
+            self._notify(
+                channel, user, thread_ts, "I don't know this decision; nothing was changed."
+            )
+            return
+        except NotAuthorizedError as e:
+            self._notify(channel, user, thread_ts, *self._refused(e, "change its decisions"))
+            return
+        except CloseBotError as e:
+            if isinstance(e, StorageError):
+                self._notify(channel, user, thread_ts, storage_text(e))
+            else:
+                self._notify(channel, user, thread_ts, f"Not changed: {e}.")
+            return
+        self.work.ask_again(run.id, record.id, withdrawn=withdrawn)
 
     def _control(self, ack: Ack, body: dict[str, Any], *, what: str) -> Run | None:
         """Stop and Retry: the run of the button, if the person may steer it (else a notice)."""

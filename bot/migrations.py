@@ -363,3 +363,13 @@ def m010_people(db: Database) -> None:
         pk="id",
         not_null={"id", "fetched_at"},
     )
+
+
+@migrations()
+def m011_decide_later(db: Database) -> None:
+    """Nothing dead-ends (issue 17): a form put off ("not now") is reopened by Decide
+    (`reopened_at`); a decision changed before posting is asked again as a new question that
+    names the one it changes (`changes`); a late answer is told to the agent once (`told_at`)."""
+    db.table("questions").add_column("reopened_at", str)
+    db.table("questions").add_column("changes", str)
+    db.table("questions").add_column("told_at", str)

@@ -36,6 +36,7 @@ from bot.close.controls import (
     header_of,
 )
 from bot.close.data import period_label
+from bot.close.decisions import changeable_decisions
 from bot.close.ledger import Ledger
 from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.progress import intake_figures, loading_messages, step_lines
@@ -320,10 +321,22 @@ class SlackPresenter:
         title = self.safe(f"Month-end close · {period_label(run.period)}{started}")
         state = self.state_line(run)
         live = run.status in ("running", "waiting") and not run.stop_requested_by
+        pending = self.store.pending_question(run.id) if live else None
+        parked = live and run.status == "waiting" and pending is None
+        decide = (
+            [(q.id, header_of(q) or "the question") for q in self.store.deferred_questions(run.id)]
+            if parked
+            else []
+        )
+        change = None
+        if parked or (pending is not None and header_of(pending) in APPROVAL_HEADERS):
+            change = blocks.change_menu(run.id, changeable_decisions(self.store, run.id))
         shown = blocks.root_blocks(
             title,
             self.safe(state, self.waits_on(run), run=run),
             stop_run_id=run.id if live else None,
+            decide=decide,
+            change=change,
         )
         # the first block names the run, so a retry can find the message (find_root)
         return title, [{**shown[0], "block_id": root_block_id(run.id)}, *shown[1:]]
@@ -332,7 +345,19 @@ class SlackPresenter:
         """Where the close stands, in one line (plain text; mentions of its people)."""
         running = [s for s, state in run.steps.items() if state == "running"]
         if run.status == "running":
-            return f"⏳ Running: {running[-1]}" if running else "⏳ Running"
+            put_off = self.store.deferred_questions(run.id)
+            later = f" · {len(put_off)} put off, for Decide at the end" if put_off else ""
+            return (f"⏳ Running: {running[-1]}" if running else "⏳ Running") + later
+        if run.status == "waiting" and self.store.pending_question(run.id) is None:
+            put_off = self.store.deferred_questions(run.id)
+            if put_off:
+                names = "; ".join(header_of(q) or "a question" for q in put_off)
+                ran = sum(run.steps.get(step) == "done" for step in STEPS)
+                return (
+                    f"🙋 Waiting on <@{run.started_by}> for {len(put_off)} decision"
+                    f"{'s' if len(put_off) != 1 else ''} put off ({names}): press Decide · "
+                    f"{ran} of {len(STEPS)} steps done, nothing posted"
+                )
         if run.status == "waiting":
             pending = self.store.pending_question(run.id)
             header = header_of(pending) if pending is not None else None
@@ -667,6 +692,16 @@ class SlackPresenter:
             self.upload_reports(run_id)
             self.store.audit(run_id=run_id, kind="reports_uploaded", actor=None)
 
+    def waiting(self, run_id: str, text: str) -> None:
+        """The turn ended on questions put off: the status message says what waits, and the
+        close's message in the channel carries a Decide button for each (no new reply)."""
+        self._status_updates.drop(run_id)
+        line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        try:
+            self.update_status(run_id, note=line or None, final=True)
+        except SlackApiError as e:
+            log.warning("run %s: waiting not shown: %s", run_id, slack_error(e))
+
     def failed(self, run_id: str, error: str) -> None:
         run = self.store.run(run_id)
         text = f"The close stopped: {error}"
@@ -991,11 +1026,12 @@ class SlackPresenter:
         first = (record.answer or {}).get("1")
         if record.status == "answered" and len(ask.questions) == 1 and first:
             chose = f": {answer_text(first)}"
+        done = "Put off" if record.status == "deferred" else record.status.capitalize()
         try:
             self.client.chat_update(
                 channel=record.channel,
                 ts=record.message_ts,
-                text=outgoing(f"{record.status.capitalize()} by {name}{chose}"),
+                text=outgoing(f"{done} by {name}{chose}"),
                 blocks=form,
             )
         except SlackApiError as e:

@@ -224,6 +224,21 @@ class SlackWork:
             lambda: self.deliver_held_messages(run_id, self.loop.advance(run_id)),
         )
 
+    def ask_again(self, run_id: str, question_id: str, *, withdrawn: str | None = None) -> None:
+        """A question brought back (Decide) or a decision asked again (Change a decision):
+        post its fresh form; a withdrawn approval turns read-only. The run goes on when it is
+        answered (answered())."""
+
+        def work() -> None:
+            if withdrawn:
+                self.presenter.settle_form(withdrawn)
+            record = self.store.question(question_id)
+            if record.status == "pending" and record.message_ts is None:
+                self.presenter.post_form(record)
+            self.presenter.update_status(run_id)
+
+        self._job(run_id, "asking again", work)
+
     def message(self, run_id: str, *, user: str | None, text: str) -> None:
         """A person wrote in the run's thread: kept in the store at once, read when the run is free."""
         self.store.hold_message(run_id, user=user, text=text)
@@ -375,8 +390,8 @@ class SlackWork:
             # no lease needed, and never behind the run's turn
             self.runner.fast(partial(self._settle_form_again, q.id))
         for run in self.store.stuck_runs(idle_for=self.stuck_after):
-            if self.runner.busy(run.id) or not self._due(run.id):
-                continue
+            if self.runner.busy(run.id) or not self._due(run.id) or self.loop.parked(run.id):
+                continue  # (a run parked on questions put off waits for Decide, not for us)
             if self._tried(run.id) > self.max_attempts:
                 healed["failed"].append(run.id)
                 self.loop.fail(
@@ -494,6 +509,8 @@ class SlackWork:
                         run.id, "posting a question", partial(self._post_form_again, pending.id)
                     )
                 continue  # its form still works: answers resolve through the store
+            if self.loop.parked(run.id):
+                continue  # it waits on questions put off: Decide brings them back
             recovered.append(run.id)
             self._job(run.id, "resuming", partial(self._resume, run.id))
         if recovered:

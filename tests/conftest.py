@@ -146,6 +146,9 @@ class RecordingPresenter:
     def stopped(self, run_id: str, by: str) -> None:
         self.events.append(("stopped", by))
 
+    def waiting(self, run_id: str, text: str) -> None:
+        self.events.append(("waiting", text))
+
     def kinds(self) -> list[str]:
         return [k for k, _ in self.events]
 

@@ -139,13 +139,26 @@ def test_malformed_answers_are_re_asked_with_the_reason() -> None:
     assert "Continue with: closebot resume" in done.stdout
 
 
-def test_cancel_tells_the_agent_and_books_nothing() -> None:
-    done = closebot("run", "2026-10", stdin="cancel\n")
-    assert done.returncode == 0
-    assert "Cancelled; telling the agent." in done.stdout
-    assert "stopped: a question was cancelled" in done.stdout
-    assert "no journal entries were drafted" in done.stdout
-    assert "step 'Journal entries' was not performed" in done.stdout
+def test_cancel_puts_the_form_off_the_run_waits_and_resume_brings_it_back(db_path: Path) -> None:
+    first = closebot("run", "2026-10", stdin="cancel\n" + "1\n" * 60, env=ONE)
+    assert first.returncode == 3, first.stdout  # waiting, not finished, not failed
+    run_id = run_id_of(first.stdout)
+    assert "Put off (not now): the close goes on without it" in first.stdout
+    assert "the close waits on 1 question you put off (Intake" in first.stdout
+    assert f"Bring them back with: closebot resume {run_id}" in first.stdout
+    store = Store(db_path)
+    run = store.run(run_id)
+    assert run.status == "waiting" and run.steps.get("Journal entries", "pending") == "pending"
+    # the close went on: the JIB step after the put-off form ran and asked its questions
+    assert run.steps["JIB reconciliation & LOE accrual"] == "done"
+    store.close()
+    second = closebot("resume", run_id, stdin="1\n" * 60, env=ONE)
+    assert second.returncode == 0, second.stdout
+    assert "Bringing back a question you put off." in second.stdout
+    store = Store(db_path)
+    assert store.run(run_id).status == "done"
+    assert [q.status for q in store.questions(run_id)].count("deferred") == 0
+    store.close()
 
 
 def test_input_ending_mid_question_pauses_and_resume_finishes(db_path: Path) -> None:
@@ -297,3 +310,44 @@ def test_console_takes_multi_select_skips_optional_and_free_text(store: Store) -
     }
     assert "Question 2/3 [optional]" in out.getvalue()
     assert "Choice [1-2] (Enter to skip)" in out.getvalue()
+
+
+def test_change_lists_the_decisions_and_a_change_redrafts_for_a_new_approval(
+    db_path: Path,
+) -> None:
+    env = {"CLOSEBOT_CONSOLE_APPROVERS": "nobody", **ONE}
+    # every recommendation, through the posting form, which this login may not approve
+    first = closebot("run", "2026-10", stdin="5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n", env=env)
+    assert first.returncode == 3, first.stdout[-2000:]
+    run_id = run_id_of(first.stdout)
+    store = Store(db_path)
+    from bot.close.ledger import Ledger
+
+    old = Ledger(store).current_batch(run_id)
+    assert old is not None
+    listed = closebot("change", run_id, env=env)
+    assert listed.returncode == 0
+    assert (
+        "Decisions of run" in listed.stdout
+        and "  2. Baker 3-1H: Book at DOI, short-pay" in listed.stdout
+    )
+    bad = closebot("change", run_id, "99", env=env)
+    assert bad.returncode == 2 and "not a decision's number" in bad.stderr
+    # Baker: the recommended short-pay becomes suspense (option 4), with its reason
+    changed = closebot(
+        "change", run_id, "2", stdin="4\nthe operator confirmed the interest\n1\n", env=env
+    )
+    assert changed.returncode == 3, changed.stdout[-2000:]  # the new approval waits on an approver
+    assert "The pending posting approval is withdrawn" in changed.stdout
+    new = Ledger(store).current_batch(run_id)
+    assert new is not None and new["id"] != old["id"] and new["status"] == "draft"
+    assert Ledger(store).batch(old["id"])["status"] == "superseded"
+    (event,) = store.audit_events(run_id, kind="decision_changed")
+    assert (event.actor, event.detail["was"]["option"], event.detail["option"]) == (
+        LOGIN,
+        "short_pay",
+        "suspense",
+    )
+    pending = store.pending_question(run_id)
+    assert pending is not None and new["id"] in pending.questions[0]["question"]
+    store.close()

@@ -63,11 +63,16 @@ def test_an_open_exception_is_never_called_decided_in_the_posting_recommendation
     edit(folder(kit), "jib.csv", "10000.00,0.50000000,5000.00", "10000.00,0.50000000,5072.00")
     run = close_run(kit, db_path, choose=choose_label(**{"line_math:2": "other:ask Acme first"}))
     posting = next(q for a in run.asks for q in a.questions if q.header == "Posting")
-    assert posting.recommended == 2 and "undecided" in (posting.reasoning or "")
+    # a typed answer that names no option is left open, owned by who answered: carried as an
+    # open item, and no reason by itself to keep the batch a draft (issue 17.2) — but never
+    # called decided
+    assert posting.recommended == 1 and "left open with an owner" in (posting.reasoning or "")
+    assert "line_math:2" in (posting.reasoning or "")
     assert "every exception has a recorded decision" not in (posting.reasoning or "")
     exc = run.exception("line_math:2")
-    assert exc["status"] == "open" and exc["extra"] == {"other": "ask Acme first"}
-    assert "undecided" in (run.presenter.finished_text or "")
+    assert exc["status"] == "open" and exc["extra"]["other"] == "ask Acme first"
+    assert exc["extra"]["owner"]
+    assert "left open (answered: ask Acme first)" in (run.presenter.finished_text or "")
 
 
 def test_a_duplicate_line_in_the_file_is_asked(kit: Path, db_path: Path) -> None:

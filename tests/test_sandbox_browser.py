@@ -175,7 +175,7 @@ def test_a_confirm_dialog_stands_between_the_click_and_the_payload(
     sent = len(sandbox.fake.calls)
     form.get_by_role("button", name="Cancel", exact=True).click()
     dialog = page.get_by_role("dialog")
-    expect(dialog).to_contain_text("Cancel these questions?")
+    expect(dialog).to_contain_text("Not now?")
     page.locator("#dialog-deny").click()  # "Keep answering": nothing is sent
     expect(dialog).to_be_hidden()
     expect(submit_button(answered(pane, ts))).to_be_visible()
@@ -184,7 +184,7 @@ def test_a_confirm_dialog_stands_between_the_click_and_the_payload(
 
     answered(pane, ts).get_by_role("button", name="Cancel", exact=True).click()
     page.locator("#dialog-confirm").click()
-    expect(answered(pane, ts)).to_contain_text(f"Cancelled by {STARTER.name}")
+    expect(answered(pane, ts)).to_contain_text(f"Put off by {STARTER.name}")
     expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
 
 

@@ -26,6 +26,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m008_imports",
         "m009_keyed_trail",
         "m010_people",
+        "m011_decide_later",
     ]
     assert db.table("people").columns_dict == {
         "id": str,
@@ -100,6 +101,9 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "overridden": int,
         "settled_shown_at": str,
         "remind_at": str,
+        "reopened_at": str,
+        "changes": str,
+        "told_at": str,
     }
     assert db.table("audit_events").columns_dict == {
         "id": int,

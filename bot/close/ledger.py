@@ -384,6 +384,58 @@ class Ledger:
             )
         return self.exception(exception_id)
 
+    def change_decision(
+        self,
+        exception_id: str,
+        *,
+        option: str,
+        status: str,
+        extra: dict[str, Any],
+        question_id: str,
+        decided_by: str | None,
+        source: str | None,
+    ) -> dict[str, Any]:
+        """A decision changed before posting: the exception takes the new answer; the audit
+        event keeps what it was (option, who, which question), so the trail shows the edit."""
+        with self.store.write() as db:
+            before = self.exception(exception_id)
+            db.execute(
+                "update exceptions set status = ?, resolution = ?, note = ?, question_id = ?, "
+                "decided_by = ?, decision_source = ?, resolved_at = ? where id = ?",
+                (
+                    status,
+                    option,
+                    _dumps(extra),
+                    question_id,
+                    decided_by,
+                    source,
+                    self.store.now(),
+                    exception_id,
+                ),
+            )
+            self.store.audit(
+                run_id=before["run_id"],
+                kind="decision_changed",
+                actor=decided_by,
+                detail={
+                    "id": exception_id,
+                    "option": option,
+                    "status": status,
+                    "extra": extra,
+                    "question_id": question_id,
+                    "source": source,
+                    "was": {
+                        "option": before["resolution"],
+                        "status": before["status"],
+                        "decided_by": before["decided_by"],
+                        "question_id": before["question_id"],
+                        "extra": before["extra"],
+                    },
+                },
+                covers=[("exceptions", "id", exception_id)],
+            )
+        return self.exception(exception_id)
+
     # -- journal batches -----------------------------------------------------
 
     def save_batch(

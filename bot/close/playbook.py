@@ -20,10 +20,11 @@ from bot.close.controls import SECOND_APPROVAL_HEADER
 from bot.close.data import period_label
 from bot.close.journal import ACCOUNTS
 from bot.close.master import money
-from bot.close.registry import FLUX, REGISTRY
+from bot.close.posting import REVIEW_KINDS
+from bot.close.registry import FLUX, JOURNAL, REGISTRY, SIGNOFF
 from bot.close.toolbase import REF_RE
 from bot.models import Reply
-from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME
+from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME, late_answer_of
 
 
 @dataclass
@@ -41,6 +42,10 @@ class _State:
     period: str
     calls: list[_Call] = field(default_factory=list)
     last_user_text: str | None = None
+    changes: set[str] = field(default_factory=set)  # questions that change a decision
+
+    def position(self, call_id: str) -> int:
+        return next(i for i, c in enumerate(self.calls) if c.id == call_id)
 
     def latest(self, name: str) -> _Call | None:
         done = [c for c in self.calls if c.name == name and c.done]
@@ -60,11 +65,23 @@ class _State:
 
     def resolved(self) -> set[str]:
         """Refs a resolve_exception call has settled (decided, or kept open with a typed answer)."""
+        return set(self.resolved_by())
+
+    def resolved_by(self) -> dict[str, _Call]:
+        """ref → the latest resolve_exception call that recorded it."""
         return {
-            c.input["exception_id"]
+            c.input["exception_id"]: c
             for c in self.calls
             if c.name == "resolve_exception" and c.done and not c.is_error
         }
+
+    def deferred(self) -> list[str]:
+        """Refs whose latest question was put off (Cancel: "not now") and not decided since."""
+        return [
+            ref
+            for ref, (call, _) in self.asked().items()
+            if isinstance(call.result, dict) and call.result.get("status") == "deferred"
+        ]
 
     def details(self) -> dict[str, dict[str, Any]]:
         out = {}
@@ -96,6 +113,35 @@ def _parse(messages: list[dict[str, Any]]) -> _State:
                     state.calls.append(call)
             state.last_user_text = None
         else:
+            late = [
+                found
+                for b in content
+                if b.get("type") == "text" and (found := late_answer_of(b.get("text", "")))
+            ]
+            for body in late:  # a question answered after the turn moved on (Decide, a change)
+                qid = str(body["question_id"])
+                if qid in by_id:  # put off, brought back, answered now
+                    by_id[qid].result = body
+                    continue
+                call = _Call(
+                    id=qid,
+                    name=TOOL_NAME,
+                    input={"questions": [{"question": q} for q in body.get("questions", [])]},
+                    result=body,
+                    done=True,
+                )
+                by_id[qid] = call
+                state.calls.append(call)
+                if body.get("changes"):
+                    state.changes.add(qid)
+            content = [
+                b
+                for b in content
+                if not (b.get("type") == "text" and late_answer_of(b.get("text", "")))
+            ]
+            if late and not content:
+                state.last_user_text = None
+                continue
             texts = [b["text"] for b in content if b.get("type") == "text"]
             # Text beside tool results is what people wrote in the thread mid-turn (read with
             # the results): the playbook can't act on it and goes on; a message of its own is
@@ -156,7 +202,10 @@ class PlaybookModel:
         for s in REGISTRY:
             step, tool, opening = s.name, s.tool, s.opening
             call = state.latest(tool)
-            if call is None:
+            # nothing is drafted while a decision is put off, nor signed off
+            if state.deferred() and ((s is JOURNAL and call is None) or s is SIGNOFF):
+                return _waiting(state, step)
+            if call is None or (s is JOURNAL and self._redraft(state, call)):
                 return _reply(opening, _use(tool, {"period": p}))
             if _from_an_earlier_release(tool, call):
                 return _reply(
@@ -193,6 +242,20 @@ class PlaybookModel:
             and approvals[-1].result.get("source") not in HUMAN_SOURCES
         )
 
+    @staticmethod
+    def _redraft(state: _State, build: _Call) -> bool:
+        """A decision changed after the batch was drafted, and nothing is posted: draft again."""
+        if state.latest("post_journal_entries") is not None:
+            return False
+        after = state.calls[state.position(build.id) + 1 :]
+        return any(
+            c.name == "resolve_exception"
+            and c.done
+            and not c.is_error
+            and c.input.get("question_id") in state.changes
+            for c in after
+        )
+
     def _open_refs(self, state: _State, step: str) -> list[str]:
         """This step's exceptions still open, in the order found (follow-ups after their parent)."""
         refs: list[str] = []
@@ -214,7 +277,17 @@ class PlaybookModel:
     def _decide_step(self, state: _State, step: str) -> Reply | None:
         refs = self._open_refs(state, step)
         asked = state.asked()
-        resolved = state.resolved()
+        recorded = state.resolved_by()
+        # a ref asked again after it was recorded (a change, a follow-up to a typed answer) is
+        # recorded again from the later answer
+        resolved = {
+            ref
+            for ref, call in recorded.items()
+            if ref not in asked
+            or asked[ref][0].id == call.input.get("question_id")
+            or state.position(asked[ref][0].id) < state.position(call.id)
+            or _leaves_open(asked[ref])
+        }
         # an answer the tool refused to record (an override without its reason, say) is asked again
         refused = {
             (c.input.get("exception_id"), c.input.get("question_id"))
@@ -229,6 +302,8 @@ class PlaybookModel:
                 continue
             ask, n = asked[ref]
             result = ask.result if isinstance(ask.result, dict) else {}
+            if result.get("status") == "deferred":
+                continue  # not now: the close goes on without it, and waits for it at the end
             if result.get("status") != "answered":
                 return self._stopped(state, result.get("status") or "unanswered")
             answer = result["answers"][str(n)]
@@ -240,6 +315,9 @@ class PlaybookModel:
                 option, note = ",".join(answer["labels"]), ""
             else:
                 option, note = "other", answer.get("other", "")
+            typed = _typed_before(state, ref, ask)
+            if typed and option != "other":  # a follow-up to a typed answer: its words are the why
+                note = typed
             uses.append(
                 _use(
                     "resolve_exception",
@@ -248,7 +326,22 @@ class PlaybookModel:
             )
         if uses:
             return _reply("Recording the decisions.", *uses)
-        # 2. open exceptions not asked yet: fetch their questions, then ask up to five at once
+        # 2. a typed answer that matches an option: confirm it with a short follow-up
+        follow = [
+            (ref, call.result)
+            for ref, call in recorded.items()
+            if ref in refs
+            and isinstance(call.result, dict)
+            and call.result.get("maps_to")
+            and asked.get(ref, (None, 0))[0] is not None
+            and asked[ref][0].id == call.input.get("question_id")
+        ][:MAX_QUESTIONS]
+        if follow:
+            return _reply(
+                "A typed answer matches an option: confirming it.",
+                _use(TOOL_NAME, follow_up_ask(step, follow)),
+            )
+        # 3. open exceptions not asked yet: fetch their questions, then ask up to five at once
         todo = [r for r in refs if r not in asked and r not in resolved][:MAX_QUESTIONS]
         if not todo:
             return None
@@ -302,12 +395,16 @@ class PlaybookModel:
                 "Drafting the batch again with the flux adjustment(s).",
                 _use(build.name, {"period": p}),
             )
+        if _books_deferred(state) and state.latest("post_journal_entries") is None:
+            return _waiting(state, "Posting")  # a decision that books was put off
         return self._posting(state, build)
 
     def _posting(self, state: _State, build: _Call) -> Reply | None:
         """Ask for approval; over the limit, for a second one; post only on a person's approvals."""
         b = build.result
         first = self._approval(state, POSTING_HEADER, b["batch_id"])
+        if first is not None and _deferred(first):
+            return _waiting(state, "Posting")
         if first is None:
             return _reply(
                 f"Drafted batch {b['batch_id']}: {b['entries']} entries, {money(Decimal(b['total_debit']))} debits = credits. Posting needs your approval.",
@@ -323,6 +420,8 @@ class PlaybookModel:
                     "An entry is over the approval limit: a second, different approver is needed.",
                     _use(TOOL_NAME, approval_ask(b, second_to=first.result.get("answered_by"))),
                 )
+            if _deferred(second):
+                return _waiting(state, "Posting")
             if not _approved_by_a_person(second):
                 return None
             uses["second_approval_question_id"] = second.id
@@ -364,6 +463,88 @@ class PlaybookModel:
             "I'm running offline (no ANTHROPIC_API_KEY), so I follow the close playbook and can't hold a "
             "free conversation. Say *status* for this run's summary, or start a new close with `/close YYYY-MM`."
         )
+
+
+KEEP_OPEN = "Leave it open"
+
+
+def _leaves_open(asked: tuple[_Call, int]) -> bool:
+    """The follow-up to a typed answer was answered 'Leave it open': nothing more to record."""
+    call, n = asked
+    result = call.result if isinstance(call.result, dict) else {}
+    labels = ((result.get("answers") or {}).get(str(n)) or {}).get("labels") or []
+    return any(str(label).startswith(KEEP_OPEN) for label in labels)
+
+
+def _typed_before(state: _State, ref: str, ask: _Call) -> str:
+    """The typed answer recorded for `ref` before `ask` (the follow-up that confirms it)."""
+    before = [
+        c
+        for c in state.calls[: state.position(ask.id)]
+        if c.name == "resolve_exception"
+        and c.done
+        and not c.is_error
+        and c.input.get("exception_id") == ref
+        and isinstance(c.result, dict)
+        and c.result.get("other")
+    ]
+    return str(before[-1].result["other"]) if before else ""
+
+
+def follow_up_ask(step: str, typed: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """One short question per typed answer that matches an option: book it so, or leave it
+    open with the person who answered as its owner."""
+    questions = []
+    for ref, result in typed:
+        label = result["maps_to"]["label"]
+        owner = result.get("owner") or "you"
+        questions.append(
+            {
+                "header": "Your answer",
+                "question": f"You wrote \u201c{str(result['other'])[:300]}\u201d for {result.get('subject') or ref} "
+                f"[ref {ref}] — book it as {label}?",
+                "type": "single_choice",
+                "options": [
+                    {
+                        "label": label,
+                        "description": str(result["maps_to"].get("books") or "")[:300],
+                    },
+                    {
+                        "label": KEEP_OPEN,
+                        "description": f"Nothing is booked; it is an open item owned by {owner}.",
+                    },
+                ],
+                "recommended": 1,
+                "reasoning": f"Your words name this option ({result['maps_to'].get('matched') or label}).",
+            }
+        )
+    return {
+        "context": f"{step}: {len(questions)} typed answer{'s' if len(questions) != 1 else ''} to confirm before I book anything.",
+        "questions": questions,
+    }
+
+
+def _books_deferred(state: _State) -> list[str]:
+    """Refs put off whose decision books (a flux item left unexplained books nothing and does
+    not hold the posting back)."""
+    return [r for r in state.deferred() if r.split(":", 1)[0] not in REVIEW_KINDS]
+
+
+def _deferred(ask: _Call) -> bool:
+    return isinstance(ask.result, dict) and ask.result.get("status") == "deferred"
+
+
+def _waiting(state: _State, step: str) -> Reply:
+    """End the turn: what waits on the questions put off, and how they come back."""
+    refs = state.deferred()
+    what = f"{len(refs)} decision{'s' if len(refs) != 1 else ''} put off ({', '.join(refs[:5])})"
+    if not refs:
+        what = "an approval put off"
+    return _reply(
+        f"*Month-end close · {period_label(state.period)}* — waiting: {step} and the steps after it "
+        f"wait on {what}. Nothing is posted. Press *Decide* on the close's message to answer "
+        "(at a terminal: `closebot resume`); the close goes on from here."
+    )
 
 
 def _from_an_earlier_release(tool: str, call: _Call) -> bool:
@@ -418,6 +599,13 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
             2,
             f"{b.get('open_exception_count', len(open_ones))} exception(s) are still undecided ({', '.join(open_ones[:5])}); decide them before posting.",
         )
+    elif owned := b.get("open_with_owner"):
+        recommended, reasoning = (
+            1,
+            f"The batch balances to the cent ({total} = {total}). Every exception is answered; "
+            f"{b.get('open_with_owner_count', len(owned))} left open with an owner "
+            f"({', '.join(owned[:5])}) book nothing and are carried as open items.",
+        )
     else:
         recommended, reasoning = (
             1,
@@ -432,6 +620,13 @@ def approval_ask(b: dict[str, Any], *, second_to: str | None = None) -> dict[str
     if b.get("doi_changes"):
         lines.append(
             "DOI changes that take effect with this approval: " + "; ".join(b["doi_changes"]) + "."
+        )
+    if owned := b.get("open_with_owner"):
+        more = b.get("open_with_owner_count", len(owned)) - len(owned)
+        lines.append(
+            f"Left open with an owner (booked as no entry, carried as open items): {', '.join(owned)}"
+            + (f" and {more} more" if more > 0 else "")
+            + "."
         )
     if b.get("flux_unexplained"):
         lines.append(

@@ -22,6 +22,11 @@ from bot.tools import ToolContext, ToolError
 REVIEW_KINDS = ("flux_select", "flux_item", "flux_escalate", "flux_basis")
 
 
+def undecided(exc: dict[str, Any]) -> bool:
+    """Nobody decided this exception: open, with no answer recorded on it."""
+    return exc["status"] != "resolved" and exc["resolution"] is None
+
+
 class PostingTools(ToolBase):
     """build_journal_entries and post_journal_entries."""
 
@@ -54,12 +59,17 @@ class PostingTools(ToolBase):
         total_debit, total_credit = Decimal(saved["total_debit"]), Decimal(saved["total_credit"])
         posted = ledger.posted_batch(period)
         # every list below is bounded, with its count: the result is the same size at any volume
-        # what the batch still depends on; a flux item not yet explained books nothing, so it
-        # stays open (and is carried) without holding the posting back
+        # undecided: nobody answered (put off, or never asked); an item left open with an owner
+        # (a typed answer) is decided as open and carried, not undecided. A flux item not yet
+        # explained books nothing, so it stays open (and is carried) without holding the posting
+        # back
         open_ones = [
+            e["details"]["ref"] for e in excs if undecided(e) and e["kind"] not in REVIEW_KINDS
+        ]
+        owned = [
             e["details"]["ref"]
             for e in excs
-            if e["status"] != "resolved" and e["kind"] not in REVIEW_KINDS
+            if e["status"] != "resolved" and not undecided(e) and e["kind"] not in REVIEW_KINDS
         ]
         unexplained = [
             e["details"]["subject"]
@@ -102,6 +112,8 @@ class PostingTools(ToolBase):
             "reversed_from": info["reversal_source"],
             "open_exceptions": open_ones[:MAX_LIST],
             "open_exception_count": len(open_ones),
+            "open_with_owner": owned[:MAX_LIST],
+            "open_with_owner_count": len(owned),
             "defaulted_decisions": defaulted[:MAX_LIST],
             "defaulted_count": len(defaulted),
             "period_already_posted": posted["id"] if posted else None,
@@ -198,8 +210,18 @@ class PostingTools(ToolBase):
         digest = content_hash(ledger.iter_lines(batch_id))
         q = self._answered(ctx, approval_question_id)
         refusal = None
+        waiting = [
+            e["details"]["ref"]
+            for e in ledger.exceptions(ctx.run_id)
+            if undecided(e) and e["kind"] not in REVIEW_KINDS
+        ]
         late = decided_after(ledger, ctx.run_id, batch)
-        if digest != batch["content_hash"]:
+        if waiting:  # never with a decision still to take (one put off with Cancel, say)
+            refusal = (
+                f"{len(waiting)} exception(s) are still undecided ({', '.join(waiting[:5])}); "
+                "decide them before posting"
+            )
+        elif digest != batch["content_hash"]:
             refusal = f"batch {batch_id}'s lines changed after it was drafted (content hash {short_hash(digest)}, drafted as {short_hash(batch['content_hash'] or '')})"
         elif late:
             refusal = (

@@ -19,9 +19,14 @@ recommendation and reasoning, and a [ref …] tag: use it as given (keep the [re
 the question text; recording a decision is refused for a question that does not name it). \
 Then record each answer with resolve_exception(exception_id, option, question_id): the \
 option the person chose, exactly. A typed "Other" answer books nothing: pass option "other" \
-with the text and ask a follow-up that maps it onto an option, or leave it open. Accepting an \
-operator's decimal creates a follow-up question for the effective date. If a question is \
-cancelled or expires, assume nothing: leave the exception open and say so.
+with the text; the result names the option its words match (maps_to), if any: then ask a short \
+follow-up ("You wrote '…' — book it as <option>?", or leave it open), else it stays open, owned \
+by who answered. Accepting an operator's decimal creates a follow-up question for the effective \
+date. A question put off (status "deferred": Cancel means "not now") stays undecided: go on with \
+the steps that do not depend on it, but draft, post and sign off nothing while any is undecided \
+— end your turn saying what waits; closebot brings it back (Decide) and tells you the answer. A \
+message that a decision was changed means: record it, draft the batch again and ask a new \
+approval. If a question expires, assume nothing: leave the exception open and say so.
 
 Posting is irreversible: ask for approval naming the batch id, with an option whose label \
 starts with "Approve", list the decisions that were applied by default, and post only with \

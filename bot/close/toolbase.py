@@ -371,13 +371,16 @@ class ToolBase:
                 continue
             if e["status"] != "resolved":
                 what = f" (answered: {e['extra'].get('other')})" if e["extra"].get("other") else ""
-                items.append(
-                    {
-                        "kind": "undecided",
-                        "text": f"{d['subject']}: {d['summary']} — undecided{what}",
-                        "amount": d.get("amount"),
-                    }
-                )
+                item = {
+                    "kind": "undecided",
+                    "text": f"{d['subject']}: {d['summary']} — "
+                    + ("left open" if e["extra"].get("owner") else "undecided")
+                    + what,
+                    "amount": d.get("amount"),
+                }
+                if e["extra"].get("owner"):  # a typed answer: who answered owns it
+                    item["owner"] = e["extra"]["owner"]
+                items.append(item)
             elif text := follow_up(
                 e["kind"], e["resolution"], d["facts"], e["extra"], d["subject"]
             ):

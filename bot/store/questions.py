@@ -32,6 +32,14 @@ class QuestionRecord:
     overridden: int | None = None
     settled_shown_at: str | None = None
     remind_at: str | None = None
+    reopened_at: str | None = None  # put off, then brought back by Decide
+    changes: str | None = None  # the question whose decision this one changes
+    told_at: str | None = None  # a late answer (after Decide, or a change) told to the agent
+
+    @property
+    def late(self) -> bool:
+        """Answered after the agent's turn moved on: its answer reaches the agent as a message."""
+        return bool(self.reopened_at or self.changes)
 
 
 def _question(r: dict[str, Any]) -> QuestionRecord:
@@ -134,14 +142,16 @@ class Questions(AuditChain):
         overridden: bool = False,
         evidence: dict[str, Any] | None = None,
         known: QuestionRecord | None = None,
+        from_statuses: tuple[str, ...] = ("pending",),
     ) -> QuestionRecord:
         """Move a pending question to a final status; exactly one concurrent caller wins.
         `known`: the question as the caller read it while pending (saves reading it again)."""
         now = self.now()
+        marks = ",".join("?" for _ in from_statuses)
         with self.write() as db:
             cursor = db.execute(
                 "update questions set status = ?, answer = ?, answered_by = ?, source = ?, "
-                "answered_at = ?, rationale = ?, overridden = ? where id = ? and status = 'pending'",
+                f"answered_at = ?, rationale = ?, overridden = ? where id = ? and status in ({marks})",
                 (
                     status,
                     dumps(answer) if answer is not None else None,
@@ -151,6 +161,7 @@ class Questions(AuditChain):
                     rationale or None,
                     int(overridden),
                     question_id,
+                    *from_statuses,
                 ),
             )
             won = cursor.rowcount == 1
@@ -227,6 +238,7 @@ class Questions(AuditChain):
     def cancel_question(
         self, question_id: str, *, cancelled_by: str, source: str
     ) -> QuestionRecord:
+        """Cancel a pending question, or one put off (Stop ends the run: nothing waits)."""
         return self._settle_question(
             question_id,
             status="cancelled",
@@ -234,7 +246,110 @@ class Questions(AuditChain):
             by=cancelled_by,
             source=source,
             kind="question_cancelled",
+            from_statuses=("pending", "deferred"),
         )
+
+    def defer_question(self, question_id: str, *, deferred_by: str, source: str) -> QuestionRecord:
+        """Cancel on a form: "not now". Its matters stay open and the close goes on without
+        them; Decide (reopen_question) brings the same question back."""
+        return self._settle_question(
+            question_id,
+            status="deferred",
+            answer=None,
+            by=deferred_by,
+            source=source,
+            kind="question_deferred",
+        )
+
+    def deferred_questions(self, run_id: str) -> list[QuestionRecord]:
+        """The run's questions put off with Cancel and not brought back yet."""
+        rows = self.query(
+            "select * from questions where run_id = ? and status = 'deferred' order by rowid",
+            (run_id,),
+        )
+        return [_question(r) for r in rows]
+
+    def reopen_question(self, question_id: str, *, by: str) -> QuestionRecord:
+        """Decide: a question put off is pending again, to be posted as a fresh form. Its
+        earlier form keeps showing who put it off; the audit trail has both."""
+        with self.write() as db:
+            moved = db.execute(
+                "update questions set status = 'pending', answer = null, answered_by = null, "
+                "source = null, answered_at = null, rationale = null, overridden = null, "
+                "channel = null, message_ts = null, settled_shown_at = null, remind_at = null, "
+                "expires_at = null, "
+                "reopened_at = ? where id = ? and status = 'deferred'",
+                (self.now(), question_id),
+            ).rowcount
+            record = self.question(question_id)
+            if not moved:
+                raise AlreadyAnsweredError(
+                    f"this question is {record.status}, not waiting to be decided",
+                    status=record.status,
+                    by=record.answered_by,
+                )
+            self._audit(
+                db,
+                run_id=record.run_id,
+                kind="question_reopened",
+                actor=by,
+                detail={"question_id": question_id},
+                covers=[("questions", "id", question_id)],
+            )
+        return record
+
+    def ask_again(
+        self,
+        of: QuestionRecord,
+        *,
+        by: str,
+        question_id: str,
+        context: str,
+        questions: list[dict[str, Any]],
+    ) -> QuestionRecord:
+        """Change a decision: (one question of) `of` asked again as a new pending question
+        naming it. The old answer stays as it was; the new one is recorded beside it."""
+        with self.write() as db:
+            insert_row(
+                db,
+                "questions",
+                {
+                    "id": question_id,
+                    "run_id": of.run_id,
+                    "context": context,
+                    "questions": dumps(questions),
+                    "status": "pending",
+                    "created_at": self.now(),
+                    "changes": of.id,
+                },
+            )
+            self._audit(
+                db,
+                run_id=of.run_id,
+                kind="decision_change_asked",
+                actor=by,
+                detail={
+                    "question_id": question_id,
+                    "changes": of.id,
+                    "was": of.answer,
+                    "was_by": of.answered_by,
+                },
+                covers=[("questions", "id", question_id)],
+            )
+        return self.question(question_id)
+
+    def untold_answers(self, run_id: str) -> list[QuestionRecord]:
+        """Late answers (after Decide, or a change) the agent has not been told yet."""
+        rows = self.query(
+            "select * from questions where run_id = ? and status = 'answered' and told_at is null "
+            "and (reopened_at is not null or changes is not null) order by answered_at, rowid",
+            (run_id,),
+        )
+        return [_question(r) for r in rows]
+
+    def mark_told(self, question_id: str) -> None:
+        with self.write() as db:
+            db.execute("update questions set told_at = ? where id = ?", (self.now(), question_id))
 
     def expire_question(self, question_id: str) -> QuestionRecord:
         return self._settle_question(

@@ -181,6 +181,17 @@ class Runs(AuditChain):
             db.execute("update runs set steps = ? where id = ?", (dumps(steps), run_id))
         return steps
 
+    def park_steps(self, run_id: str) -> dict[str, str]:
+        """At the end of a turn that waits on questions put off: the step that was running
+        is done; steps waiting on a decision keep waiting (Decide continues them)."""
+        with self.write() as db:
+            steps = json.loads(
+                self.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
+            )
+            steps = {k: "done" if v == "running" else v for k, v in steps.items()}
+            db.execute("update runs set steps = ? where id = ?", (dumps(steps), run_id))
+        return steps
+
     def touch_run(self, run_id: str) -> None:
         with self.write() as db:
             db.execute("update runs set updated_at = ? where id = ?", (self.now(), run_id))

@@ -329,7 +329,14 @@ function renderElement(element, block, message, where) {
       const select = el("select", { class: "select", "aria-label": plainText(element.placeholder) || "Select an item" },
         el("option", { value: "", disabled: true, selected: !getDraft(message, blockId) }, plainText(element.placeholder) || "Select an item"),
         options.map((o) => el("option", { value: o.value, selected: (getDraft(message, blockId) ?? initialPick(element)) === o.value }, plainText(o.text))));
-      select.addEventListener("change", () => changed(select.value, select.value));
+      select.addEventListener("change", async () => {
+        // a menu outside a form with a confirm (Change a decision) asks first, as Slack does
+        if (dispatch && element.confirm && !(await confirmDialog(element.confirm))) {
+          select.value = "";
+          return;
+        }
+        changed(select.value, select.value);
+      });
       return select;
     }
     case "multi_static_select": {
