@@ -6,6 +6,7 @@ import calendar
 import csv
 import io
 import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from bot.names import Names, is_slack_id, named_text
@@ -67,21 +68,38 @@ def period_end(period: str) -> str:
     return f"{period}-{calendar.monthrange(year, month)[1]:02d}"
 
 
-def journal_rows(batch: dict[str, Any], lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def journal_rows(
+    batch: dict[str, Any], lines: Iterable[dict[str, Any]]
+) -> Iterator[dict[str, Any]]:
     """A batch's lines as the journal CSV has them: batch id, period, entry date (the period's
     last day), the batch's status, entry and line numbers, account, amounts, well, memo, source
-    and the document reference."""
+    and the document reference. Made as the lines come (a batch may be 300,000 lines)."""
     dated = period_end(batch["period"])
-    return [
-        {
+    for line in lines:
+        yield {
             **line,
             "batch_id": batch["id"],
             "period": batch["period"],
             "entry_date": dated,
             "status": batch["status"],
         }
-        for line in lines
-    ]
+
+
+def iter_named_lines(lines: Iterable[dict[str, Any]], names: Names) -> Iterator[dict[str, Any]]:
+    """`named_lines` as the lines come (a batch read a page at a time is never held whole)."""
+    known = list(names.store.people())
+    for line in lines:
+        if not known:
+            yield line
+            continue
+        yield {
+            **line,
+            **{
+                k: named_text(line[k], known, names.cached)
+                for k in ("entry", "memo")
+                if isinstance(line.get(k), str)
+            },
+        }
 
 
 def named_lines(lines: list[dict[str, Any]], names: Names) -> list[dict[str, Any]]:
@@ -255,7 +273,7 @@ def _safe_cell(value: Any) -> Any:
     return value
 
 
-def to_csv(rows: list[dict[str, Any]], columns: tuple[str, ...] = DECISION_COLUMNS) -> str:
+def to_csv(rows: Iterable[dict[str, Any]], columns: tuple[str, ...] = DECISION_COLUMNS) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()

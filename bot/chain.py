@@ -107,7 +107,6 @@ def key_id(key: bytes) -> str:
 # json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")), made once:
 # json.dumps builds a new encoder for every call with options (a journal has 300,000 lines)
 CANONICAL = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-SORTED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # keys already in order
 
 
 def mac(key: bytes, value: Any) -> str:
@@ -233,18 +232,21 @@ def line_mac(key: bytes, line: Mapping[str, Any]) -> str:
 
 def line_macs(key: bytes, lines: Iterable[Sequence[Any]]) -> list[str]:
     """`line_mac` of many lines given as values in LINE_FIELDS order (as a batch is written):
-    the same digests, with the fields put in sorted order once instead of sorted per line."""
+    the same digests, each line's canonical JSON written into a template of its sorted keys
+    (a batch has 300,000 lines: no dict, sort or encoder call per line)."""
     order = sorted(range(len(LINE_FIELDS)), key=LINE_FIELDS.__getitem__)
-    names = [LINE_FIELDS[i] for i in order]
+    template = f'["{LINES}",{{' + ",".join(f'"{LINE_FIELDS[i]}":%s' for i in order) + "}]"
     pick = operator.itemgetter(*order)
-    encode = SORTED.encode
+    text = json.encoder.encode_basestring  # a string as the canonical encoder writes it
     out = []
     for values in lines:
-        fields = dict(
-            zip(names, [v if type(v) is str else _plain(v) for v in pick(values)], strict=True)
-        )
-        out.append(hmac.digest(key, encode([LINES, fields]).encode(), "sha256").hex()[:32])
+        encoded = tuple([text(v) if type(v) is str else _json(v) for v in pick(values)])
+        out.append(hmac.digest(key, (template % encoded).encode(), "sha256").hex()[:32])
     return out
+
+
+def _json(value: Any) -> str:
+    return "null" if value is None else CANONICAL.encode(_plain(value))
 
 
 def _plain(value: Any) -> Any:

@@ -20,7 +20,14 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
-from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
+from bot.audit import (
+    ENTRY_COLUMNS,
+    decision_rows,
+    iter_named_lines,
+    journal_rows,
+    named_lines,
+    to_csv,
+)
 from bot.blocks import outgoing
 from bot.close import gl_export, groups
 from bot.close.controls import (
@@ -1116,8 +1123,7 @@ class SlackPresenter:
         batch = ledger.current_batch(run.id)
         if batch is None or batch["status"] != "draft":
             return None
-        lines = named_lines(ledger.lines(batch["id"]), self.names)  # who decided, by name
-        entries = len({line["entry_no"] for line in lines})
+        entries = ledger.entry_count(batch["id"])
         try:
             if attach and not self._draft_shown(record, str(batch["id"])):
                 self.client.files_upload_v2(
@@ -1127,7 +1133,15 @@ class SlackPresenter:
                         {
                             "filename": f"journal-{batch['id']}-draft.csv",
                             "title": f"Draft journal entries · {batch['id']} · for approval",
-                            "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
+                            # the lines a page at a time into the CSV, never all as dicts;
+                            # who decided, by name
+                            "content": to_csv(
+                                journal_rows(
+                                    batch,
+                                    iter_named_lines(ledger.iter_lines(batch["id"]), self.names),
+                                ),
+                                ENTRY_COLUMNS,
+                            ),
                         }
                     ],
                 )

@@ -79,3 +79,21 @@ def test_a_batch_is_paged_by_id_without_the_lines_of_batches_written_beside_it(
         assert [r["id"] for r in got] == ids
         assert [r["mac"] for r in got] == [f"m{i - 1}" for i in ids]
     assert list(chain.pages(query, "id", "none such")) == []
+
+
+def test_a_batch_written_as_tuples_hashes_as_the_same_lines_as_dicts() -> None:
+    from bot.close.controls import ContentHash, content_hash
+    from bot.close.journal import LINE_ROW, Entry
+
+    e = Entry(4, "JIB INV-1 · Operator · service 2026-09", "document")
+    e.add("6210", debit=Decimal("10.00"), well_id="W-1", memo="a", ref="jib.csv:2", group="LOE")
+    e.add("6210", debit=Decimal("5.25"), well_id="W-1", memo="b", ref="jib.csv:3", group="LOE")
+    e.add("2110", credit=Decimal("15.25"), memo="invoice INV-1 «é»", ref="jib.csv:INV-1")
+    e.finish()
+    dicts, rows = list(e.iter_lines()), list(e.iter_rows())
+    assert [dict(zip(LINE_ROW, r, strict=True)) for r in rows] == dicts
+    assert dicts[0]["memo"] == "LOE (2 lines)" and dicts[0]["debit"] == Decimal("15.25")
+    by_rows = ContentHash()
+    by_rows.add_rows(rows[:1])
+    by_rows.add_rows(rows[1:])
+    assert by_rows.hexdigest() == content_hash(dicts)

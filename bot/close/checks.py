@@ -110,6 +110,9 @@ class Close:
     decisions: dict[str, dict[str, Any]] = field(default_factory=dict)  # finding id → decision
     # last month's revenue accruals (reversed this month): closebot's posted ones, else accruals.csv
     prior_accruals: list[dict[str, Any]] = field(default_factory=list)
+    # what a check derived from the resolved lines and the prior accruals alone (e.g. the
+    # history gaps), shared with the next tool call's Close while both are the same
+    derived: dict[str, Any] = field(default_factory=dict)
 
     @property
     def period(self) -> str:
@@ -183,6 +186,8 @@ class Close:
         for name in ("_jib", "_revenue", "_known_jib", "_known_revenue"):
             if name in other.__dict__:
                 self.__dict__[name] = other.__dict__[name]
+        if other.prior_accruals is self.prior_accruals:
+            self.derived = other.derived
 
     def jib(self) -> Pairs[JibLine, str | None]:
         return self._jib

@@ -26,6 +26,23 @@ from bot.close.steps.revenue import revenue_accrual
 ACCOUNTS = ACCOUNT_NAMES
 
 
+# a line as a batch writer takes it: the store's columns after batch_id, amounts as Decimal
+LINE_ROW = (
+    "entry_no",
+    "line_no",
+    "entry",
+    "account",
+    "account_name",
+    "debit",
+    "credit",
+    "well_id",
+    "memo",
+    "source",
+    "ref",
+)
+LineRow = tuple[int, int, str, str, str, Decimal, Decimal, str, str, str, str]
+
+
 class JournalError(ValueError):
     """Entries could not be built (they would not balance)."""
 
@@ -136,6 +153,19 @@ class Entry:
                 "ref": ref,
             }
 
+    def iter_rows(self) -> Iterator[LineRow]:
+        """The lines as tuples in the store's column order (`LINE_ROW`): what a batch writer
+        takes without a dict per line."""
+        number, description, source = self.number, self.description, self.source
+        for n, row in enumerate(self._rows, start=1):
+            if isinstance(row, dict):
+                account, debit, credit = row["account"], row["debit"], row["credit"]
+                well_id, memo, ref = row["well_id"], row["memo"], row["ref"]
+            else:
+                account, debit, credit, well_id, memo, ref = row
+            yield (number, n, description, account, ACCOUNTS[account], debit, credit,
+                   well_id, memo, source, ref)  # fmt: skip
+
     @property
     def lines(self) -> list[dict[str, Any]]:
         return list(self.iter_lines())
@@ -174,10 +204,12 @@ class Batch:
         keep_detail: bool = False,
         sink: Callable[[Iterable[dict[str, Any]]], None] | None = None,
         detail_sink: Callable[[list[dict[str, Any]]], None] | None = None,
+        row_sink: Callable[[Iterable[LineRow]], None] | None = None,
     ) -> None:
         self.entries: list[Entry] = []  # closed entries with lines, numbered from 1
         self.keep_detail = keep_detail or detail_sink is not None
         self.sink = sink
+        self.row_sink = row_sink
         self.detail_sink = detail_sink
         self.totals: dict[str, list[Decimal]] = defaultdict(lambda: [ZERO, ZERO])
         self._open: Entry | None = None
@@ -210,6 +242,9 @@ class Batch:
             e.detail = None
         if self.sink is not None:
             self.sink(e.iter_lines())  # dicts made a chunk at a time as the sink takes them
+            e._rows = []
+        elif self.row_sink is not None:
+            self.row_sink(e.iter_rows())  # the same lines as tuples
             e._rows = []
 
     @property
@@ -253,6 +288,7 @@ def build(
     keep_detail: bool = False,
     sink: Callable[[Iterable[dict[str, Any]]], None] | None = None,
     detail_sink: Callable[[list[dict[str, Any]]], None] | None = None,
+    row_sink: Callable[[Iterable[LineRow]], None] | None = None,
 ) -> tuple[Batch, dict[str, Any]]:
     """The batch and what went into it; `prior_accruals` are last month's stored accrual lines
     (closebot closed it), or None to reverse accruals.csv.
@@ -260,7 +296,7 @@ def build(
     A JIB's or a check's lines are summarized per well × account (and side): one entry line
     with the count of its source lines in the memo. `keep_detail` keeps the source lines
     behind each entry line (`Batch.detail_rows`), for the detail CSV."""
-    batch = Batch(keep_detail=keep_detail, sink=sink, detail_sink=detail_sink)
+    batch = Batch(keep_detail=keep_detail, sink=sink, detail_sink=detail_sink, row_sink=row_sink)
     info: dict[str, Any] = {}
     info["reversal_source"] = _reversals(batch, close, prior_accruals)
     _jibs(batch, close)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -769,7 +769,7 @@ class BatchWriter:
         self.hash = ContentHash()
         self.total_debit = self.total_credit = ZERO
         self.count = 0
-        self._pending: list[dict[str, Any]] = []
+        self._pending: list[Sequence[Any]] = []  # lines in the journal's LINE_ROW order
         store = ledger.store
         with store.write() as db:
             n = ledger._rows(
@@ -790,38 +790,46 @@ class BatchWriter:
             )
 
     def add(self, lines: Iterable[dict[str, Any]]) -> None:
-        for line in lines:
-            debit, credit = line["debit"], line["credit"]
-            self.total_debit += debit
-            self.total_credit += credit
-            self.count += 1
-            self._pending.append(line)
-            if len(self._pending) >= self.CHUNK:
-                self._flush()
-
-    def _flush(self) -> None:
-        if not self._pending:
-            return
-        self.hash.add_all(self._pending)
-        batch_id = self.batch_id
-        stored = [
+        """Lines as the store's dicts."""
+        self.add_rows(
             (
-                batch_id,
                 line["entry_no"],
                 line["line_no"],
                 line.get("entry"),
                 line["account"],
                 line.get("account_name"),
-                str(line["debit"]),
-                str(line["credit"]),
+                line["debit"],
+                line["credit"],
                 line.get("well_id"),
                 line.get("memo"),
                 line.get("source"),
                 line.get("ref"),
             )
-            for line in self._pending
+            for line in lines
+        )
+
+    def add_rows(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Lines as tuples in the journal's LINE_ROW order (no dict per line)."""
+        pending = self._pending
+        for row in rows:
+            self.total_debit += row[5]
+            self.total_credit += row[6]
+            pending.append(row)
+            if len(pending) >= self.CHUNK:
+                self._flush()
+                pending = self._pending
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if not pending:
+            return
+        self.hash.add_rows(pending)
+        batch_id = self.batch_id
+        # the store's columns (chain.LINE_FIELDS order); each line carries its own digest
+        stored = [
+            (batch_id, r[0], r[1], r[2], r[3], r[4], str(r[5]), str(r[6]), r[7], r[8], r[9], r[10])
+            for r in pending
         ]
-        # each line carries its own digest (the audit chain's), its values in LINE_FIELDS order
         macs = self.ledger.store.line_digests(stored)
         with self.ledger.store.write() as db:
             db.conn.executemany(
@@ -830,6 +838,7 @@ class BatchWriter:
                 "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(*row, digest) for row, digest in zip(stored, macs, strict=True)],
             )
+        self.count += len(stored)
         self._pending = []
 
     def finish(self) -> dict[str, Any]:

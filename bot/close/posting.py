@@ -46,7 +46,9 @@ class PostingTools(ToolBase):
         # each entry's lines go to the store as the entry closes: the batch is never held whole
         writer = ledger.open_batch(ctx.run_id, period=period)
         try:
-            batch, info = build(close, ledger.exceptions(ctx.run_id), prior_lines, sink=writer.add)
+            batch, info = build(
+                close, ledger.exceptions(ctx.run_id), prior_lines, row_sink=writer.add_rows
+            )
         except BaseException as e:
             writer.abandon()
             if isinstance(e, JournalError):

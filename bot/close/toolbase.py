@@ -303,6 +303,7 @@ class ToolBase:
         self._resolved: tuple[Any, Close] | None = None
         self._prior: dict[str, list[dict[str, Any]]] = {}  # posted batch id → its revenue accruals
         self._prior_csv: tuple[CloseData, list[dict[str, Any]]] | None = None  # accruals.csv's
+        self._master: tuple[CloseData, tuple[DoiRow, ...], Master] | None = None
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
         run = ctx.store.run(ctx.run_id)
@@ -360,9 +361,12 @@ class ToolBase:
                 "lines": sorted(line_refs(facts)),
                 "holds": KINDS[e["kind"]].holds(e["resolution"] or "", facts),
             }
+        # the DOI's indexes are built once while the data and the DOI rows added are the same
+        if self._master is None or self._master[0] is not data or self._master[1] != tuple(added):
+            self._master = (data, tuple(added), Master.of(data, added))
         close = Close(
             data=data,
-            master=Master.of(data, added),
+            master=self._master[2],
             decisions=decisions,
             prior_accruals=self._prior_accruals(ledger, data, period),
         )

@@ -36,24 +36,20 @@ from bot.close.registry import INTERESTS
 
 @INTERESTS.check
 def interests(close: Close) -> Iterator[Finding]:
+    # only the lines off the DOI are grouped by well (at volume nearly every line matches:
+    # most share the very Decimal the DOI row holds, read from the same text)
     jib_by_well: dict[str, list[tuple[JibLine, DoiRow]]] = defaultdict(list)
     rev_by_well: dict[str, list[tuple[RevenueLine, DoiRow]]] = defaultdict(list)
     for j, row in close.known_jib(unheld=True):
-        jib_by_well[j.well_id].append((j, row))
+        decimal = j.owner_decimal
+        if decimal is not row.wi and abs(decimal - row.wi) > TOLERANCE:
+            jib_by_well[j.well_id].append((j, row))
     for r, row in close.known_revenue(unheld=True):
-        rev_by_well[r.well_id].append((r, row))
+        decimal = r.owner_decimal
+        if decimal is not row.nri and abs(decimal - row.nri) > TOLERANCE:
+            rev_by_well[r.well_id].append((r, row))
     for well_id in sorted(set(jib_by_well) | set(rev_by_well)):
-        jibs = [
-            (j, row) for j, row in jib_by_well[well_id] if abs(j.owner_decimal - row.wi) > TOLERANCE
-        ]
-        stubs = [
-            (r, row)
-            for r, row in rev_by_well[well_id]
-            if abs(r.owner_decimal - row.nri) > TOLERANCE
-        ]
-        if not jibs and not stubs:
-            continue
-        yield _wi_finding(close, well_id, jibs, stubs)
+        yield _wi_finding(close, well_id, jib_by_well[well_id], rev_by_well[well_id])
 
 
 def _wi_finding(

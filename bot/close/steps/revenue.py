@@ -205,7 +205,15 @@ def _missing_check(
 
 def history_gaps(close: Close) -> list[str]:
     """Months missing from the checks between months that have checks, while the accrual window
-    still covers them (reported, and carried as open items: ask the payor)."""
+    still covers them (reported, and carried as open items: ask the payor). Found once per
+    resolved lines and prior accruals: several tool calls ask."""
+    found: list[str] | None = close.derived.get("history_gaps")
+    if found is None:
+        found = close.derived["history_gaps"] = _history_gaps(close)
+    return found
+
+
+def _history_gaps(close: Close) -> list[str]:
     data, master = close.data, close.master
     window = {add_months(close.period, -k) for k in range(1, ACCRUAL_WINDOW + 1)}
     checked = {(r.well_id, r.product, r.sale_month) for r, _ in close.known_revenue()}
