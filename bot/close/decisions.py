@@ -229,6 +229,40 @@ class DecisionTools(ToolBase):
           question_id: the id of the ask_user_question call whose answer decided this
           note: the typed text of an "Other" or free-text answer
         """
+        result = self._resolve(ctx, exception_id, option, question_id, note)
+        return {**result, **self._still_open(ctx, exception_id)}
+
+    def _still_open(self, ctx: ToolContext, exception_id: str) -> dict[str, Any]:
+        """The step's exceptions still open past the ones its result listed (a step lists at
+        most MAX_LIST): named here as each is decided, so none is left unasked."""
+        ledger = Ledger(ctx.store)
+        if groups.is_group(exception_id):
+            steps = [
+                e["details"]["step"]
+                for e in ledger.exceptions(ctx.run_id)
+                if groups.group_of(e) == exception_id
+            ]
+            if not steps:
+                return {}
+            step = steps[0]
+        else:
+            try:
+                step = self._exception(ctx, exception_id)["details"]["step"]
+            except ToolError:
+                return {}
+        listed = self._step_result(ctx, ledger, step)
+        if not listed.get("more_exceptions"):
+            return {}
+        still = [
+            {"ref": e["ref"], "step": step, "subject": e["subject"]}
+            for e in listed["exceptions"]
+            if e["status"] == "open"
+        ]
+        return {"still_open": still} if still else {}
+
+    def _resolve(
+        self, ctx: ToolContext, exception_id: str, option: str, question_id: str, note: str
+    ) -> dict[str, Any]:
         if groups.is_group(exception_id):
             return self._resolve_group(ctx, exception_id, option, question_id, note)
         exc = self._exception(ctx, exception_id)

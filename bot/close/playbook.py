@@ -268,6 +268,8 @@ class PlaybookModel:
                 refs += [
                     e["ref"] for e in c.result.get("follow_up_exceptions", []) if e["step"] == step
                 ]
+                # past the ones the step listed: the rest still open, named as each is decided
+                refs += [e["ref"] for e in c.result.get("still_open", []) if e["step"] == step]
         seen: list[str] = []
         for r in refs:
             if r not in seen:

@@ -17,7 +17,8 @@ ask_user_question (up to 5 per call). exception_details(exception_id) returns ea
 ready-made question — the numbers, the documents, the options with what each books, the \
 recommendation and reasoning, and a [ref …] tag: use it as given (keep the [ref …] tag in \
 the question text; recording a decision is refused for a question that does not name it). \
-Then record each answer with resolve_exception(exception_id, option, question_id): the \
+Then record each answer with resolve_exception(exception_id, option, question_id) (its \
+result's still_open names the step's exceptions past those the step listed: ask them too): the \
 option the person chose, exactly. A typed "Other" answer books nothing: pass option "other" \
 with the text; the result names the option its words match (maps_to), if any: then ask a short \
 follow-up ("You wrote '…' — book it as <option>?", or leave it open), else it stays open, owned \

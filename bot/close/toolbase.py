@@ -475,6 +475,7 @@ class ToolBase:
                         "exceptions": len(alike),
                     }
                 )
+        listed.sort(key=lambda x: x["status"] != "open")  # the open ones first: they are asked
         result = {"step": step, "exceptions": listed[:MAX_LIST], **extra}
         if len(listed) > MAX_LIST:
             result["more_exceptions"] = len(listed) - MAX_LIST
