@@ -46,7 +46,12 @@ MAX_LIST = 12  # exceptions listed in a tool result; exception_details has the r
 
 
 def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """Text no longer than `limit`, cut between words: never inside an amount or a decimal."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;·/:") + "…"
 
 
 def header_for(step: str, subject: str) -> str:

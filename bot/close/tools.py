@@ -488,7 +488,7 @@ class CloseTools(DecisionTools, PostingTools):
             "exceptions": [
                 {
                     "subject": e["details"]["subject"],
-                    "summary": _short(e["details"]["summary"], 56),
+                    "summary": _short(e["details"]["summary"], 110),
                     "decision": option_label(e["kind"], e["resolution"], e["details"]["facts"])
                     if e["resolution"] and e["resolution"] in e["details"]["options"]
                     else e["resolution"],
@@ -497,7 +497,7 @@ class CloseTools(DecisionTools, PostingTools):
                 if e["status"] == "resolved"
                 else {
                     "subject": e["details"]["subject"],
-                    "summary": _short(e["details"]["summary"], 56),
+                    "summary": _short(e["details"]["summary"], 110),
                     "status": e["status"],
                 }
                 for e in decided[:MAX_LIST]
