@@ -826,7 +826,7 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
             assigned.append(f"{escape(fit(q.question, 150))} → *{kept}*")
             continue
         title = escape(q.header) if q.header else f"Question {number}"
-        blocks.append(section(f"*{title}*: {escape(fit(q.question, 2400))}\n→ *{shown}*"))
+        blocks.append(section(f"*{title}*: {escape(fit(q.question, 600))}\n→ *{shown}*"))
     blocks.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
     when = _when(at)
     who = who or person(by)
