@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from bot.chain import LINE_FIELDS
 from bot.close.checks import (
     COST_ACCOUNTS,
     REVENUE_ACCOUNTS,
@@ -27,19 +28,7 @@ ACCOUNTS = ACCOUNT_NAMES
 
 
 # a line as a batch writer takes it: the store's columns after batch_id, amounts as Decimal
-LINE_ROW = (
-    "entry_no",
-    "line_no",
-    "entry",
-    "account",
-    "account_name",
-    "debit",
-    "credit",
-    "well_id",
-    "memo",
-    "source",
-    "ref",
-)
+LINE_ROW = LINE_FIELDS[1:]
 LineRow = tuple[int, int, str, str, str, Decimal, Decimal, str, str, str, str]
 
 
