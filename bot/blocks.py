@@ -360,6 +360,29 @@ def block_id(kind: str, number: int, nonce: str) -> str:
     return cut(f"{BLOCK_PREFIX}:{kind}:{number}:{nonce}", MAX_ID)
 
 
+def _why_input(number: int, nonce: str) -> dict[str, Any]:
+    """The optional Why box of question `number`: required only where it overrides."""
+    return {
+        "type": "input",
+        "block_id": block_id("w", number, nonce),
+        "label": plain("Why (only if you choose other than recommended)", MAX_LABEL),
+        "optional": True,
+        "element": {"type": "plain_text_input", "action_id": WHY_ACTION, "max_length": 3000},
+    }
+
+
+def _who_may_answer(who_may_answer: str, deadline: str | None, nonce: str) -> dict[str, Any]:
+    """A form's footer: who may answer (and the deadline), marking the form's Why as per question."""
+    who = (
+        who_may_answer
+        if who_may_answer.startswith("Who may")
+        else f"Who may answer: {who_may_answer}"
+    )
+    footer = context(who, *([deadline] if deadline else []))
+    footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)  # marks a Why per question
+    return footer
+
+
 def parse_block_id(value: str) -> tuple[str, int] | None:
     """(kind, question number) of one of our block ids, whatever nonce it was built with."""
     m = re.match(rf"^{BLOCK_PREFIX}:(q|o|w):(\d+):", value)
@@ -532,27 +555,8 @@ def question_form(
                 }
             )
         if q.recommended is not None:
-            blocks.append(
-                {
-                    "type": "input",
-                    "block_id": block_id("w", number, nonce),
-                    "label": plain("Why (only if you choose other than recommended)", MAX_LABEL),
-                    "optional": True,
-                    "element": {
-                        "type": "plain_text_input",
-                        "action_id": WHY_ACTION,
-                        "max_length": 3000,
-                    },
-                }
-            )
-    who = (
-        who_may_answer
-        if who_may_answer.startswith("Who may")
-        else f"Who may answer: {who_may_answer}"
-    )
-    footer = context(who, *([deadline] if deadline else []))
-    footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)  # marks a Why per question
-    blocks.append(footer)
+            blocks.append(_why_input(number, nonce))
+    blocks.append(_who_may_answer(who_may_answer, deadline, nonce))
     blocks.append(_form_actions(question_id, nonce, confirm))
     if not fits(blocks) and not external:
         # Too big for one message: first compact (no option details, shorter option texts),
@@ -673,27 +677,8 @@ def approval_form(
     )
     blocks.extend(section(t) for t in split_text(what))
     if q.recommended is not None:
-        blocks.append(
-            {
-                "type": "input",
-                "block_id": block_id("w", 1, nonce),
-                "label": plain("Why (only if you choose other than recommended)", MAX_LABEL),
-                "optional": True,
-                "element": {
-                    "type": "plain_text_input",
-                    "action_id": WHY_ACTION,
-                    "max_length": 3000,
-                },
-            }
-        )
-    who = (
-        who_may_answer
-        if who_may_answer.startswith("Who may")
-        else f"Who may answer: {who_may_answer}"
-    )
-    footer = context(who, *([deadline] if deadline else []))
-    footer["block_id"] = block_id(PER_QUESTION_WHY, 0, nonce)  # marks a Why per question
-    blocks.append(footer)
+        blocks.append(_why_input(1, nonce))
+    blocks.append(_who_may_answer(who_may_answer, deadline, nonce))
     buttons = []
     for number, option in enumerate(q.options[:MAX_ACTIONS], start=1):
         mark = " ⭐" if q.recommended == number else ""
