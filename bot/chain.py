@@ -43,6 +43,7 @@ import secrets
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -238,10 +239,20 @@ def line_macs(key: bytes, lines: Iterable[Sequence[Any]]) -> list[str]:
     template = f'["{LINES}",{{' + ",".join(f'"{LINE_FIELDS[i]}":%s' for i in order) + "}]"
     pick = operator.itemgetter(*order)
     text = json.encoder.encode_basestring  # a string as the canonical encoder writes it
+    # each value as the canonical encoder writes it: a str, a Decimal (its text as a string),
+    # an int and None by C calls; anything else by the encoder itself
+    fast: dict[type, Callable[[Any], str]] = {
+        str: text,
+        Decimal: lambda v: text(str(v)),
+        int: int.__repr__,
+        type(None): lambda _: "null",
+    }
+    slow = _json
+    digest = hmac.digest
     out = []
     for values in lines:
-        encoded = tuple([text(v) if type(v) is str else _json(v) for v in pick(values)])
-        out.append(hmac.digest(key, (template % encoded).encode(), "sha256").hex()[:32])
+        encoded = tuple([fast.get(type(v), slow)(v) for v in pick(values)])
+        out.append(digest(key, (template % encoded).encode(), "sha256").hex()[:32])
     return out
 
 
