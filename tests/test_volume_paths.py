@@ -98,3 +98,23 @@ def test_a_batch_written_as_tuples_hashes_as_the_same_lines_as_dicts() -> None:
     by_rows.add_rows(rows[:1])
     by_rows.add_rows(rows[1:])
     assert by_rows.hexdigest() == content_hash(dicts)
+
+
+def test_the_unheld_lines_are_those_whose_ref_no_decision_holds() -> None:
+    """The held lines are found by line number first: a revenue line with a held JIB line's
+    number, or one from another file with a held line's number, is kept."""
+    from bot.close.checks import Pairs, _unheld
+    from bot.close.data import RevenueLine
+
+    zero = Decimal("0")
+    lines = [
+        RevenueLine("C1", "P", "", "W-1", "2026-09", "oil", *[zero] * 7, line=n, file=file)
+        for file in ("revenue.csv", "stubs-october.csv")
+        for n in range(2, 40)
+    ]
+    rows = [f"row {i}" for i in range(len(lines))]
+    held = {"revenue.csv:7", "revenue.csv:31", "jib.csv:12", "stubs-october.csv:12", "other"}
+    kept = _unheld(Pairs(lines, rows), held)  # type: ignore[arg-type]
+    expected = [(line, row) for line, row in zip(lines, rows, strict=True) if line.ref not in held]
+    assert list(kept) == expected and len(expected) == len(lines) - 3
+    assert list(_unheld(Pairs(lines, rows), {"jib.csv:7"})) == list(zip(lines, rows, strict=True))  # type: ignore[arg-type]
