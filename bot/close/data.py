@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from bot import bulk
 from bot.errors import DataError
 
 SAMPLE_DIR = Path(__file__).parent / "sample"
@@ -1038,13 +1039,27 @@ def load(
     database) is read from there instead of the folder, which may then not exist."""
     if imported:
         check_period(period)
-        return _load(period, (data_dir or SAMPLE_DIR) / period, imported, progress)
+        return _read(period, (data_dir or SAMPLE_DIR) / period, imported, progress)
     folder = require_period(period, data_dir)
     stamp = _stamp(folder)
     if _last_load and _last_load[0][0] == stamp and _last_load[0][1].period == period:
         return _last_load[0][1]
-    data = _load(period, folder, None, progress)
+    data = _read(period, folder, None, progress)
     _last_load[:] = [(stamp, data)]
+    return data
+
+
+def _read(
+    period: str,
+    folder: Path,
+    imported: Mapping[str, FileSource] | None,
+    progress: ReadProgress | None,
+) -> CloseData:
+    """`_load` as bulk work: its rows make no reference cycles and live as long as the close
+    (see bot/bulk.py)."""
+    with bulk.paused():
+        data = _load(period, folder, imported, progress)
+    bulk.long_lived()
     return data
 
 
