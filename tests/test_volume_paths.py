@@ -8,6 +8,7 @@ import hmac
 import json
 import sqlite3
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -118,3 +119,48 @@ def test_the_unheld_lines_are_those_whose_ref_no_decision_holds() -> None:
     expected = [(line, row) for line, row in zip(lines, rows, strict=True) if line.ref not in held]
     assert list(kept) == expected and len(expected) == len(lines) - 3
     assert list(_unheld(Pairs(lines, rows), {"jib.csv:7"})) == list(zip(lines, rows, strict=True))  # type: ignore[arg-type]
+
+
+def test_a_batch_written_in_chunks_keeps_every_line_in_order_with_its_totals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines come to the writer a few at a time or many at once; it stores them a chunk at a
+    time (here 3): every line once, in order, with the batch's totals and content hash."""
+    from bot.close.controls import content_hash
+    from bot.close.ledger import BatchWriter, Ledger
+    from bot.store import Store
+
+    monkeypatch.setattr(BatchWriter, "CHUNK", 3)
+    store = Store(tmp_path / "chunks.db")
+    ledger = Ledger(store)
+    run = store.create_run(period="2026-10", mode="cli", started_by="U1", model="m")
+    lines = [
+        {
+            "entry_no": 1,
+            "line_no": n,
+            "entry": "JIB INV-1",
+            "account": "6210" if n % 2 else "2110",
+            "account_name": None,
+            "debit": Decimal(f"{n}.25") if n % 2 else Decimal("0.00"),
+            "credit": Decimal("0.00") if n % 2 else Decimal(f"{n - 1}.25"),
+            "well_id": f"W-{n}" if n % 2 else None,
+            "memo": f"line {n}",
+            "source": "document",
+            "ref": f"jib.csv:{n + 1}",
+        }
+        for n in range(1, 9)
+    ]
+    writer = ledger.open_batch(run.id, period="2026-10")
+    writer.add(lines[:5])  # a chunk and two over
+    writer.add(lines[5:6])  # the chunk completed by one
+    writer.add(lines[6:])
+    saved = writer.finish()
+    stored = list(ledger.iter_lines(saved["id"]))
+    assert [(x["line_no"], x["debit"], x["credit"], x["well_id"]) for x in stored] == [
+        (x["line_no"], x["debit"], x["credit"], x["well_id"]) for x in lines
+    ]
+    debits = sum((x["debit"] for x in lines), Decimal(0))
+    assert debits == Decimal("1.25") + Decimal("3.25") + Decimal("5.25") + Decimal("7.25")
+    assert Decimal(saved["total_debit"]) == debits == Decimal(saved["total_credit"])
+    assert saved["content_hash"] == content_hash(lines) == content_hash(stored)
+    store.close()

@@ -12,6 +12,8 @@ import sqlite3
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
+from itertools import islice
+from operator import add, itemgetter
 from typing import Any
 
 from sqlite_utils import Database
@@ -825,20 +827,23 @@ class BatchWriter:
         )
 
     def add_rows(self, rows: Iterable[Sequence[Any]]) -> None:
-        """Lines as tuples in the journal's LINE_ROW order (no dict per line)."""
+        """Lines as tuples in the journal's LINE_ROW order (no dict per line), taken a chunk
+        at a time (an entry of 90,000 lines is never held whole)."""
+        rows = iter(rows)
         pending = self._pending
-        for row in rows:
-            self.total_debit += row[5]
-            self.total_credit += row[6]
-            pending.append(row)
-            if len(pending) >= self.CHUNK:
-                self._flush()
-                pending = self._pending
+        while True:
+            pending.extend(islice(rows, self.CHUNK - len(pending)))
+            if len(pending) < self.CHUNK:
+                return
+            self._flush()
+            pending = self._pending
 
     def _flush(self) -> None:
         pending = self._pending
         if not pending:
             return
+        self.total_debit = sum(map(itemgetter(5), pending), self.total_debit)
+        self.total_credit = sum(map(itemgetter(6), pending), self.total_credit)
         self.hash.add_rows(pending)
         batch_id = self.batch_id
         # the store's columns (chain.LINE_FIELDS order); each line carries its own digest
@@ -852,7 +857,7 @@ class BatchWriter:
                 "insert into journal_lines (batch_id, entry_no, line_no, entry, account, "
                 "account_name, debit, credit, well_id, memo, source, ref, mac) "
                 "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(*row, digest) for row, digest in zip(stored, macs, strict=True)],
+                map(add, stored, zip(macs, strict=True)),  # each row and its digest
             )
         self.count += len(stored)
         self._pending = []
