@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal, get_args, get_origin
 
+from bot import bulk
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -171,7 +172,8 @@ class ToolRegistry:
         if problems:
             return f"{name}: " + "; ".join(problems), True
         try:
-            result = tool.fn(ctx, **raw_input)
+            with bulk.paused():  # a tool walks the period's rows: bulk work (bot/bulk.py)
+                result = tool.fn(ctx, **raw_input)
         except ToolError as e:
             return str(e), True
         except Exception as e:  # a bug in a tool must not end the run: the model reads it

@@ -164,3 +164,28 @@ def test_a_batch_written_in_chunks_keeps_every_line_in_order_with_its_totals(
     assert Decimal(saved["total_debit"]) == debits == Decimal(saved["total_credit"])
     assert saved["content_hash"] == content_hash(lines) == content_hash(stored)
     store.close()
+
+
+def test_the_totals_remembered_as_a_batch_is_written_are_its_lines_sums(tmp_path: Path) -> None:
+    """The summary and flux read a drafted batch's totals by account from what its builder
+    summed as it wrote; they are the sums of the stored lines, to the cent, in the same form
+    as SQLite's sum in cents gives them."""
+    from bot.close.ledger import _account_totals
+    from tests.close_helpers import close_run
+
+    run = close_run(None, tmp_path / "totals.db")
+    batch = run.batch()
+    remembered = _account_totals[run.store][batch["id"]]
+    by_lines: dict[str, list[Decimal]] = {}
+    for line in run.lines():
+        sums = by_lines.setdefault(line["account"], [Decimal(0), Decimal(0)])
+        sums[0] += line["debit"]
+        sums[1] += line["credit"]
+    assert [(r["account"], r["debit"], r["credit"]) for r in remembered] == [
+        (a, d, c) for a, (d, c) in sorted(by_lines.items())
+    ]
+    summed = run.ledger._sum_accounts(batch["id"])  # what SQLite gives, read afresh
+    assert [(r["account"], str(r["debit"]), str(r["credit"])) for r in remembered] == [
+        (r["account"], str(r["debit"]), str(r["credit"])) for r in summed
+    ]
+    assert run.ledger.account_totals(batch["id"]) == summed

@@ -81,8 +81,7 @@ class Entry:
             if line is not None:
                 line["debit"] += debit
                 line["credit"] += credit
-                line["refs"].append(ref)
-                line["memo"] = f"{group} ({len(line['refs'])} lines)"
+                line["refs"].append(ref)  # its memo is the group's and the count (`finish`)
                 if self.detail is not None:
                     self.detail[line["index"]].append(_detail(debit, credit, memo, ref))
                 return
@@ -116,8 +115,11 @@ class Entry:
 
     def finish(self) -> None:
         """Summarized lines become plain lines (their count stays in the memo)."""
-        for line in self._groups.values():
-            line["ref"] = _refs(line.pop("refs"))
+        for (_, _, _, group), line in self._groups.items():
+            refs = line.pop("refs")
+            if len(refs) > 1:
+                line["memo"] = f"{group} ({len(refs)} lines)"
+            line["ref"] = _refs(refs)
         self._groups.clear()
 
     def iter_lines(self) -> Iterator[dict[str, Any]]:
@@ -369,6 +371,8 @@ def _reversals(batch: Batch, close: Close, prior: Iterable[dict[str, Any]] | Non
         return "store"
     loe = [a for a in close.data.accruals if a.kind == "loe"]
     revenue = [a for a in close.data.accruals if a.kind == "revenue"]
+    # the liability side is one line per well (its categories' or products' lines summed,
+    # counted in the memo, each in the detail); the cost and revenue side one per account
     if loe:
         e = batch.entry(f"Reversal of {label} LOE accrual (accruals.csv)", "reversal")
         for a in loe:
@@ -379,6 +383,7 @@ def _reversals(batch: Batch, close: Close, prior: Iterable[dict[str, Any]] | Non
                 well_id=a.well_id,
                 memo=f"reverse accrued {a.product_or_category} {a.month}",
                 ref=f"accruals.csv:{a.line}",
+                group=f"reverse accrued LOE {a.month}",
             )
             e.add(
                 account,
@@ -404,6 +409,7 @@ def _reversals(batch: Batch, close: Close, prior: Iterable[dict[str, Any]] | Non
                 well_id=a.well_id,
                 memo=f"reverse accrued {a.product_or_category} {a.month}",
                 ref=f"accruals.csv:{a.line}",
+                group=f"reverse accrued revenue {a.month}",
             )
     return "accruals.csv"
 

@@ -266,6 +266,7 @@ _migrated: weakref.WeakSet[Store] = weakref.WeakSet()
 # A finished batch's lines never change (a draft is superseded, never edited): its totals by
 # account are summed once per store, not by every tool that shows them (flux, the summary,
 # the approval form each read 300,000 lines at volume).
+CENT = Decimal("0.01")
 _account_totals: weakref.WeakKeyDictionary[Store, dict[str, list[dict[str, Any]]]] = (
     weakref.WeakKeyDictionary()
 )
@@ -497,6 +498,21 @@ class Ledger:
                 return totals
             known[batch_id] = totals
         return [dict(row) for row in known[batch_id]]
+
+    def remember_account_totals(self, batch_id: str, totals: Iterable[dict[str, Any]]) -> None:
+        """The totals by account of a batch just written, as its builder summed the very lines
+        it wrote: the first reader need not sum them again. Kept only in whole cents, as
+        `account_totals` would give them; a batch with a finer amount is summed from its lines."""
+        rows = [dict(row) for row in totals]
+        amounts = [row[side] for row in rows for side in ("debit", "credit")]
+        if any(not isinstance(a, Decimal) or a.as_tuple().exponent < -2 for a in amounts):  # type: ignore[operator]
+            return
+        for row in rows:
+            row["account_name"] = ACCOUNT_NAMES.get(row["account"], row["account"])
+            row["debit"], row["credit"] = row["debit"].quantize(CENT), row["credit"].quantize(CENT)
+        _account_totals.setdefault(self.store, {})[batch_id] = sorted(
+            rows, key=itemgetter("account")
+        )
 
     def _sum_accounts(self, batch_id: str) -> list[dict[str, Any]]:
         finer = self._rows(

@@ -58,6 +58,7 @@ class PostingTools(ToolBase):
             raise
         with bulk.paused():
             saved = writer.finish()
+        ledger.remember_account_totals(saved["id"], batch.by_account())
         excs = ledger.exceptions(ctx.run_id)
         total_debit, total_credit = Decimal(saved["total_debit"]), Decimal(saved["total_credit"])
         posted = ledger.posted_batch(period)
