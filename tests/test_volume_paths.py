@@ -166,6 +166,77 @@ def test_a_batch_written_in_chunks_keeps_every_line_in_order_with_its_totals(
     store.close()
 
 
+def _cover_read_back(db: Path, key: bytes, batch_id: str) -> str:
+    """A batch's cover as chain.py defines it, from the file: HMAC-SHA256 over the batch's ref
+    and each of its lines' id and digest, in id order, with the count."""
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "select id, mac from journal_lines where batch_id = ? order by id", (batch_id,)
+    ).fetchall()
+    conn.close()
+    h = hmac.new(key, f"journal_lines@{batch_id}".encode(), hashlib.sha256)
+    for line_id, mac in rows:
+        h.update(f";{line_id}:{mac}".encode())
+    return f"{len(rows)}:{h.hexdigest()[:32]}"
+
+
+@pytest.mark.parametrize("meddled", [False, True])
+def test_a_drafted_batchs_cover_is_its_lines_as_they_stand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, meddled: bool
+) -> None:
+    """The writer digests the lines it writes for the drafted event's cover (no read-back of a
+    300,000-line batch). Written in chunks with another run's batch between them, the cover is
+    the lines read back; and when the batch is changed before it is drafted (a line removed
+    here), the cover is of the lines as they then stand, and the trail verifies."""
+    from bot.close.ledger import BatchWriter, Ledger
+    from bot.store import Store
+
+    key = "k" * 40
+    monkeypatch.setenv(chain.KEY_ENV, key)
+    monkeypatch.setattr(BatchWriter, "CHUNK", 3)
+    store = Store(tmp_path / "cover.db")
+    ledger = Ledger(store)
+    runs = [
+        store.create_run(period=p, mode="cli", started_by="U1", model="m")
+        for p in ("2026-10", "2026-11")
+    ]
+
+    def line(n: int) -> dict[str, Any]:
+        amount = Decimal(f"{n}.10")
+        return {
+            "entry_no": 1, "line_no": n, "entry": "JIB", "account": "6210" if n % 2 else "2110",
+            "account_name": None, "debit": amount if n % 2 else Decimal("0.00"),
+            "credit": Decimal("0.00") if n % 2 else amount, "well_id": None, "memo": f"line {n}",
+            "source": "document", "ref": f"jib.csv:{n}",
+        }  # fmt: skip
+
+    ours = ledger.open_batch(runs[0].id, period="2026-10")
+    theirs = ledger.open_batch(runs[1].id, period="2026-11")
+    for n in range(1, 13, 3):  # their chunks between ours: the batch's ids are not contiguous
+        ours.add([line(n), line(n + 1), line(n + 2)])
+        theirs.add([line(n), line(n + 1), line(n + 2)])
+    if meddled:
+        conn = sqlite3.connect(store.path)
+        conn.execute(
+            "delete from journal_lines where batch_id = ? and line_no = 5", (ours.batch_id,)
+        )
+        conn.commit()
+        conn.close()
+    saved = ours.finish()
+    event = store.audit_events(runs[0].id, kind="journal_drafted")[-1]
+    covers = json.loads(
+        sqlite3.connect(store.path)
+        .execute("select covers from audit_events where id = ?", (event.id,))
+        .fetchone()[0]
+    )
+    expected = _cover_read_back(store.path, key.encode(), saved["id"])
+    assert covers[f"journal_lines@{saved['id']}"] == expected
+    assert expected.startswith("11:" if meddled else "12:")
+    verdict = store.audit_verdict(runs[0].id)
+    assert verdict.ok and verdict.rows == 3, verdict
+    store.close()
+
+
 def test_the_totals_remembered_as_a_batch_is_written_are_its_lines_sums(tmp_path: Path) -> None:
     """The summary and flux read a drafted batch's totals by account from what its builder
     summed as it wrote; they are the sums of the stored lines, to the cent, in the same form

@@ -19,7 +19,7 @@ from typing import Any
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from bot.chain import LINES, cover
+from bot.chain import LINES, WrittenLines, cover
 from bot.close.controls import ContentHash
 from bot.close.master import ACCOUNT_NAMES
 from bot.errors import CloseBotError, NotFoundError
@@ -805,6 +805,9 @@ class BatchWriter:
         self.count = 0
         self._pending: list[Sequence[Any]] = []  # lines in the journal's LINE_ROW order
         store = ledger.store
+        # the lines' ids and digests as written, for the drafted event's cover (None: it
+        # reads them back)
+        self._written: WrittenLines | None = None
         with store.write() as db:
             n = ledger._rows(
                 "select count(*) as n from journal_batches where run_id = ?", (run_id,)
@@ -822,6 +825,7 @@ class BatchWriter:
                     "content_hash": "",
                 }
             )
+        self._written = store.lines_digest(self.batch_id)
 
     def add(self, lines: Iterable[dict[str, Any]]) -> None:
         """Lines as the store's dicts."""
@@ -875,8 +879,27 @@ class BatchWriter:
                 "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 map(add, stored, zip(macs, strict=True)),  # each row and its digest
             )
+            self._digest_written(db.conn, macs)
         self.count += len(stored)
         self._pending = []
+
+    def _digest_written(self, conn: sqlite3.Connection, macs: list[str]) -> None:
+        """The lines just inserted (in this transaction, so nothing came between them) have
+        the ids up to the last one inserted; once those ids are shown to be this batch's,
+        their digests go into the batch's cover in id order."""
+        if self._written is None:
+            return
+        last = int(conn.execute("select last_insert_rowid()").fetchone()[0])
+        first = last - len(macs) + 1
+        ours = conn.execute(
+            "select count(*) from journal_lines not indexed where id between ? and ? and batch_id = ?",
+            (first, last, self.batch_id),
+        ).fetchone()[0]
+        if ours != len(macs) or first <= self._written.last_id:
+            self._written = None  # the cover reads the lines back
+            return
+        self._written.digest.add_many(range(first, last + 1), macs)
+        self._written.last_id = last
 
     def finish(self) -> dict[str, Any]:
         """The batch becomes the run's draft; earlier drafts are superseded."""
@@ -905,7 +928,7 @@ class BatchWriter:
                 # the new draft, the drafts it superseded, and the new draft's lines
                 covers=[
                     ("journal_batches", "run_id", self.run_id),
-                    (LINES, "batch_id", self.batch_id),
+                    (LINES, "batch_id", self._written or self.batch_id),
                 ],
             )
         return self.ledger.batch(self.batch_id)

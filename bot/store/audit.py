@@ -206,6 +206,11 @@ class AuditChain(StoreCore):
         """`line_digest` of many lines, each as its values in `chain.LINE_FIELDS` order."""
         return chain.line_macs(self._audit_key, lines)
 
+    def lines_digest(self, batch_id: str) -> chain.WrittenLines:
+        """A digest over a batch's lines for its writer to feed as it writes them, for the
+        event that covers them (`chain.WrittenLines`)."""
+        return chain.WrittenLines(batch_id, chain.LinesDigest(self._audit_key, batch_id))
+
     def seal_of(self, run_id: str) -> chain.Seal | None:
         """The run's sealed head: what its summary prints and verify compares."""
         rows = self.query("select * from run_seals where run_id = ?", (run_id,))
