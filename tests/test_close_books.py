@@ -762,9 +762,16 @@ def test_november_without_smiths_september_gas_check_asks_and_accrues_octobers_f
         for x in october.entries("accrual")
         if x["well_id"] == "W-TX-001" and " gas 2026-09" in x["memo"]
     ]
-    receivable = sum((x["debit"] for x in posted if x["account"] == "1210"), ZERO)
     revenue = sum((x["credit"] for x in posted if x["account"] == "4020"), ZERO)
-    assert receivable > 0
+    severance = sum((x["debit"] for x in posted if x["account"] == "6110"), ZERO)
+    receivable = revenue - severance  # the accrual's receivable for this product and month
+    assert receivable > 0 and severance > 0
+    # the well's receivable is one line, its products' and months' receivables summed
+    well = [x for x in october.entries("accrual") if x["well_id"] == "W-TX-001"]
+    on_1210 = [x for x in well if x["account"] == "1210"]
+    assert len(on_1210) == 1 and on_1210[0]["debit"] == sum(
+        (x["credit"] for x in well if x["account"].startswith("40")), ZERO
+    ) - sum((x["debit"] for x in well if x["account"] == "6110"), ZERO)
     november = close_run(data, db, period="2026-11", store=store)
     exc = november.exception("missing_check:W-TX-001:gas:2026-09")
     assert exc["resolution"] == "accrue"

@@ -109,14 +109,19 @@ def test_loe_accrual_is_the_trailing_average_and_last_months_2115_is_reversed(
 
 
 def test_revenue_accrual_for_smith_september_oil(october: CloseRun) -> None:
-    smith = [
-        x for x in october.entries("accrual") if x["well_id"] == "W-TX-001" and "oil" in x["memo"]
-    ]
-    assert {(x["account"], x["debit"], x["credit"]) for x in smith} == {
-        ("1210", D("91436.74"), D("0.00")),
+    well = [x for x in october.entries("accrual") if x["well_id"] == "W-TX-001"]
+    oil = [x for x in well if "oil" in x["memo"]]
+    assert {(x["account"], x["debit"], x["credit"]) for x in oil} == {
         ("6110", D("4408.90"), D("0.00")),
         ("4010", D("0.00"), D("95845.64")),
     }
+    # the receivable is one line per well: this oil's 95,845.64 − 4,408.90 = 91,436.74 and
+    # the well's other products' revenue net of their severance
+    others = [x for x in well if "oil" not in x["memo"] and x["account"] != "1210"]
+    net_others = sum((x["credit"] - x["debit"] for x in others), D(0))
+    assert net_others > 0
+    receivable = [(x["debit"], x["credit"]) for x in well if x["account"] == "1210"]
+    assert receivable == [(D("91436.74") + net_others, D("0.00"))]
     reversed_1210 = sum(
         (x["credit"] for x in october.entries("reversal") if x["account"] == "1210"), D(0)
     )

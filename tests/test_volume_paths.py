@@ -260,3 +260,19 @@ def test_the_totals_remembered_as_a_batch_is_written_are_its_lines_sums(tmp_path
         (r["account"], str(r["debit"]), str(r["credit"])) for r in summed
     ]
     assert run.ledger.account_totals(batch["id"]) == summed
+
+
+def test_a_summarized_lines_ref_names_each_source_line() -> None:
+    """A summed line's ref says which lines it sums: their numbers in one file, the rest of
+    each ref when they share only the file, each ref whole when they share nothing."""
+    from bot.close.journal import _refs
+
+    assert _refs(["jib.csv:2"]) == "jib.csv:2"
+    assert _refs(["jib.csv:2", "jib.csv:6"]) == "jib.csv:2,6"
+    many = [f"jib.csv:{n}" for n in range(2, 19)]
+    assert _refs(many) == "jib.csv:2,3,…,18 (17 lines)"
+    products = ["production.csv:W-1:oil:2026-09", "production.csv:W-1:gas:2026-08"]
+    assert _refs(products) == "production.csv:W-1:oil:2026-09,W-1:gas:2026-08"
+    assert _refs(["jib_history LOE", "jib_history Overhead"]) == (
+        "jib_history LOE, jib_history Overhead"
+    )

@@ -268,16 +268,19 @@ def prior_revenue_accruals(
                 "month": month,
                 "revenue": ZERO,
                 "severance": ZERO,
-                "receivable": ZERO,
+                "receivable": None,
                 "source": f"batch {line.get('batch_id')}",
             },
         )
         if line["account"] == "1210":
-            item["receivable"] += line["debit"] - line["credit"]
+            item["receivable"] = (item["receivable"] or ZERO) + line["debit"] - line["credit"]
         elif line["account"] == "6110":
             item["severance"] += line["debit"] - line["credit"]
         elif line["account"].startswith("40"):
             item["revenue"] += line["credit"] - line["debit"]
+    for item in out.values():
+        if item["receivable"] is None:  # a well's receivable line sums its products': each
+            item["receivable"] = item["revenue"] - item["severance"]  # product's is this
     return list(out.values())
 
 

@@ -170,14 +170,30 @@ class Entry:
 
 
 def _refs(refs: list[str]) -> str:
-    """'jib.csv:2,6', or for many lines 'jib.csv:2,3,…,40 (17 lines)'."""
+    """'jib.csv:2,6', or for many lines 'jib.csv:2,3,…,40 (17 lines)'; refs that share only
+    their file, 'production.csv:W-1:oil:2026-09,W-1:gas:2026-09'; refs with nothing in
+    common, each in full."""
     if len(refs) == 1:
         return refs[0]
-    file = refs[0].rsplit(":", 1)[0]
-    numbers = [r.rsplit(":", 1)[-1] for r in refs]
-    if len(numbers) <= 8:
-        return f"{file}:{','.join(numbers)}"
-    return f"{file}:{numbers[0]},{numbers[1]},…,{numbers[-1]} ({len(numbers)} lines)"
+    file, tails, sep = "", refs, ", "
+    for split in (_last_colon, _first_colon):
+        parts = [split(r) for r in refs]
+        if len({file for file, _ in parts}) == 1 and all(tail is not None for _, tail in parts):
+            file, tails, sep = parts[0][0] + ":", [str(tail) for _, tail in parts], ","
+            break
+    if len(tails) <= 8:
+        return file + sep.join(tails)
+    return f"{file}{tails[0]}{sep}{tails[1]}{sep}…{sep}{tails[-1]} ({len(tails)} lines)"
+
+
+def _last_colon(ref: str) -> tuple[str, str | None]:
+    file, colon, tail = ref.rpartition(":")
+    return (file, tail) if colon else (ref, None)
+
+
+def _first_colon(ref: str) -> tuple[str, str | None]:
+    file, colon, tail = ref.partition(":")
+    return (file, tail) if colon else (ref, None)
 
 
 def _detail(debit: Decimal, credit: Decimal, memo: str, ref: str) -> dict[str, Any]:
@@ -518,39 +534,44 @@ def _loe_accrual(batch: Batch, close: Close) -> int:
                 memo=memo,
                 ref=f"jib_history {i['category']}",
             )
-            e.add(
+            e.add(  # the liability one line per well, its categories summed
                 "2115",
                 credit=i["amount"],
                 well_id=i["well_id"],
                 memo=memo,
                 ref=f"jib_history {i['category']}",
+                group=f"{i['well_name']}: accrued LOE",
             )
     return len(items)
 
 
 def _revenue_accrual(batch: Batch, close: Close) -> int:
-    found, _ = revenue_accrual(close)
-    items: list[Any] = found
-    del found
+    items = revenue_accrual(close)[0]
+    booked = 0
     if items:
-        months = sorted({i["month"] for i in items})
+        months = sorted({i.month for i in items})
         e = batch.entry(
             f"Revenue accrual · production {', '.join(months)} (no check yet)", "accrual"
         )
-        for k, i in enumerate(items):
-            items[k] = None  # each item goes once it is booked: never the items and the lines
-            memo = f"accrue {i['well_name']} {i['product']} {i['month']}: {i['formula']}"
-            ref = f"production.csv:{i['well_id']}:{i['product']}:{i['month']}"
-            e.add("1210", debit=i["receivable"], well_id=i["well_id"], memo=memo, ref=ref)
+        items.reverse()
+        while items:
+            i = items.pop()  # each item goes once it is booked: never the items and the lines
+            memo = f"accrue {i.well_name} {i.product} {i.month}: {i.formula}"
+            ref = f"production.csv:{i.well_id}:{i.product}:{i.month}"
+            # the receivable one line per well (its products' and months' lines summed, each
+            # in the detail); severance and revenue per product, as the next close reads them
             e.add(
-                "6110",
-                debit=i["severance"],
-                well_id=i["well_id"],
-                memo=f"{memo} severance",
+                "1210",
+                debit=i.receivable,
+                well_id=i.well_id,
+                memo=memo,
                 ref=ref,
+                group=f"{i.well_name}: accrued receivable",
             )
-            e.add(i["account"], credit=i["revenue"], well_id=i["well_id"], memo=memo, ref=ref)
-    return len(items)
+            e.add("6110", debit=i.severance, well_id=i.well_id, memo=f"{memo} severance", ref=ref)
+            e.add(i.account, credit=i.revenue, well_id=i.well_id, memo=memo, ref=ref)
+            booked += 1
+    return booked
 
 
 def totals_by_account(lines: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -327,10 +327,9 @@ class CloseTools(DecisionTools, PostingTools):
         """
         close, ledger = self._close(ctx, period)
         items, findings = revenue.revenue_accrual(close)
-        total = sum((i["revenue"] for i in items), ZERO)
+        total = sum((i.revenue for i in items), ZERO)
         shown = [
-            f"{i['well_name']} {i['product']} {i['month']}: {money(i['revenue'])}"
-            for i in items[:MAX_LIST]
+            f"{i.well_name} {i.product} {i.month}: {money(i.revenue)}" for i in items[:MAX_LIST]
         ]
         del items  # the journal builds them again: not held while the other checks run
         self._record(ctx, ledger, findings + REVENUE.findings(close))

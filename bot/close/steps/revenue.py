@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from bot.close.checks import (
     REVENUE_ACCOUNTS,
@@ -33,7 +33,49 @@ from bot.close.registry import REVENUE, SEVERANCE
 # -- step 4: revenue accrual -------------------------------------------------------
 
 
-def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
+class Accrual(NamedTuple):
+    """One well × product × month to accrue: compact (a month at volume has 31,000 of them);
+    its texts are made when asked for."""
+
+    well_id: str
+    well_name: str
+    product: str
+    month: str
+    volume: Decimal
+    benchmark: Decimal
+    differential: Decimal
+    nri: Decimal
+    revenue: Decimal
+    severance: Decimal
+    account: str
+
+    @property
+    def receivable(self) -> Decimal:
+        return self.revenue - self.severance
+
+    @property
+    def formula(self) -> str:
+        return f"{self.volume} × ({self.benchmark} − {self.differential}) × {dec8(self.nri)}"
+
+    def as_dict(self) -> dict[str, Any]:
+        """As a decision's facts keep it."""
+        return {
+            "well_id": self.well_id,
+            "well_name": self.well_name,
+            "product": self.product,
+            "month": self.month,
+            "volume": str(self.volume),
+            "price": str(self.benchmark - self.differential),
+            "nri": dec8(self.nri),
+            "revenue": self.revenue,
+            "severance": self.severance,
+            "receivable": self.receivable,
+            "account": self.account,
+            "formula": self.formula,
+        }
+
+
+def revenue_accrual(close: Close) -> tuple[list[Accrual], list[Finding]]:
     """Accruals per well × product × month with volumes but no check, and the findings to decide
     (new, shut-in and immaterial wells: their accruals are booked by their decision's kind)."""
     data, master = close.data, close.master
@@ -42,7 +84,7 @@ def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
     checked |= data.history.checked
     ever_paid = data.history.paid_wells | {r.well_id for r, _ in close.known_revenue()}
     prices = {(p.month, p.product): p for p in data.prices}
-    by_well_month: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    by_well_month: dict[tuple[str, str], list[Accrual]] = defaultdict(list)
     for p in data.production:
         if p.month not in window or (p.well_id, p.product, p.month) in checked:
             continue
@@ -57,25 +99,15 @@ def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
         )
         severance = cents(due[0] * row.nri) if due else ZERO
         by_well_month[(p.well_id, p.month)].append(
-            {
-                "well_id": p.well_id,
-                "well_name": row.well_name,
-                "product": p.product,
-                "month": p.month,
-                "volume": str(p.volume),
-                "price": str(net_price),
-                "nri": dec8(row.nri),
-                "revenue": value,
-                "severance": severance,
-                "receivable": value - severance,
-                "account": REVENUE_ACCOUNTS[p.product],
-                "formula": f"{p.volume} × ({price.benchmark_price} − {price.differential}) × {dec8(row.nri)}",
-            }
-        )
-    accruals: list[dict[str, Any]] = []
+            Accrual(
+                p.well_id, row.well_name, p.product, p.month, p.volume, price.benchmark_price,
+                price.differential, row.nri, value, severance, REVENUE_ACCOUNTS[p.product],
+            )
+        )  # fmt: skip
+    accruals: list[Accrual] = []
     findings: list[Finding] = []
     for (well_id, month), items in sorted(by_well_month.items()):
-        total = sum((i["revenue"] for i in items), ZERO)
+        total = sum((i.revenue for i in items), ZERO)
         name = master.name(well_id)
         kind = None
         if well_id not in ever_paid:
@@ -110,13 +142,13 @@ def revenue_accrual(close: Close) -> tuple[list[dict[str, Any]], list[Finding]]:
             summary=f"{name} {month} {what}",
             question=(
                 f"{name} ({well_id}) {month} {what}. Operator volumes: "
-                + "; ".join(f"{i['product']} {i['formula']} = {money(i['revenue'])}" for i in items)
+                + "; ".join(f"{i.product} {i.formula} = {money(i.revenue)}" for i in items)
                 + f". Accrue {money(total)} on operator volumes, on the last actual check, or skip?"
             ),
             recommended=rec,
             reasoning=why,
             facts={
-                "items": [{k: str(v) for k, v in i.items()} for i in items],
+                "items": [{k: str(v) for k, v in i.as_dict().items()} for i in items],
                 "last_actual": [
                     {k: str(v) for k, v in i.items()} for i in _last_actual(close, well_id, month)
                 ],
