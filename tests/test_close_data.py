@@ -52,6 +52,50 @@ def test_quoted_and_dollar_amounts_load(tmp_path: Path) -> None:
     ].owner_net_amount == Decimal("5000.00")
 
 
+def test_lines_without_quotes_are_read_as_the_csv_module_reads_them() -> None:
+    """Plain lines are split on their commas, not parsed by csv.reader; every record reads as
+    csv.reader gives it: quoted commas, a quoted cell over two lines (the records after it keep
+    their numbers), CRLF and lone CR endings, blank lines, a NUL, spaces around a cell, a
+    dollar amount, a row with a comma too many (named by its line), no newline at the end."""
+    import csv
+    import io
+
+    head = "operator,invoice_no,service_month,property_no,well_id,afe_no,cost_category,description,gross_amount,owner_decimal,owner_net_amount"
+    row = "Op A,INV-{n},2026-09,P-1,W-1,,LOE,{d},{g},0.50000000,{o}"
+    text = "\ufeff" + "\r\n".join(
+        [
+            head,
+            row.format(n=1, d="Pumper", g="100.00", o="50.00"),
+            row.format(n=2, d='"Rods, pump"', g="200.00", o="100.00"),
+            row.format(n=3, d='"Pump\nrepair"', g="300.00", o="150.00"),
+            "",
+            row.format(n=4, d="Chem\x00icals", g="400.00", o="200.00"),
+            row.format(n=5, d="Water, hauling", g="500.00", o="250.00"),  # one comma too many
+            row.format(n=6, d=" Salt water ", g='"$1,200.00"', o="600.00") + "\r",
+            row.format(n=7, d="Last", g="700.00", o="350.00"),
+        ]
+    )
+    problems: list[close_data.Problem] = []
+    rows = close_data.read_kind(
+        "jib.csv", io.TextIOWrapper(io.BytesIO(text.encode()), encoding="utf-8-sig", newline=""),
+        problems,
+    )  # fmt: skip
+    # what csv.reader makes of the same text, numbered as records from the header's 1
+    records = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
+    expected = [
+        (n, r[1], r[7].strip(), Decimal(r[8].replace("$", "").replace(",", "")))
+        for n, r in enumerate(records[1:], start=2)
+        if len(r) == 11
+    ]
+    assert [(r.line, r.invoice_no, r.description, r.gross_amount) for r in rows] == expected
+    assert [r[2] for r in expected] == [
+        "Pumper", "Rods, pump", "Pump\nrepair", "Chem\x00icals", "Salt water", "Last"
+    ]  # fmt: skip
+    assert [(p.line, p.expected) for p in problems] == [
+        (7, "11 fields, found 12 (an unquoted comma in an amount?)")
+    ]
+
+
 def test_problems_in_three_files_are_all_named_and_nothing_is_imported(tmp_path: Path) -> None:
     folder = write_period(tmp_path)
     # an unquoted thousands separator shifts the columns of a JIB line

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import operator
 import re
 import shutil
@@ -688,8 +689,8 @@ def _rows(
 ) -> Iterator[tuple[Sequence[Any], int]]:
     """Each good row's parsed values (in `spec.columns` order) and line number, streamed;
     every problem collected, bad rows skipped."""
-    reader = csv.reader(stream)
-    header = next(reader, None)
+    lines = iter(stream)
+    header = next(csv.reader(lines), None)
     if header is None:
         problems.append(Problem(spec.name, 1, "", "", "a header row"))
         return
@@ -710,11 +711,25 @@ def _rows(
     row_re = re.compile(
         "\x1f".join(f"(?:{PLAIN[plain[h]][0]})" if h in plain else "[^\x1f]*" for h in header)
     )
+    # the same check on a line's own text, for a line without quotes: its cells are what
+    # splitting it on its commas gives (as csv.reader would), and none can hold a comma
+    line_re = re.compile(row_re.pattern.replace("\x1f", ",").replace("\\x1f", ","))
     convert = [(index, PLAIN[parse][1]) for index, parse in fast]
     # partial: each row as its cells' text in column order, converted by whoever uses it
     # (the history indexes convert the few values they keep)
     texts = operator.itemgetter(*[index for index, _ in fast])
-    for line_no, cells in enumerate(reader, start=2):
+    for line_no, line in enumerate(lines, start=2):
+        if '"' in line:  # quoted cells, perhaps over several lines: csv.reader reads them
+            cells = next(csv.reader(itertools.chain((line,), lines)))
+        else:
+            text = line.rstrip("\r\n")
+            cells = text.split(",")
+            if line_re.fullmatch(text):
+                if partial:
+                    yield texts(cells), line_no
+                else:
+                    yield [conv(cells[index]) for index, conv in convert], line_no
+                continue
         if len(cells) != width:
             if not any(c.strip() for c in cells):
                 continue
