@@ -264,9 +264,15 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     label = close_data.period_label(period)
     posted = Ledger(store).posted_batch(period)
     if posted is not None:  # one close per period
+        names = Names(store)  # people by the names Slack last gave
+        approvers = [
+            names(str(posted[k]), "-") for k in ("posted_by", "second_approver") if posted.get(k)
+        ]
+        by = f", approved by {' and '.join(approvers)}" if approvers else ""
         print(
-            f"closebot: {label} is already posted (batch {posted['id']}); a period is closed once. "
-            "To change it, reopen it with a reversing batch in the ledger. Nothing was started.",
+            f"closebot: {label} is already posted (batch {posted['id']}{by}); a period is closed "
+            "once. To change it, reopen it with a reversing batch in the ledger. Nothing was "
+            "started.",
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -113,7 +113,8 @@ def live_text(
 def posted_text(period: str, *, batch: dict[str, Any], url: str | None) -> str:
     """A close of a posted period: refused, and why closebot does not reopen it (mrkdwn)."""
     label = escape(period_label(period))
-    by = f" by {mention(escape(str(batch['posted_by'])))}" if batch.get("posted_by") else ""
+    approvers = [str(batch[k]) for k in ("posted_by", "second_approver") if batch.get(k)]
+    by = f" by {' and '.join(mention(escape(a)) for a in approvers)}" if approvers else ""
     when = f" on {escape(str(batch['posted_at'])[:10])}" if batch.get("posted_at") else ""
     return (
         f"{label} is already posted: batch `{escape(str(batch['id']))}`, approved{by}{when} "

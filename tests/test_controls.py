@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bot import period_blocks
 from bot.agent_loop import AgentLoop, Failed
 from bot.audit import DECISION_COLUMNS
 from bot.close.ledger import Ledger
@@ -206,6 +207,16 @@ def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) ->
     posted = two.store.audit_events(two.run_id, kind="journal_posted")[0].detail
     assert posted["second_approver"] == "bob" and posted["self_approved"] is True
     assert "self-approved" in (two.presenter.finished_text or "")
+    # a second close of the period is refused naming both approvers, at the console and in Slack
+    batch = Ledger(two.store).posted_batch("2026-10")
+    assert batch is not None and (batch["posted_by"], batch["second_approver"]) == ("alice", "bob")
+    said = period_blocks.posted_text("2026-10", batch=batch, url=None)
+    assert "approved by alice and bob on " in said
+    again = closebot("run", "2026-10", env={"CLOSEBOT_DB": str(db_path.with_name("two.db"))})
+    assert (
+        again.returncode == 2
+        and f"(batch {batch['id']}, approved by alice and bob)" in again.stderr
+    )
     # under a higher limit no second approval is asked
     high = closebot(
         "run",

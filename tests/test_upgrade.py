@@ -136,7 +136,7 @@ def test_closebot_run_of_a_period_an_earlier_release_posted_says_so(
     ran = closebot("run", "2026-10", "--auto")
     # one close per period (issue 17): said, and exit 2, before any question is asked
     assert ran.returncode == 2, ran.stdout + ran.stderr
-    assert f"October 2026 is already posted (batch {old.posted_batch})" in ran.stderr
+    assert f"October 2026 is already posted (batch {old.posted_batch}, approved by " in ran.stderr
     assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
 
 

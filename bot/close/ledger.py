@@ -578,17 +578,28 @@ class Ledger:
         return live[-1] if live else None
 
     def posted_batch(self, period: str) -> dict[str, Any] | None:
+        """The batch that posted `period`, with its `second_approver` (None when one approval
+        was enough), or None."""
         rows = self._rows(
             "select b.* from period_posts p join journal_batches b on b.id = p.batch_id where p.period = ?",
             (period,),
-        )
-        if rows:
-            return rows[0]
-        legacy = self._rows(  # posted before period_posts existed
+        ) or self._rows(  # posted before period_posts existed
             "select * from journal_batches where period = ? and status = 'posted' order by posted_at limit 1",
             (period,),
         )
-        return legacy[0] if legacy else None
+        if not rows:
+            return None
+        batch = rows[0]
+        posted = [
+            json.loads(r["detail"] or "{}")
+            for r in self._rows(
+                "select detail from audit_events where run_id = ? and kind = 'journal_posted' "
+                "order by id desc",
+                (batch["run_id"],),
+            )
+        ]
+        second = [d.get("second_approver") for d in posted if d.get("batch_id") == batch["id"]]
+        return {**batch, "second_approver": second[0] if second else None}
 
     def lines(self, batch_id: str) -> list[dict[str, Any]]:
         rows = self._rows(
