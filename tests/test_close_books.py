@@ -1045,3 +1045,59 @@ def test_the_kind_and_option_table_in_docs_is_the_code() -> None:
     assert doc.read_text(encoding="utf-8") == kinds_doc.table(), (
         "docs/kinds.md is out of date: python -m bot.close.kinds_doc > docs/kinds.md"
     )
+
+
+def test_overhead_reclassed_to_capital_is_left_out_of_the_loe_accrual(db_path: Path) -> None:
+    """CEP-0926-044's overhead reclassed to capital (1610) is not LOE: the overhead accrual of
+    Carter Ranch averages the trailing months that billed producing overhead, worked here from
+    the CSVs (short-paid to the JOA rate, it counts at that rate: the recommended path)."""
+    folder = SAMPLE_DIR / "2026-10"
+
+    def rows(name: str) -> list[dict[str, str]]:
+        with open(folder / name, newline="") as f:
+            return list(csv.DictReader(f))
+
+    wi = D(next(r for r in rows("doi.csv") if r["well_id"] == "W-TX-003")["wi"])
+    months = ("2026-07", "2026-08", "2026-09")
+    history = defaultdict(lambda: ZERO)
+    for r in rows("jib_history.csv"):
+        if r["well_id"] == "W-TX-003" and r["cost_category"] == "Overhead":
+            if r["service_month"] in months:
+                history[r["service_month"]] += D(r["gross_amount"])
+    september = [
+        r
+        for r in rows("jib.csv")
+        if r["well_id"] == "W-TX-003" and r["cost_category"] == "Overhead"
+    ]
+    assert [r["invoice_no"] for r in september] == ["CEP-0926-044"] and set(history) == {
+        "2026-07",
+        "2026-08",
+    }
+
+    def accrued(run: CloseRun) -> Decimal:
+        return sum(
+            (
+                x["debit"]
+                for x in run.entries("accrual")
+                if x["well_id"] == "W-TX-003" and x["account"] == "6250"
+            ),
+            ZERO,
+        )
+
+    reclassed = close_run(
+        None,
+        db_path,
+        choose=choose_label(
+            **{
+                "overhead_rate:CEP-0926-044": "Reclass to capital (1610 Intangible Drilling Costs (IDC))"
+            }
+        ),
+        rationale="capitalized overhead",
+    )
+    assert reclassed.exception("overhead_rate:CEP-0926-044")["resolution"] == "reclass"
+    assert accrued(reclassed) == r2(sum(history.values(), ZERO) / 2 * wi)  # July and August
+    joa = D("1400.00")  # the JOA's producing overhead for the well (joa.csv), what short-pay pays
+    assert {r["well_id"]: r["overhead_producing"] for r in rows("joa.csv")}["W-TX-003"] == "1400.00"
+    short_paid = close_run(None, db_path.with_name("short.db"))
+    assert short_paid.exception("overhead_rate:CEP-0926-044")["resolution"] == "short_pay"
+    assert accrued(short_paid) == r2((sum(history.values(), ZERO) + joa) / 3 * wi)

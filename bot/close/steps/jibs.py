@@ -243,6 +243,21 @@ def _line_finding(kind: str, j: JibLine, row: DoiRow, amount: Decimal, what: str
     )
 
 
+def _reclassed(close: Close) -> tuple[set[int], set[str]]:
+    """The JIB lines (by line number) and the invoices' overhead a decision reclassed."""
+    lines: set[int] = set()
+    invoices: set[str] = set()
+    for finding_id, d in close.decisions.items():
+        if d.get("status") != "resolved" or d.get("option") != "reclass":
+            continue
+        kind, _, key = finding_id.partition(":")
+        if kind == "overhead_rate":
+            invoices.add(key)
+        elif kind in ("line_math", "duplicate", "stale_charge") and key.isdigit():
+            lines.add(int(key))
+    return lines, invoices
+
+
 def loe_accrual(close: Close) -> list[dict[str, Any]]:
     """Per well and category: the trailing 3-month average gross × the WI in force."""
     months = trailing_months(close.period)
@@ -253,9 +268,12 @@ def loe_accrual(close: Close) -> list[dict[str, Any]]:
         for month, amount in by_month.items():
             if month in months:
                 gross[key][month] += amount
+    lines, invoices = _reclassed(close)
     for j, _ in close.known_jib():
         if j.cost_category not in ("LOE", "Overhead") or j.afe_no or j.service_month not in months:
             continue
+        if j.line in lines or (j.cost_category == "Overhead" and j.invoice_no in invoices):
+            continue  # moved to capital by its decision: not the LOE the accrual runs at
         duplicate = close.decisions.get(f"duplicate:{j.line}")
         if duplicate and duplicate.get("option") != "pay_as_billed":
             continue  # a duplicate being disputed (or not yet decided) is not cost
