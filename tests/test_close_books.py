@@ -1061,9 +1061,9 @@ def test_overhead_reclassed_to_capital_is_left_out_of_the_loe_accrual(db_path: P
     months = ("2026-07", "2026-08", "2026-09")
     history = defaultdict(lambda: ZERO)
     for r in rows("jib_history.csv"):
-        if r["well_id"] == "W-TX-003" and r["cost_category"] == "Overhead":
-            if r["service_month"] in months:
-                history[r["service_month"]] += D(r["gross_amount"])
+        mine = r["well_id"] == "W-TX-003" and r["cost_category"] == "Overhead"
+        if mine and r["service_month"] in months:
+            history[r["service_month"]] += D(r["gross_amount"])
     september = [
         r
         for r in rows("jib.csv")
