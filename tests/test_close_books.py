@@ -1059,7 +1059,7 @@ def test_overhead_reclassed_to_capital_is_left_out_of_the_loe_accrual(db_path: P
 
     wi = D(next(r for r in rows("doi.csv") if r["well_id"] == "W-TX-003")["wi"])
     months = ("2026-07", "2026-08", "2026-09")
-    history = defaultdict(lambda: ZERO)
+    history: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for r in rows("jib_history.csv"):
         mine = r["well_id"] == "W-TX-003" and r["cost_category"] == "Overhead"
         if mine and r["service_month"] in months:
