@@ -547,7 +547,7 @@ def _loe_accrual(batch: Batch, close: Close) -> int:
 
 def _revenue_accrual(batch: Batch, close: Close) -> int:
     items = revenue_accrual(close)[0]
-    booked = 0
+    booked = len(items)
     if items:
         months = sorted({i.month for i in items})
         e = batch.entry(
@@ -570,7 +570,6 @@ def _revenue_accrual(batch: Batch, close: Close) -> int:
             )
             e.add("6110", debit=i.severance, well_id=i.well_id, memo=f"{memo} severance", ref=ref)
             e.add(i.account, credit=i.revenue, well_id=i.well_id, memo=memo, ref=ref)
-            booked += 1
     return booked
 
 

@@ -21,6 +21,7 @@ from sqlite_utils.migrations import Migrations
 
 from bot.chain import LINES, WrittenLines, cover
 from bot.close.controls import ContentHash
+from bot.close.data import CENT
 from bot.close.master import ACCOUNT_NAMES
 from bot.errors import CloseBotError, NotFoundError
 from bot.migrations import register
@@ -266,7 +267,6 @@ _migrated: weakref.WeakSet[Store] = weakref.WeakSet()
 # A finished batch's lines never change (a draft is superseded, never edited): its totals by
 # account are summed once per store, not by every tool that shows them (flux, the summary,
 # the approval form each read 300,000 lines at volume).
-CENT = Decimal("0.01")
 _account_totals: weakref.WeakKeyDictionary[Store, dict[str, list[dict[str, Any]]]] = (
     weakref.WeakKeyDictionary()
 )

@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from bot import bulk
 from bot.close.controls import ContentHash, check_approval, content_hash, short_hash
 from bot.close.data import ZERO, add_months
 from bot.close.journal import JournalError, build
@@ -47,17 +46,15 @@ class PostingTools(ToolBase):
         # each entry's lines go to the store as the entry closes: the batch is never held whole
         writer = ledger.open_batch(ctx.run_id, period=period)
         try:
-            with bulk.paused():  # hundreds of thousands of lines, no reference cycles
-                batch, info = build(
-                    close, ledger.exceptions(ctx.run_id), prior_lines, row_sink=writer.add_rows
-                )
+            batch, info = build(
+                close, ledger.exceptions(ctx.run_id), prior_lines, row_sink=writer.add_rows
+            )
         except BaseException as e:
             writer.abandon()
             if isinstance(e, JournalError):
                 raise ToolError(str(e)) from e
             raise
-        with bulk.paused():
-            saved = writer.finish()
+        saved = writer.finish()
         ledger.remember_account_totals(saved["id"], batch.by_account())
         excs = ledger.exceptions(ctx.run_id)
         total_debit, total_credit = Decimal(saved["total_debit"]), Decimal(saved["total_credit"])

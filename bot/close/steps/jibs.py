@@ -20,6 +20,7 @@ from bot.close.data import (
     cents,
     months_between,
 )
+from bot.close.kinds import moves_lines
 from bot.close.master import (
     STALE_MONTHS,
     dec8,
@@ -248,7 +249,7 @@ def _reclassed(close: Close) -> tuple[set[int], set[str]]:
     lines: set[int] = set()
     invoices: set[str] = set()
     for finding_id, d in close.decisions.items():
-        if d.get("status") != "resolved" or d.get("option") != "reclass":
+        if d.get("status") != "resolved" or not moves_lines(str(d.get("option"))):
             continue
         kind, _, key = finding_id.partition(":")
         if kind == "overhead_rate":
