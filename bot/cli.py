@@ -265,9 +265,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     posted = Ledger(store).posted_batch(period)
     if posted is not None:  # one close per period
         names = Names(store)  # people by the names Slack last gave
-        approvers = [
-            names(str(posted[k]), "-") for k in ("posted_by", "second_approver") if posted.get(k)
-        ]
+        approvers = [names(who, "-") for who in Ledger(store).approvers(posted)]
         by = f", approved by {' and '.join(approvers)}" if approvers else ""
         print(
             f"closebot: {label} is already posted (batch {posted['id']}{by}); a period is closed "

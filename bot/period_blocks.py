@@ -4,6 +4,7 @@ Pure: data in, blocks and mrkdwn out; text that came from outside is escaped her
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,10 +111,12 @@ def live_text(
     )
 
 
-def posted_text(period: str, *, batch: dict[str, Any], url: str | None) -> str:
-    """A close of a posted period: refused, and why closebot does not reopen it (mrkdwn)."""
+def posted_text(
+    period: str, *, batch: dict[str, Any], approvers: Sequence[str], url: str | None
+) -> str:
+    """A close of a posted period: refused, who approved it (`Ledger.approvers`), and why
+    closebot does not reopen it (mrkdwn)."""
     label = escape(period_label(period))
-    approvers = [str(batch[k]) for k in ("posted_by", "second_approver") if batch.get(k)]
     by = f" by {' and '.join(mention(escape(a)) for a in approvers)}" if approvers else ""
     when = f" on {escape(str(batch['posted_at'])[:10])}" if batch.get("posted_at") else ""
     return (

@@ -101,7 +101,8 @@ class CloseCommand:
         if batch is not None:
             run = self._run(str(batch["run_id"]))
             url = self.permalink(run) if run else None
-            return period_blocks.posted_text(period, batch=batch, url=url)
+            approvers = self.ledger.approvers(batch)
+            return period_blocks.posted_text(period, batch=batch, approvers=approvers, url=url)
         return None
 
     def _run(self, run_id: str) -> Run | None:

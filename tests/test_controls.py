@@ -208,9 +208,12 @@ def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) ->
     assert posted["second_approver"] == "bob" and posted["self_approved"] is True
     assert "self-approved" in (two.presenter.finished_text or "")
     # a second close of the period is refused naming both approvers, at the console and in Slack
-    batch = Ledger(two.store).posted_batch("2026-10")
-    assert batch is not None and (batch["posted_by"], batch["second_approver"]) == ("alice", "bob")
-    said = period_blocks.posted_text("2026-10", batch=batch, url=None)
+    ledger = Ledger(two.store)
+    batch = ledger.posted_batch("2026-10")
+    assert batch is not None and ledger.approvers(batch) == ["alice", "bob"]
+    said = period_blocks.posted_text(
+        "2026-10", batch=batch, approvers=ledger.approvers(batch), url=None
+    )
     assert "approved by alice and bob on " in said
     again = closebot("run", "2026-10", env={"CLOSEBOT_DB": str(db_path.with_name("two.db"))})
     assert (

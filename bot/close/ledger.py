@@ -578,28 +578,31 @@ class Ledger:
         return live[-1] if live else None
 
     def posted_batch(self, period: str) -> dict[str, Any] | None:
-        """The batch that posted `period`, with its `second_approver` (None when one approval
-        was enough), or None."""
         rows = self._rows(
             "select b.* from period_posts p join journal_batches b on b.id = p.batch_id where p.period = ?",
             (period,),
-        ) or self._rows(  # posted before period_posts existed
+        )
+        if rows:
+            return rows[0]
+        legacy = self._rows(  # posted before period_posts existed
             "select * from journal_batches where period = ? and status = 'posted' order by posted_at limit 1",
             (period,),
         )
-        if not rows:
-            return None
-        batch = rows[0]
-        posted = [
-            json.loads(r["detail"] or "{}")
-            for r in self._rows(
-                "select detail from audit_events where run_id = ? and kind = 'journal_posted' "
-                "order by id desc",
-                (batch["run_id"],),
-            )
-        ]
-        second = [d.get("second_approver") for d in posted if d.get("batch_id") == batch["id"]]
-        return {**batch, "second_approver": second[0] if second else None}
+        return legacy[0] if legacy else None
+
+    def approvers(self, batch: dict[str, Any]) -> list[str]:
+        """Who approved a posted batch: its approver, then the second approver when an entry
+        over the limit needed one (from the posting's audit event)."""
+        posted = self.store.audit_events(str(batch["run_id"]), kind="journal_posted")
+        second = next(
+            (
+                e.detail.get("second_approver")
+                for e in posted
+                if e.detail.get("batch_id") == batch["id"]
+            ),
+            None,
+        )
+        return [str(who) for who in (batch.get("posted_by"), second) if who]
 
     def lines(self, batch_id: str) -> list[dict[str, Any]]:
         rows = self._rows(
