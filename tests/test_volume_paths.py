@@ -276,3 +276,48 @@ def test_a_summarized_lines_ref_names_each_source_line() -> None:
     assert _refs(["jib_history LOE", "jib_history Overhead"]) == (
         "jib_history LOE, jib_history Overhead"
     )
+
+
+def test_last_months_accrued_receivable_reads_the_same_per_well_or_per_product() -> None:
+    """The next close reads each product's accrued receivable from last month's posted batch:
+    from its own 1210 line as an earlier release posted it (one per product), or, now that the
+    receivable is one line per well, as the product's revenue less its severance."""
+    from bot.close import data as close_data
+    from bot.close.checks import prior_revenue_accruals
+
+    def line(account: str, debit: str, credit: str, product: str, ref: str = "") -> dict[str, Any]:
+        memo = f"accrue Baker 1H {product} 2026-09: 100 × (70.00 − 1.00) × 0.10000000"
+        return {
+            "batch_id": "JE-1", "source": "accrual", "account": account, "well_id": "W-1",
+            "debit": Decimal(debit), "credit": Decimal(credit),
+            "memo": memo + (" severance" if account == "6110" else ""),
+            "ref": ref or f"production.csv:W-1:{product}:2026-09",
+        }  # fmt: skip
+
+    sides = [
+        line("6110", "100.00", "0", "oil"), line("4010", "0", "1000.00", "oil"),
+        line("6110", "50.00", "0", "gas"), line("4020", "0", "500.00", "gas"),
+    ]  # fmt: skip
+    per_product = [line("1210", "900.00", "0", "oil"), line("1210", "450.00", "0", "gas"), *sides]
+    per_well = [
+        {
+            **line("1210", "1350.00", "0", "oil"),
+            "memo": "Baker 1H: accrued receivable (2 lines)",
+            "ref": "production.csv:W-1:oil:2026-09,W-1:gas:2026-09",
+        },
+        *sides,
+    ]
+    data = close_data.load("2026-10")
+
+    def read(lines: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[Decimal, ...]]:
+        return {
+            (a["product"], a["month"]): (a["revenue"], a["severance"], a["receivable"])
+            for a in prior_revenue_accruals(data, lines)
+        }
+
+    expected = {
+        ("oil", "2026-09"): (Decimal("1000.00"), Decimal("100.00"), Decimal("900.00")),
+        ("gas", "2026-09"): (Decimal("500.00"), Decimal("50.00"), Decimal("450.00")),
+    }
+    assert read(per_product) == expected
+    assert read(per_well) == expected
