@@ -16,8 +16,8 @@ from pathlib import Path
 from bot.agent_loop import AgentLoop, Finished, Paused, ask_of
 from bot.close.playbook import PlaybookModel
 from bot.close.prompts import SYSTEM_PROMPT, start_prompt
-from bot.close.tools import CloseTools
-from bot.questions import answer_payload, default_responses
+from bot.close.toolset import CloseTools
+from bot.core.questions import answer_payload, default_responses
 from bot.store import QuestionRecord, Store
 
 

@@ -39,17 +39,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot import models  # noqa: E402
 from bot.agent_loop import AgentLoop, Paused, ask_of  # noqa: E402
 from bot.blocks import SUBMIT_ACTION  # noqa: E402
 from bot.close.playbook import PlaybookModel  # noqa: E402
 from bot.close.prompts import SYSTEM_PROMPT, start_prompt  # noqa: E402
-from bot.close.tools import CloseTools  # noqa: E402
-from bot.models import Reply  # noqa: E402
-from bot.questions import answer_payload, default_responses  # noqa: E402
+from bot.close.toolset import CloseTools  # noqa: E402
+from bot.core import models  # noqa: E402
+from bot.core.models import Reply  # noqa: E402
+from bot.core.questions import answer_payload, default_responses  # noqa: E402
+from bot.core.tools import ToolContext, ToolRegistry  # noqa: E402
 from bot.sandbox.slack_api import FakeSlack, fake_slack  # noqa: E402
 from bot.store import USAGE_FIELDS, QuestionRecord, Store  # noqa: E402
-from bot.tools import ToolContext, ToolRegistry  # noqa: E402
 from tests import slack_payloads as sp  # noqa: E402
 from tests.loopback import QuietHandler, loopback  # noqa: E402
 from tests.slack_harness import distinct_periods, slack_sample  # noqa: E402

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
-from bot.errors import AlreadyAnsweredError, ModelError
-from bot.models import Model, Reply, usage_line
-from bot.questions import (
+from bot.core.errors import AlreadyAnsweredError, ModelError
+from bot.core.models import Model, Reply, usage_line
+from bot.core.questions import (
     TOOL_NAME,
     TOOL_SCHEMA,
     Ask,
@@ -27,8 +27,8 @@ from bot.questions import (
     timeout_minutes,
     tool_result_content,
 )
+from bot.core.tools import ToolContext, ToolRegistry
 from bot.store import Message, QuestionRecord, Store
-from bot.tools import ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.names import named_text
-from bot.questions import Ask, Outcome, Question, Response, answer_text, has_defaults
+from bot.core.names import named_text
+from bot.core.questions import Ask, Outcome, Question, Response, answer_text, has_defaults
 
 # Limits from SLACK.md.
 MAX_BLOCKS = 50
@@ -71,7 +71,7 @@ def escape(text: str) -> str:
 
 _ESCAPED_MENTION = re.compile(r"&lt;@([UW][A-Z0-9]{2,})&gt;")
 
-Namer = Callable[[str], str]  # a user id → the name to show (bot/names.py)
+Namer = Callable[[str], str]  # a user id → the name to show (bot/core/names.py)
 
 
 def outgoing(text: str, people: Iterable[str] = (), names: Namer | None = None) -> str:

@@ -15,14 +15,14 @@ from typing import Any
 
 from slack_bolt import Ack, App, Assistant, BoltContext
 
-from bot import blocks, file_blocks, period_blocks
+from bot import blocks
 from bot.agent_loop import ask_of
-from bot.answers import Answers, may_steer
 from bot.close import preview
 from bot.close.controls import approval_refusal
 from bot.close.decisions import ask_change
-from bot.desk import Intent, intent
-from bot.errors import (
+from bot.close.inquiries import Intent, intent
+from bot.core.answers import Answers, may_steer
+from bot.core.errors import (
     AlreadyAnsweredError,
     AnswerError,
     BusyError,
@@ -32,13 +32,15 @@ from bot.errors import (
     PeriodTakenError,
     StorageError,
 )
-from bot.questions import check_responses, question_whys
-from bot.slack_close import USAGE, CloseCommand, open_periods, storage_text
-from bot.slack_desk import SlackDesk
-from bot.slack_files import FileIntake
-from bot.slack_work import SlackWork
+from bot.core.questions import check_responses, question_whys
+from bot.core.tools import ToolError
+from bot.slack.blocks import files as file_blocks
+from bot.slack.blocks import period as period_blocks
+from bot.slack.close_start import USAGE, CloseCommand, open_periods, storage_text
+from bot.slack.files import FileIntake
+from bot.slack.home import SlackDesk
+from bot.slack.work import SlackWork
 from bot.store import QuestionRecord, Run, Store
-from bot.tools import ToolError
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +122,7 @@ class Listeners:
         )
 
     def close_command(self, ack: Ack, command: dict[str, Any]) -> None:
-        """`/close [YYYY-MM]`: one close per period (bot/slack_close.py)."""
+        """`/close [YYYY-MM]`: one close per period (bot/slack/close_start.py)."""
         self.closes.command(ack, command, self.deps.files)
 
     def period_picked(self, ack: Ack, body: dict[str, Any]) -> None:
@@ -504,7 +506,7 @@ class Listeners:
                         str(event.get("user") or ""),
                     )
             if not (event.get("text") or "").strip():
-                return  # a file alone: closebot answers it (bot/slack_files.py)
+                return  # a file alone: closebot answers it (bot/slack/files.py)
         if event.get("bot_id") or event.get("subtype") not in READ_SUBTYPES:
             return  # bots (ourselves included), edits, joins
         if event.get("channel_type") == "im" and not self._run_thread(event):

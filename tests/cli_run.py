@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-from bot.identity import os_login
+from bot.core.identity import os_login
 
 TIMEOUT = 90
 LOGIN = os_login()  # who the console records: the OS login running closebot

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent_loop import Failed, Finished, Paused, TurnOutcome, ask_of
-from bot.assemble import close_loop
+from bot.close.assemble import close_loop
 from bot.close.ledger import Ledger
 from bot.close.prompts import start_prompt
-from bot.config import Settings
-from bot.questions import Ask, Question, Response, answer_payload
+from bot.core.config import Settings
+from bot.core.questions import Ask, Question, Response, answer_payload
 from bot.store import QuestionRecord, Store
 
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from bot.agent_loop import AgentLoop
-from bot.models import Reply
+from bot.core.models import Reply
+from bot.core.tools import ToolRegistry
 from bot.sandbox.slack_api import FakeSlack, fake_slack
 from bot.store import QuestionRecord, Store
-from bot.tools import ToolRegistry
 from tests.sandbox_browser import browser, page, sandbox  # noqa: F401  (fixtures)
 
 

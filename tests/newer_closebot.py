@@ -13,8 +13,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sqlite_utils import Database
 
-from bot.cli import main
-from bot.migrations import migrations
+from bot.console.cli import main
+from bot.store.migrations import migrations
 
 
 @migrations()

@@ -14,12 +14,12 @@ from slack_bolt.request import BoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot import blocks
-from bot.app import Service, build_service
 from bot.blocks import CHOICE_ACTION, SUBMIT_ACTION
 from bot.close.playbook import PlaybookModel
-from bot.config import Settings
-from bot.models import Model
+from bot.core.config import Settings
+from bot.core.models import Model
 from bot.sandbox.slack_api import FakeSlack
+from bot.slack.app import Service, build_service
 from bot.store import Run, Store
 from tests import slack_payloads as sp
 

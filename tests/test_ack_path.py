@@ -14,7 +14,7 @@ import pytest
 
 from bot.blocks import SUBMIT_ACTION
 from bot.sandbox.slack_api import FakeSlack
-from bot.server import ThenStart, wsgi_app
+from bot.slack.http.server import ThenStart, wsgi_app
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness

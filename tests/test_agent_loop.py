@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from bot.agent_loop import AgentLoop, Failed, Finished, Paused
-from bot.errors import ModelOverloadedError
+from bot.core.errors import ModelOverloadedError
+from bot.core.tools import ToolContext, ToolError, ToolRegistry
 from bot.store import Store
-from bot.tools import ToolContext, ToolError, ToolRegistry
 from tests.conftest import (
     WI_QUESTION,
     RecordingPresenter,
@@ -311,7 +311,7 @@ def test_a_question_put_off_leaves_the_run_waiting_and_its_late_answer_reaches_t
     store: Store,
 ) -> None:
     from bot.agent_loop import Finished, Waiting
-    from bot.questions import late_answer_of
+    from bot.core.questions import late_answer_of
 
     model = ScriptedModel()
     model.enqueue(tool_use("q", "ask_user_question", **ask_input(WI_QUESTION)))

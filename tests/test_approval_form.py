@@ -17,7 +17,7 @@ import pytest
 from bot.blocks import CHOICE_ACTION, SUBMIT_ACTION
 from bot.close.ledger import Ledger
 from bot.sandbox.slack_api import FakeSlack
-from bot.server import HttpServer
+from bot.slack.http.server import HttpServer
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness
 

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from bot.agent_loop import Failed
-from bot.answers import may_steer
 from bot.close.controls import may_approve
 from bot.close.ledger import Ledger
+from bot.core.answers import may_steer
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Run, Store
 from tests.cli_run import LOGIN, ONE, TIMEOUT, closebot, run_id_of
@@ -177,7 +177,7 @@ def shared_db(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 # starts as root, loads closebot, then drops to the other login for good before doing anything:
 # from then on it is that user to the kernel, and to closebot's os_login().
 AS_LOGIN = (
-    "import os, pwd, sys, encodings.utf_8_sig; import bot.cli as cli; u = pwd.getpwnam(sys.argv[1]); "
+    "import os, pwd, sys, encodings.utf_8_sig; import bot.console.cli as cli; u = pwd.getpwnam(sys.argv[1]); "
     "os.setgroups([]); os.setgid(u.pw_gid); os.setuid(u.pw_uid); sys.exit(cli.main(sys.argv[2:]))"
 )
 
@@ -253,7 +253,7 @@ def test_with_approvers_set_the_console_posts_through_an_approvers_login(shared_
 
 
 def _two_recommended() -> Any:
-    from bot.questions import parse_ask
+    from bot.core.questions import parse_ask
 
     return parse_ask(
         {
@@ -268,8 +268,8 @@ def _two_recommended() -> Any:
 
 def test_each_override_needs_its_own_why_and_keeps_it() -> None:
     from bot import blocks
-    from bot.errors import AnswerError
-    from bot.questions import Response, question_whys, rationale_text
+    from bot.core.errors import AnswerError
+    from bot.core.questions import Response, question_whys, rationale_text
 
     ask = _two_recommended()
     both = {1: Response(selected=(2,)), 2: Response(selected=(2,))}

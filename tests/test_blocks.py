@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot import blocks
-from bot.questions import Outcome, Response, parse_ask
+from bot.core.questions import Outcome, Response, parse_ask
 
 
 def ask(*questions: dict[str, Any], context: str = "Why I ask.") -> Any:

@@ -1,4 +1,4 @@
-"""bot/bulk.py: the cyclic collector is paused for bulk work and resumes when the last
+"""bot/core/gc_pause.py: the cyclic collector is paused for bulk work and resumes when the last
 piece of it ends, in whatever order they end and on whatever thread."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import gc
 import threading
 import weakref
 
-from bot import bulk
+from bot.core import gc_pause as bulk
 
 
 def test_collection_resumes_when_the_last_bulk_work_ends_in_any_order() -> None:

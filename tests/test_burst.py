@@ -12,7 +12,7 @@ import pytest
 
 from bot.blocks import SUBMIT_ACTION
 from bot.sandbox.slack_api import FakeSlack, fake_slack
-from bot.server import HttpServer
+from bot.slack.http.server import HttpServer
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness, distinct_periods
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from bot.sandbox.slack_api import FakeSlack
-from bot.server import HttpServer
-from bot.slack_close import BUSY, DB_DOWN
+from bot.slack.close_start import BUSY, DB_DOWN
+from bot.slack.http.server import HttpServer
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
 from tests.slack_harness import Harness
 

@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from sqlite_utils import Database
 
-from bot import chain
-from bot.migrations import migrations
-from bot.store import Store
+from bot.store import Store, chain
+from bot.store.migrations import migrations
 
 
 def _old_database(path: Path, *, stop_before: str) -> Database:

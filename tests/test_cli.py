@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.console import EXIT_FAILED, AutoAnswerer, drive
+from bot.console.presenter import EXIT_FAILED, AutoAnswerer, drive
 from bot.store import Store
 from tests.cli_run import LOGIN, ONE, ONE_APPROVAL, TIMEOUT, closebot, run_id_of
 from tests.conftest import ScriptedModel, ask_input, scripted_loop, tool_use
@@ -275,7 +275,7 @@ def test_auto_mode_ends_the_run_naming_a_required_question_with_no_default(store
 
 
 def test_console_takes_multi_select_skips_optional_and_free_text(store: Store) -> None:
-    from bot.console import ConsoleAnswerer
+    from bot.console.presenter import ConsoleAnswerer
 
     model = ScriptedModel()
     questions = [
@@ -356,7 +356,7 @@ def test_change_lists_the_decisions_and_a_change_redrafts_for_a_new_approval(
 def test_console_keeps_or_sets_owners_and_due_dates_item_by_item(store: Store) -> None:
     """At the console an owner is a Slack id or an OS login (an assignment, not an identity: a
     typed name is refused), Enter keeps the recommended one; '1' keeps them all."""
-    from bot.console import ConsoleAnswerer
+    from bot.console.presenter import ConsoleAnswerer
 
     rows = [
         {"question": "1. dispute $28.13 · owner", "type": "user", "initial": "alice"},

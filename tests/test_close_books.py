@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bot.close.data import SAMPLE_DIR
-from bot.questions import Question, Response
+from bot.core.questions import Question, Response
 from bot.store import Store
 from tests.close_helpers import CloseRun, choose_label, close_run, recommended
 from tests.period_kit import FILES, write_period
@@ -976,7 +976,7 @@ def test_november_is_compared_with_closebots_own_posted_october(tmp_path: Path) 
                 add(tb, row["account"], amount(row["debit"]) - amount(row["credit"]))
     basis = november.exception("flux_basis:2026-10")
     question = basis["details"]["question"]
-    from bot.close.master import money
+    from bot.close.doi_master import money
 
     assert (
         f"4010 Oil Revenue: closebot posted {money(-posted['4010'])}, tb_activity.csv {money(-tb['4010'])}"
@@ -993,7 +993,7 @@ def test_november_is_compared_with_closebots_own_posted_october(tmp_path: Path) 
 def test_the_csv_evidence_carries_names_batch_hash_and_dates(db_path: Path) -> None:
     """Decision log: names beside ids, the exception, the batch and its content hash,
     self-approved and the approval ids; journal: batch, period, entry date, line, reference, well."""
-    from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
+    from bot.core.decision_log import ENTRY_COLUMNS, decision_rows, journal_rows, to_csv
 
     run = close_run(None, db_path)
     rows = decision_rows(run.store, run.run_id)

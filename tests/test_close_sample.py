@@ -12,7 +12,7 @@ import pytest
 from bot.agent_loop import Finished
 from bot.close.kinds import option_label
 from bot.close.registry import STEPS
-from bot.questions import Question, Response
+from bot.core.questions import Question, Response
 from bot.store import Store
 from tests.close_helpers import CloseRun, choose_label, close_run, recommended
 
@@ -140,7 +140,7 @@ def test_whitfield_severance_at_5_percent_in_month_27_is_a_718_13_refund(october
 def test_flux_splits_smith_oil_and_flags_only_workover(october: CloseRun) -> None:
     from bot.close.checks import Close
     from bot.close.data import load
-    from bot.close.master import Master
+    from bot.close.doi_master import Master
     from bot.close.steps.flux import revenue_split
 
     data = load("2026-10")

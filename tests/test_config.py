@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import DEFAULT_MODEL, Settings
-from bot.errors import ConfigError
+from bot.core.config import DEFAULT_MODEL, Settings
+from bot.core.errors import ConfigError
 
 
 def test_defaults_and_parsing(tmp_path: Path) -> None:

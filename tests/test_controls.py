@@ -14,15 +14,15 @@ from typing import Any
 
 import pytest
 
-from bot import period_blocks
 from bot.agent_loop import AgentLoop, Failed
-from bot.audit import DECISION_COLUMNS
 from bot.close.ledger import Ledger
 from bot.close.prompts import SYSTEM_PROMPT
 from bot.close.registry import STEPS
-from bot.close.tools import CloseTools
-from bot.questions import Question, Response, answer_payload
+from bot.close.toolset import CloseTools
+from bot.core.decision_log import DECISION_COLUMNS
+from bot.core.questions import Question, Response, answer_payload
 from bot.sandbox.slack_api import FakeSlack
+from bot.slack.blocks import period as period_blocks
 from bot.store import Store
 from tests.cli_run import LOGIN, ONE, closebot, run_id_of
 from tests.close_helpers import Recorder, choose_label, close_run, recommended
@@ -121,7 +121,7 @@ def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
     # a second run of the same close drafts again: a new id, and the old approval does not carry
     posted = ledger.batch(approved["id"])
     assert posted["status"] == "posted"
-    from bot.tools import ToolContext, ToolError
+    from bot.core.tools import ToolContext, ToolError
 
     tools = CloseTools()
     ctx = ToolContext(run_id=run.run_id, store=store)
@@ -154,7 +154,7 @@ def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
 def test_posting_refuses_a_draft_older_than_a_decision_that_books(db_path: Path) -> None:
     """A decision recorded after the batch was drafted (a flux adjustment, say) books an entry
     the draft does not hold: its approval cannot cover it, so posting refuses until a redraft."""
-    from bot.tools import ToolContext, ToolError
+    from bot.core.tools import ToolContext, ToolError
 
     def keep_draft(q: Question) -> Response | None:
         return Response(selected=(2,)) if q.header == "Posting" else recommended(q)

@@ -7,8 +7,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bot.debounce import Debounce
 from bot.sandbox.slack_api import FakeSlack
+from bot.slack.presenter.debounce import Debounce
 from tests.slack_harness import Harness, refuse_streams
 
 

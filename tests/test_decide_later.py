@@ -13,8 +13,8 @@ import pytest
 
 from bot.blocks import CANCEL_ACTION, CHANGE_ACTION, DECIDE_ACTION
 from bot.close.ledger import Ledger
+from bot.core.tools import ToolContext
 from bot.sandbox.slack_api import FakeSlack
-from bot.tools import ToolContext
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness
 

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from slack_bolt.request import BoltRequest
 
-from bot import edge
 from bot.close.data import SAMPLE_DIR
 from bot.sandbox.slack_api import FakeSlack, fake_slack
-from bot.server import HttpServer
+from bot.slack.http import edge
+from bot.slack.http.server import HttpServer
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bot.blocks import RETRY_ACTION, STOP_ACTION
-from bot.errors import ModelUnavailableError
+from bot.core.errors import ModelUnavailableError
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Run
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use

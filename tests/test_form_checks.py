@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from bench.genmonth import generate
+from bot.close.doi_master import money
 from bot.close.ledger import Ledger
-from bot.close.master import money
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.cli_run import closebot, run_id_of

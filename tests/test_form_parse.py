@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlencode
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.edge import parse_form
+from bot.slack.http.edge import parse_form
 
 
 def stdlib(body: str) -> dict[str, list[str]] | str:

@@ -16,10 +16,10 @@ import pytest
 from bench.genmonth import generate
 from bot.agent_loop import ask_of
 from bot.close import groups
-from bot.close.tools import CloseTools
-from bot.questions import Question, Response, answer_payload
+from bot.close.toolset import CloseTools
+from bot.core.questions import Question, Response, answer_payload
+from bot.core.tools import ToolContext, ToolError
 from bot.store import Store
-from bot.tools import ToolContext, ToolError
 from tests.cli_run import closebot, run_id_of
 from tests.close_helpers import CloseRun, close_run, recommended
 from tests.test_close_books import booked, check_every_booking

@@ -9,10 +9,10 @@ import pytest
 
 from bot.agent_loop import AgentLoop, Paused
 from bot.close.prompts import SYSTEM_PROMPT
-from bot.close.tools import CloseTools
-from bot.errors import ModelAuthError, ModelOverloadedError, ModelRequestError
-from bot.models import ClaudeModel
-from bot.questions import TOOL_SCHEMA
+from bot.close.toolset import CloseTools
+from bot.core.errors import ModelAuthError, ModelOverloadedError, ModelRequestError
+from bot.core.models import ClaudeModel
+from bot.core.questions import TOOL_SCHEMA
 from bot.store import Store
 from tests.conftest import RecordingPresenter
 from tests.fake_anthropic import FakeAnthropic, fake_anthropic
@@ -127,7 +127,7 @@ def test_client_errors_map_to_the_hierarchy_without_retrying(
 
 
 def test_an_unreachable_api_is_a_named_error() -> None:
-    from bot.errors import ModelUnavailableError
+    from bot.core.errors import ModelUnavailableError
 
     model = ClaudeModel(
         model="m", api_key="k", base_url="http://127.0.0.1:9", max_retries=0, timeout=2

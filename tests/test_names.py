@@ -19,11 +19,11 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import STOP_ACTION
-from bot.cli import main
-from bot.names import Names, Profile
+from bot.console.cli import main
+from bot.core.names import Names, Profile
 from bot.sandbox.slack_api import FakeSlack, Person, fake_slack
-from bot.server import HttpServer
-from bot.slack_people import users_info
+from bot.slack.http.server import HttpServer
+from bot.slack.people import users_info
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from bot.close.ledger import Ledger
-from bot.period_blocks import PERIOD_ACTION, PERIOD_PICK
 from bot.sandbox.slack_api import FakeSlack, fake_slack
-from bot.server import HttpServer
+from bot.slack.blocks.period import PERIOD_ACTION, PERIOD_PICK
+from bot.slack.http.server import HttpServer
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness
 

@@ -16,7 +16,7 @@ import pytest
 
 from bot.close.data import add_months
 from bot.close.ledger import Ledger
-from bot.questions import Question, Response
+from bot.core.questions import Question, Response
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests import slack_payloads as sp
@@ -241,7 +241,7 @@ def test_the_next_close_opens_with_last_months_items_and_a_write_off_reverses_th
 def test_many_items_are_grouped_by_kind_one_owner_and_due_date_per_group() -> None:
     from bot import blocks
     from bot.close.toolbase import MAX_GROUPS, assignment_questions, item_groups
-    from bot.questions import parse_ask
+    from bot.core.questions import parse_ask
 
     kinds = ["wi_nri", "afe_overrun", "severance", "stub_underpaid", "carried", "undecided"]
     kinds += ["history_gap", "doi_effective", "overhead_rate", "duplicate_jib", "missing_check"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.console.cli import main
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests import slack_payloads as sp
@@ -74,12 +74,12 @@ def test_serve_logs_at_info_with_timestamps_a_line_per_request_and_per_turn(
 ) -> None:
     err = run_serve(fake, db_path)
     assert re.search(
-        rf"^{STAMP} INFO bot\.server: POST /slack/events command:/close → 200 in [\d.]+ ms$",
+        rf"^{STAMP} INFO bot\.slack\.http\.server: POST /slack/events command:/close → 200 in [\d.]+ ms$",
         err,
         re.M,
     ), err
     assert re.search(
-        rf"^{STAMP} INFO bot\.slack_work: run \w+: starting the close → waiting in [\d.]+ s$",
+        rf"^{STAMP} INFO bot\.slack\.work: run \w+: starting the close → waiting in [\d.]+ s$",
         err,
         re.M,
     ), err
@@ -92,7 +92,8 @@ def test_log_json_writes_one_object_per_line(fake: FakeSlack, db_path: Path) -> 
     lines = [json.loads(line) for line in err.splitlines() if line.strip()]
     assert lines and all({"time", "level", "logger", "message"} <= set(x) for x in lines)
     assert any(
-        x["logger"] == "bot.server" and "command:/close → 200" in x["message"] for x in lines
+        x["logger"] == "bot.slack.http.server" and "command:/close → 200" in x["message"]
+        for x in lines
     )
 
 
@@ -134,7 +135,7 @@ def test_a_listener_bug_is_logged_with_context_and_the_person_is_told(
         monkeypatch.setattr(
             h.service.work, "start_close", broken
         )  # the one seam a bug can be put in
-        with caplog.at_level(logging.ERROR, logger="bot.app"):
+        with caplog.at_level(logging.ERROR, logger="bot.slack.app"):
             h.command("2026-10")
         h.idle()
         (record,) = [r for r in caplog.records if "listener failed" in r.getMessage()]
@@ -162,7 +163,7 @@ def test_a_thread_message_between_a_claim_and_its_resume_is_read_not_lost(
         # The answer is claimed, but its resume never ran (the process died in between).
         record = h.store.question("toolu_q1")
         from bot.agent_loop import ask_of
-        from bot.questions import answer_payload, default_responses
+        from bot.core.questions import answer_payload, default_responses
 
         ask = ask_of(record)
         h.store.claim_answer(

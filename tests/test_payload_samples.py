@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.sandbox.slack_api import FakeSlack
-from bot.server import health, wsgi_app
+from bot.slack.http.server import health, wsgi_app
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness
 
@@ -128,7 +128,7 @@ def test_an_unhandled_request_is_acknowledged_in_one_line(
     said = [
         r.getMessage()
         for r in caplog.records
-        if "pin_added" in r.getMessage() and r.name != "bot.server"  # not the access log
+        if "pin_added" in r.getMessage() and r.name != "bot.slack.http.server"  # not the access log
     ]
     assert said == ["unhandled event pin_added: acknowledged"]
 

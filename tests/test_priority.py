@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.priority import AckFirst
 from bot.store import Store
+from bot.store.ack_priority import AckFirst
 
 
 def checkpoint_in_thread(gate: AckFirst) -> threading.Event:

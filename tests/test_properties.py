@@ -9,8 +9,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bot import blocks
-from bot.errors import AnswerError
-from bot.questions import (
+from bot.core.errors import AnswerError
+from bot.core.questions import (
     TOOL_SCHEMA,
     Ask,
     AskInvalid,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bot.agent_loop import RESTATE, Finished, Paused, asks_in_prose
-from bot.models import ClaudeModel
-from bot.questions import COMPLEXITY_MINUTES
+from bot.core.models import ClaudeModel
+from bot.core.questions import COMPLEXITY_MINUTES
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.conftest import ScriptedModel, ask_input, scripted_loop, text, tool_use

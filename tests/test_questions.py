@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from bot.blocks import FormError, read_form
-from bot.errors import AnswerError
-from bot.questions import (
+from bot.core.errors import AnswerError
+from bot.core.questions import (
     MAX_ASSIGNMENTS,
     TOOL_SCHEMA,
     Ask,
@@ -372,7 +372,7 @@ def test_the_schema_and_the_validation_come_from_one_declaration() -> None:
 
 
 def test_each_question_type_is_one_object_for_form_console_and_payload() -> None:
-    from bot.questions import KINDS
+    from bot.core.questions import KINDS
 
     assert set(KINDS) == set(QuestionType)
     ask = _ask()
@@ -403,7 +403,7 @@ def test_each_question_type_is_one_object_for_form_console_and_payload() -> None
 
 
 def test_complexity_sets_the_default_wait() -> None:
-    from bot.questions import COMPLEXITY_MINUTES, timeout_minutes
+    from bot.core.questions import COMPLEXITY_MINUTES, timeout_minutes
 
     ask = parse_ask({"context": "c", "questions": [q(complexity="low"), q(complexity="high")]})
     assert timeout_minutes(ask) == COMPLEXITY_MINUTES["high"] > COMPLEXITY_MINUTES["low"]

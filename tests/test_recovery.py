@@ -25,7 +25,7 @@ from typing import Any
 
 from bot.blocks import SUBMIT_ACTION
 from bot.sandbox.slack_api import FakeSlack
-from bot.slack_presenter import root_block_id
+from bot.slack.presenter import root_block_id
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.conftest import WI_QUESTION, ScriptedModel, ask_input, text, tool_use

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.blocks import SUBMIT_ACTION
-from bot.rolling import UPGRADING
 from bot.sandbox.slack_api import FakeSlack
+from bot.slack.http.rolling import UPGRADING
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.cli_run import closebot, run_id_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from bot.runner import Runner
+from bot.core.runner import Runner
 from bot.store import Store
 
 

@@ -16,7 +16,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import blocks
-from bot.questions import parse_ask
+from bot.core.questions import parse_ask
 from bot.sandbox.client import ActionError, SlackClient, form_state
 from bot.sandbox.run import APPROVER, COLLEAGUE, STARTER, Sandbox
 from bot.sandbox.slack_api import BOT_USER, Channel, FakeSlack, fake_slack
@@ -88,8 +88,8 @@ def test_ratelimited_comes_with_retry_after_and_an_http_status_fails_the_call(
 
 
 def test_the_bots_client_waits_out_a_rate_limit(fake: FakeSlack) -> None:
-    from bot.app import web_client
-    from bot.config import Settings
+    from bot.core.config import Settings
+    from bot.slack.app import web_client
 
     fake.rate_limit["chat.postMessage"] = 1
     bot_client = web_client(

@@ -279,7 +279,7 @@ def test_what_slack_never_takes_is_named(client: WebClient) -> None:
 
 def test_the_bots_own_forms_pass(client: WebClient) -> None:
     from bot import blocks
-    from bot.questions import parse_ask
+    from bot.core.questions import parse_ask
     from tests.conftest import WI_QUESTION
 
     ask = parse_ask({"context": "Need a decision.", "questions": [WI_QUESTION] * 5})
@@ -317,7 +317,7 @@ def test_a_person_and_a_date_are_picked_with_valid_initial_values(client: WebCli
 
 def test_the_sign_off_form_with_its_owners_and_dates_passes(client: WebClient) -> None:
     from bot import blocks
-    from bot.questions import parse_ask
+    from bot.core.questions import parse_ask
     from tests.conftest import WI_QUESTION
 
     rows = [

@@ -315,7 +315,7 @@ def test_every_kind_of_block_is_drawn(page: Any, sandbox: Sandbox) -> None:
 def test_an_external_select_searches_the_bot_as_you_type(page: Any, sandbox: Sandbox) -> None:
     from playwright.sync_api import expect
 
-    from bot.questions import parse_ask
+    from bot.core.questions import parse_ask
 
     pane = start_close(page)
     (run,) = sandbox.store.runs()

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from bot.audit import decision_rows
 from bot.close.data import SAMPLE_DIR
 from bot.close.imports.intake import Imports
 from bot.close.ledger import Ledger
-from bot.file_blocks import CONFIRM_ACTION
-from bot.file_blocks import PICK_ACTION as PICK
+from bot.core.decision_log import decision_rows
 from bot.sandbox.slack_api import FakeSlack
+from bot.slack.blocks.files import CONFIRM_ACTION
+from bot.slack.blocks.files import PICK_ACTION as PICK
 from tests import slack_payloads as sp
 from tests.import_files import jib_xlsx, sample_rows
 from tests.slack_harness import FORM, Harness, slack_sample

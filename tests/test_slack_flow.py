@@ -12,12 +12,12 @@ from urllib.parse import urlencode
 
 import pytest
 
-from bot import edge
 from bot.blocks import SUBMIT_ACTION
 from bot.close.ledger import Ledger
 from bot.close.playbook import PlaybookModel
-from bot.errors import ModelUnavailableError
+from bot.core.errors import ModelUnavailableError
 from bot.sandbox.slack_api import FakeSlack
+from bot.slack.http import edge
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness, distinct_periods
 
@@ -405,7 +405,7 @@ def test_a_run_cut_off_mid_turn_is_recovered_at_start(fake: FakeSlack, db_path: 
     # Simulate a crash between the claim and the resume: the answer is stored, nothing advanced.
     record = first.store.question(question_id)
     from bot.agent_loop import ask_of
-    from bot.questions import Response, answer_payload
+    from bot.core.questions import Response, answer_payload
 
     first.store.claim_answer(
         question_id,
@@ -452,7 +452,7 @@ def test_submit_is_a_button_named_submit_and_other_text_is_taken(bot: Harness) -
 
 
 def test_a_huge_question_is_served_as_a_searchable_menu(bot: Harness, fake: FakeSlack) -> None:
-    from bot.questions import parse_ask
+    from bot.core.questions import parse_ask
 
     run = bot.start()
     options = [{"label": f"Well {i:03d} " + "x" * 60, "description": "d" * 150} for i in range(100)]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import web_client
 from bot.sandbox.slack_api import FakeSlack
-from bot.slack_http import KeepAliveWebClient
+from bot.slack.app import web_client
+from bot.slack.client import KeepAliveWebClient
 from tests.slack_harness import Harness, settings_for
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from bot.sandbox.slack_api import FakeSlack
-from bot.server import HttpServer
+from bot.slack.http.server import HttpServer
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness
 

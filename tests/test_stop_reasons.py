@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.agent_loop import Failed, Finished
-from bot.models import DEFAULT_MAX_TOKENS, ClaudeModel
+from bot.core.models import DEFAULT_MAX_TOKENS, ClaudeModel
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.conftest import ScriptedModel, scripted_loop, text, tool_use

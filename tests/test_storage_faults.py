@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import CorruptDatabaseError
+from bot.core.errors import CorruptDatabaseError
 from bot.sandbox.slack_api import FakeSlack
-from bot.server import HttpServer
+from bot.slack.http.server import HttpServer
 from bot.store import Store
 from tests import slack_payloads as sp
 from tests.conftest import text

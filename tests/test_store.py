@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.errors import AlreadyAnsweredError, NotFoundError
-from bot.migrations import migrations
+from bot.core.errors import AlreadyAnsweredError, NotFoundError
 from bot.store import Store
+from bot.store.migrations import migrations
 
 
 def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:

@@ -384,7 +384,7 @@ def test_each_tampering_edit_is_found_by_verify(closed: Closed, tmp_path: Path, 
 def test_the_key_file_is_made_beside_the_database_0600_and_another_key_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.errors import ConfigError
+    from bot.core.errors import ConfigError
     from bot.store import Store
 
     monkeypatch.delenv("CLOSEBOT_AUDIT_KEY", raising=False)
@@ -412,8 +412,8 @@ def test_an_earlier_releases_chain_verifies_and_goes_on_keyed_and_a_rewrite_does
 ) -> None:
     from sqlite_utils import Database
 
-    from bot.migrations import migrations
     from bot.store import Store
+    from bot.store.migrations import migrations
 
     old = Database(sqlite3.connect(db_path))
     migrations.apply(old, stop_before="m007_versioned_chain")  # releases 4db486f, 0fd23f4
@@ -691,7 +691,7 @@ def _as_0fd23f4_writes(conn: sqlite3.Connection, run: str, kind: str) -> None:
 def test_events_an_earlier_release_wrote_during_the_upgrade_verify_and_a_forged_one_does_not(
     tmp_path: Path,
 ) -> None:
-    from bot import chain
+    from bot.store import chain
 
     env = {"CLOSEBOT_AUDIT_KEY": KEY}
     db = tmp_path / "closebot.db"

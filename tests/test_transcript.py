@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from bot.agent_loop import Finished, Transcript
+from bot.core.tools import ToolContext, ToolRegistry
 from bot.store import Store
-from bot.tools import ToolContext, ToolRegistry
 from tests.conftest import ScriptedModel, scripted_loop, text, tool_use
 
 

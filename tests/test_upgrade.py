@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from bot.audit import decision_rows
 from bot.close.ledger import AlreadyPostedError, Ledger
-from bot.questions import Question, Response
+from bot.core.decision_log import decision_rows
+from bot.core.questions import Question, Response
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
 from tests.cli_run import LOGIN, closebot

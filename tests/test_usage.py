@@ -7,10 +7,10 @@ import io
 from pathlib import Path
 
 from bot.agent_loop import AgentLoop, Finished
-from bot.cli import main
-from bot.models import ClaudeModel, estimated_cost, with_conversation_breakpoint
+from bot.console.cli import main
+from bot.core.models import ClaudeModel, estimated_cost, with_conversation_breakpoint
+from bot.core.tools import ToolContext, ToolRegistry
 from bot.store import Store
-from bot.tools import ToolContext, ToolRegistry
 from tests.conftest import RecordingPresenter
 from tests.fake_anthropic import fake_anthropic
 

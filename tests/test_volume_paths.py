@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bot import chain
+from bot.store import chain
 
 KEY = b"an audit key of thirty-two bytes"
 

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
-from bot.identity import canonical, mention, one_of, same_person
-from bot.questions import HUMAN_SOURCES
+from bot.core.identity import canonical, mention, one_of, same_person
+from bot.core.questions import HUMAN_SOURCES
 from bot.store import QuestionRecord, Run, Store
 
 APPROVAL_HEADER = "Posting"

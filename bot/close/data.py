@@ -25,8 +25,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from bot import bulk
-from bot.errors import DataError
+from bot.core import gc_pause as bulk
+from bot.core.errors import DataError
 
 SAMPLE_DIR = Path(__file__).parent / "sample"
 PERIOD_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
@@ -1071,7 +1071,7 @@ def _read(
     progress: ReadProgress | None,
 ) -> CloseData:
     """`_load` as bulk work: its rows make no reference cycles and live as long as the close
-    (see bot/bulk.py)."""
+    (see bot/core/gc_pause.py)."""
     with bulk.paused():
         data = _load(period, folder, imported, progress)
     bulk.long_lived()

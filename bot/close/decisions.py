@@ -14,6 +14,7 @@ from bot.close import data as close_data
 from bot.close.checks import Close, Finding
 from bot.close.controls import APPROVAL_HEADERS, header_of
 from bot.close.data import add_months, cents
+from bot.close.doi_master import ACCOUNT_NAMES, dec8, money, with_change
 from bot.close.kinds import (
     KINDS,
     SETTLED,
@@ -24,7 +25,6 @@ from bot.close.kinds import (
     option_label,
 )
 from bot.close.ledger import Ledger
-from bot.close.master import ACCOUNT_NAMES, dec8, money, with_change
 from bot.close.registry import FLUX, SIGNOFF
 from bot.close.steps import flux
 from bot.close.steps.flux import _flux_label, parse_adjustment
@@ -36,10 +36,10 @@ from bot.close.toolbase import (
     question_for,
     question_for_group,
 )
-from bot.errors import CloseBotError, NotFoundError
-from bot.names import Names
+from bot.core.errors import CloseBotError, NotFoundError
+from bot.core.names import Names
+from bot.core.tools import ToolContext, ToolError
 from bot.store import QuestionRecord, Store
-from bot.tools import ToolContext, ToolError
 
 
 def _pair_lines(debit: str, credit: str, amount: Decimal) -> list[dict[str, Any]]:

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.close.data import SAMPLE_DIR, ZERO, period_label
-from bot.close.master import ACCOUNT_NAMES
-from bot.errors import DataError
+from bot.close.doi_master import ACCOUNT_NAMES
+from bot.core.errors import DataError
 from bot.store import Store
 
 FORMATS = ("qbo", "xero", "netsuite", "csv")

@@ -24,9 +24,9 @@ from decimal import Decimal
 from typing import Any
 
 from bot.close.checks import Finding
+from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.kinds import KINDS, book, describe, option_label
 from bot.close.ledger import Ledger
-from bot.close.master import ACCOUNT_NAMES, money
 from bot.store import QuestionRecord, Store
 
 PREFIX = "alike:"

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from bot.chain import LINE_FIELDS
 from bot.close.checks import (
     COST_ACCOUNTS,
     REVENUE_ACCOUNTS,
@@ -19,10 +18,11 @@ from bot.close.checks import (
     stub_parts,
 )
 from bot.close.data import CATEGORIES, PRODUCTS, ZERO, JibLine, RevenueLine, period_label
+from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.kinds import BOOKED_ON_LINE, KINDS, held_by_others, line_key, moves_lines
-from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.steps.jibs import loe_accrual
 from bot.close.steps.revenue import revenue_accrual
+from bot.store.chain import LINE_FIELDS
 
 ACCOUNTS = ACCOUNT_NAMES
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from bot.close.checks import REVENUE_ACCOUNTS
 from bot.close.data import CENT, ZERO
-from bot.close.master import ACCOUNT_NAMES, money
+from bot.close.doi_master import ACCOUNT_NAMES, money
 
 Line = dict[str, Any]
 Facts = dict[str, Any]

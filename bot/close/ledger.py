@@ -19,13 +19,13 @@ from typing import Any
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from bot.chain import LINES, WrittenLines, cover
 from bot.close.controls import ContentHash
 from bot.close.data import CENT
-from bot.close.master import ACCOUNT_NAMES
-from bot.errors import CloseBotError, NotFoundError
-from bot.migrations import register
+from bot.close.doi_master import ACCOUNT_NAMES
+from bot.core.errors import CloseBotError, NotFoundError
 from bot.store import Store
+from bot.store.chain import LINES, WrittenLines, cover
+from bot.store.migrations import register
 
 ZERO = Decimal("0.00")
 
@@ -157,7 +157,7 @@ def c004_open_items_as_work(db: Database) -> None:
 
 
 # The close's tables that make the books or the record, covered by the audit chain
-# (bot/chain.py): each write to them is audited with the digest of the rows it wrote.
+# (bot/store/chain.py): each write to them is audited with the digest of the rows it wrote.
 cover(
     "exceptions",
     key=("id",),

@@ -18,13 +18,13 @@ from typing import Any
 from bot.close.controls import APPROVAL_HEADER as POSTING_HEADER
 from bot.close.controls import SECOND_APPROVAL_HEADER
 from bot.close.data import period_label
+from bot.close.doi_master import money
 from bot.close.journal import ACCOUNTS
-from bot.close.master import money
 from bot.close.posting import REVIEW_KINDS
 from bot.close.registry import FLUX, JOURNAL, REGISTRY, SIGNOFF
 from bot.close.toolbase import REF_RE
-from bot.models import Reply
-from bot.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME, late_answer_of
+from bot.core.models import Reply
+from bot.core.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME, late_answer_of
 
 
 @dataclass

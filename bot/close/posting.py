@@ -8,14 +8,14 @@ from typing import Any
 
 from bot.close.controls import ContentHash, check_approval, content_hash, short_hash
 from bot.close.data import ZERO, add_months
+from bot.close.doi_master import money
 from bot.close.journal import JournalError, build
 from bot.close.ledger import AlreadyPostedError, Ledger
-from bot.close.master import money
 from bot.close.toolbase import MAX_LIST, ToolBase, decided_after
-from bot.errors import NotFoundError
-from bot.identity import same_person
-from bot.questions import HUMAN_SOURCES
-from bot.tools import ToolContext, ToolError
+from bot.core.errors import NotFoundError
+from bot.core.identity import same_person
+from bot.core.questions import HUMAN_SOURCES
+from bot.core.tools import ToolContext, ToolError
 
 # Flux review's questions: they explain the books, never change them (an adjustment is its own
 # kind, flux_adjust, and books)

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from bot.close.data import DATE_RE
 from bot.close.steps.flux import parse_adjustment
-from bot.close.tools import CloseTools
+from bot.close.toolset import CloseTools
+from bot.core.tools import ToolContext
 from bot.store import QuestionRecord, Store
-from bot.tools import ToolContext
 
 EVENT = "answer_previewed"
 KINDS = ("doi_effective", "flux_adjust")  # the questions whose typed answer books something

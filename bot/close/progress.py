@@ -11,8 +11,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from bot.close.doi_master import money
 from bot.close.ledger import Ledger
-from bot.close.master import money
 from bot.close.registry import STEPS
 from bot.store import Store
 

@@ -5,7 +5,7 @@ find its exceptions.
 A check registers itself with its step (`@INTAKE.check` on a function yielding Findings in
 the step's module in `bot/close/steps/`), so adding a check touches that module and its
 kind in `bot/close/kinds.py`, nothing else. A new step is a `Step` here and a tool method in
-`bot/close/tools.py`; the playbook, the system prompt's list and the status message all
+`bot/close/toolset.py`; the playbook, the system prompt's list and the status message all
 read this registry.
 """
 

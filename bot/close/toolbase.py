@@ -12,6 +12,7 @@ from bot.close import data as close_data
 from bot.close import groups
 from bot.close.checks import Close, Finding, prior_revenue_accruals
 from bot.close.data import CloseData, DoiRow, add_months
+from bot.close.doi_master import ACCOUNT_NAMES, APPROVAL_LIMIT, Master, money
 from bot.close.imports.intake import Imports
 from bot.close.kinds import (
     KINDS,
@@ -25,11 +26,10 @@ from bot.close.kinds import (
     option_meaning,
 )
 from bot.close.ledger import Ledger
-from bot.close.master import ACCOUNT_NAMES, APPROVAL_LIMIT, Master, money
 from bot.close.registry import BOOKS_STEPS, SIGNOFF
 from bot.close.steps.revenue import history_gaps
-from bot.errors import DataError, NotFoundError
-from bot.questions import (
+from bot.core.errors import DataError, NotFoundError
+from bot.core.questions import (
     LOGIN_RE,
     MAX_DESCRIPTION,
     MAX_HEADER,
@@ -38,8 +38,8 @@ from bot.questions import (
     TOOL_NAME,
     USER_ID_RE,
 )
+from bot.core.tools import ToolContext, ToolError
 from bot.store import QuestionRecord
-from bot.tools import ToolContext, ToolError
 
 REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
 MAX_LIST = 12  # exceptions listed in a tool result; exception_details has the rest

@@ -14,14 +14,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.app import Service, build_service
-from bot.config import Settings
-from bot.models import Model
+from bot.core.config import Settings
+from bot.core.models import Model
 from bot.sandbox.client import SlackClient
 from bot.sandbox.http import LoopbackServer
 from bot.sandbox.page import Guard, Page
 from bot.sandbox.slack_api import BOT_USER, Channel, FakeSlack, Person
-from bot.server import EVENTS_PATH, HttpServer
+from bot.slack.app import Service, build_service
+from bot.slack.http.server import EVENTS_PATH, HttpServer
 from bot.store import Store
 
 STARTER = Person("UALICE", "Alice Park", "Senior accountant · starts the close", "#e8912d")

@@ -1,5 +1,5 @@
 """The audit chain: every decision is an event chained by a keyed hash to the run's previous
-one, recording the rows it wrote; each run's head is sealed (bot/chain.py says how)."""
+one, recording the rows it wrote; each run's head is sealed (bot/store/chain.py says how)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from bot import chain
-from bot.errors import ConfigError
+from bot.core.errors import ConfigError
+from bot.store import chain
 from bot.store.core import StoreCore, dumps, known
 
 

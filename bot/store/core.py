@@ -16,10 +16,10 @@ from typing import Any, NoReturn
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from bot.errors import BusyError, CorruptDatabaseError, ReadOnlyError, StorageFullError
-from bot.migrations import migrations, newer_migrations
-from bot.priority import ACKS
+from bot.core.errors import BusyError, CorruptDatabaseError, ReadOnlyError, StorageFullError
+from bot.store.ack_priority import ACKS
 from bot.store.locks import QUICK_BUSY_MS, Locks, Readers
+from bot.store.migrations import migrations, newer_migrations
 
 log = logging.getLogger(__name__)
 

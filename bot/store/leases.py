@@ -22,7 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from bot.errors import BusyError
+from bot.core.errors import BusyError
 from bot.store.runs import Run, Runs
 
 

@@ -8,8 +8,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from bot.errors import BusyError
-from bot.priority import ACKS
+from bot.core.errors import BusyError
+from bot.store.ack_priority import ACKS
 
 QUICK_BUSY_MS = 400  # the ack path waits at most this long for SQLite's lock, then says "busy"
 # ... and at most this long for this process's own lock, whose holders are its other threads'

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
-from bot.errors import AlreadyAnsweredError, NotFoundError
+from bot.core.errors import AlreadyAnsweredError, NotFoundError
 from bot.store.audit import AuditChain
 from bot.store.core import dumps, insert_row, known
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 
-from bot.errors import BusyError, ReplayedError, StorageError
+from bot.core.errors import BusyError, ReplayedError, StorageError
 from bot.store.core import StoreCore
 
 

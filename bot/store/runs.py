@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from bot.errors import NotFoundError, PeriodTakenError
+from bot.core.errors import NotFoundError, PeriodTakenError
 from bot.store.audit import AuditChain
 from bot.store.core import dumps, insert_row, known
 

@@ -16,9 +16,9 @@ from decimal import Decimal
 from typing import Any
 
 from bot.close.data import ZERO, Problem
+from bot.close.doi_master import money
 from bot.close.imports.recognize import KINDS, SOURCE_COLUMN, date_of, month_of, optional
 from bot.close.imports.sheet import Sheet
-from bot.close.master import money
 
 MONTH_PARSERS = ("_month", "_optional_month")
 SUMMED = {  # the column whose total a kind's summary shows, per operator or payor

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.chain import cover
 from bot.close import data as close_data
 from bot.close.data import CloseData, FileSource, Problem, check_period
 from bot.close.imports.convert import MONTH_COLUMN, Converted, convert, normalise
@@ -33,9 +32,10 @@ from bot.close.imports.recognize import (
     recognise,
 )
 from bot.close.imports.sheet import Sheet, read_sheets
-from bot.errors import DataError, NotFoundError
-from bot.names import Names
+from bot.core.errors import DataError, NotFoundError
+from bot.core.names import Names
 from bot.store import Store
+from bot.store.chain import cover
 
 PREVIEW_ROWS = 3
 

@@ -18,7 +18,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from bot.errors import DataError
+from bot.core.errors import DataError
 
 MAX_HEADER_SEARCH = 30  # rows looked at for the header
 XLSX_MAGIC = b"PK\x03\x04"

@@ -17,7 +17,7 @@ from bot.close.data import (
     cents,
     parse_amount,
 )
-from bot.close.master import (
+from bot.close.doi_master import (
     ACCOUNT_NAMES,
     FLUX_AMOUNT,
     FLUX_PERCENT,

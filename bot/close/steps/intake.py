@@ -23,7 +23,7 @@ from bot.close.data import (
     add_months,
     cents,
 )
-from bot.close.master import (
+from bot.close.doi_master import (
     TOLERANCE,
     dec8,
     money,

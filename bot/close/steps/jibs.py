@@ -20,14 +20,14 @@ from bot.close.data import (
     cents,
     months_between,
 )
-from bot.close.kinds import moves_lines
-from bot.close.master import (
+from bot.close.doi_master import (
     STALE_MONTHS,
     dec8,
     money,
     signed_money,
     trailing_months,
 )
+from bot.close.kinds import moves_lines
 from bot.close.registry import JIBS
 
 # -- step 3: JIB reconciliation ---------------------------------------------------

@@ -19,7 +19,7 @@ from bot.close.data import (
     cents,
     months_between,
 )
-from bot.close.master import (
+from bot.close.doi_master import (
     ACCRUAL_WINDOW,
     MATERIALITY,
     SEVERANCE_TOLERANCE,

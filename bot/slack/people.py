@@ -1,10 +1,10 @@
-"""The Slack side of bot/names.py: what `users.info` says a user is called (scope users:read)."""
+"""The Slack side of bot/core/names.py: what `users.info` says a user is called (scope users:read)."""
 
 from __future__ import annotations
 
 from slack_sdk import WebClient
 
-from bot.names import Lookup, Names, Profile
+from bot.core.names import Lookup, Names, Profile
 from bot.store import Store
 
 

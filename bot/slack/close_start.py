@@ -18,12 +18,12 @@ from slack_bolt import Ack
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
-from bot import blocks, period_blocks
+from bot import blocks
 from bot.blocks import outgoing
 from bot.close import data as close_data
 from bot.close.imports import intake
 from bot.close.ledger import Ledger
-from bot.errors import (
+from bot.core.errors import (
     BusyError,
     CloseBotError,
     CorruptDatabaseError,
@@ -31,9 +31,10 @@ from bot.errors import (
     StorageError,
     StorageFullError,
 )
-from bot.period_blocks import OpenPeriod
-from bot.slack_presenter import slack_error
-from bot.slack_work import SlackWork
+from bot.slack.blocks import period as period_blocks
+from bot.slack.blocks.period import OpenPeriod
+from bot.slack.presenter import slack_error
+from bot.slack.work import SlackWork
 from bot.store import Run, Store
 
 log = logging.getLogger(__name__)

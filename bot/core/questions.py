@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from bot.errors import AnswerError
+from bot.core.errors import AnswerError
 
 TOOL_NAME = "ask_user_question"
 

@@ -1,6 +1,6 @@
 """Builds the Bolt app and the chosen transport; wires handlers, runner and store.
 
-HTTP mode is served by bot/server.py (waitress, the edge checks, /healthz). Socket Mode
+HTTP mode is served by bot/slack/http/server.py (waitress, the edge checks, /healthz). Socket Mode
 (development, no public URL) uses slack_sdk's own client.
 """
 
@@ -27,23 +27,23 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 
 from bot import handlers
-from bot.assemble import close_loop
 from bot.close import gl_export
+from bot.close.assemble import close_loop
 from bot.close.imports.intake import Imports
+from bot.close.inquiries import Desk
 from bot.close.registry import STEPS
-from bot.config import Settings
-from bot.desk import Desk
-from bot.errors import ConfigError, ReplayedError, StorageError
-from bot.models import Model
-from bot.names import Names
-from bot.runner import Runner
-from bot.server import EVENTS_PATH, HEALTH_PATH, HttpServer
-from bot.slack_desk import SlackDesk
-from bot.slack_files import FileIntake
-from bot.slack_http import KeepAliveWebClient
-from bot.slack_people import slack_names
-from bot.slack_presenter import SlackPresenter
-from bot.slack_work import SlackWork
+from bot.core.config import Settings
+from bot.core.errors import ConfigError, ReplayedError, StorageError
+from bot.core.models import Model
+from bot.core.names import Names
+from bot.core.runner import Runner
+from bot.slack.client import KeepAliveWebClient
+from bot.slack.files import FileIntake
+from bot.slack.home import SlackDesk
+from bot.slack.http.server import EVENTS_PATH, HEALTH_PATH, HttpServer
+from bot.slack.people import slack_names
+from bot.slack.presenter import SlackPresenter
+from bot.slack.work import SlackWork
 from bot.store import Store
 
 log = logging.getLogger(__name__)

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from bot.agent_loop import ask_of
-from bot.errors import AlreadyAnsweredError, NotAuthorizedError
-from bot.identity import one_of, same_person
-from bot.questions import (
+from bot.core.errors import AlreadyAnsweredError, NotAuthorizedError
+from bot.core.identity import one_of, same_person
+from bot.core.questions import (
     Ask,
     Rationale,
     Response,

@@ -6,7 +6,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from bot.errors import (
+from bot.core.errors import (
     ModelAuthError,
     ModelError,
     ModelOverloadedError,

@@ -20,13 +20,13 @@ from slack_bolt.context import BoltContext
 from slack_bolt.request import BoltRequest
 from slack_bolt.request.internals import build_context
 
-from bot import edge, rolling
-from bot.errors import BusyError, CorruptDatabaseError
-from bot.priority import ACKS
-from bot.runner import Held
+from bot.core.errors import BusyError, CorruptDatabaseError
+from bot.core.runner import Held
+from bot.slack.http import edge, rolling
+from bot.store.ack_priority import ACKS
 
 if TYPE_CHECKING:
-    from bot.app import Service
+    from bot.slack.app import Service
 
 log = logging.getLogger(__name__)
 

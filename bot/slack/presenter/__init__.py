@@ -20,14 +20,6 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
-from bot.audit import (
-    ENTRY_COLUMNS,
-    decision_rows,
-    iter_named_lines,
-    journal_rows,
-    named_lines,
-    to_csv,
-)
 from bot.blocks import outgoing
 from bot.close import gl_export, groups
 from bot.close.controls import (
@@ -38,15 +30,23 @@ from bot.close.controls import (
 )
 from bot.close.data import period_label
 from bot.close.decisions import changeable_decisions
+from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.ledger import Ledger
-from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.progress import intake_figures, loading_messages, step_lines
 from bot.close.registry import STEPS
-from bot.debounce import Debounce
-from bot.errors import CloseBotError
-from bot.identity import mention, same_person
-from bot.names import Names, named_text
-from bot.questions import USER_ID_RE, Ask, answer_text
+from bot.core.decision_log import (
+    ENTRY_COLUMNS,
+    decision_rows,
+    iter_named_lines,
+    journal_rows,
+    named_lines,
+    to_csv,
+)
+from bot.core.errors import CloseBotError
+from bot.core.identity import mention, same_person
+from bot.core.names import Names, named_text
+from bot.core.questions import USER_ID_RE, Ask, answer_text
+from bot.slack.presenter.debounce import Debounce
 from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
@@ -238,7 +238,7 @@ class SlackPresenter:
         # update that was already on its way does not replace it (the failure's note stays).
         # A new turn's first step change clears the mark.
         self._final: set[str] = set()
-        # A turn's many step changes become one status update at a time (bot/debounce.py).
+        # A turn's many step changes become one status update at a time (bot/slack/presenter/debounce.py).
         self._status_updates = Debounce(self._progress_now)
 
     def people(self, run: Run) -> set[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.blocks import MAX_BUTTON_TEXT, MAX_OPTION_TEXT, context, cut, escape, plain, section
 from bot.close.data import period_label
-from bot.identity import mention
+from bot.core.identity import mention
 
 PERIOD_ACTION = "closebot_close_period"  # the which-period form's Submit
 PERIOD_PICK = "closebot_period_pick"  # its radio buttons (block and action id)

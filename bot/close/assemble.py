@@ -7,9 +7,9 @@ from datetime import timedelta
 from bot.agent_loop import AgentLoop, Presenter
 from bot.close.playbook import PlaybookModel
 from bot.close.prompts import SYSTEM_PROMPT
-from bot.close.tools import CloseTools
-from bot.config import Settings
-from bot.models import ClaudeModel, Model
+from bot.close.toolset import CloseTools
+from bot.core.config import Settings
+from bot.core.models import ClaudeModel, Model
 from bot.store import Store
 
 

@@ -15,9 +15,9 @@ from slack_sdk.errors import SlackApiError
 from bot import blocks
 from bot.blocks import escape, outgoing
 from bot.close.data import period_label
-from bot.desk import PROMPTS, Desk, Intent
-from bot.names import Names
-from bot.slack_presenter import slack_error, status_title
+from bot.close.inquiries import PROMPTS, Desk, Intent
+from bot.core.names import Names
+from bot.slack.presenter import slack_error, status_title
 from bot.store import Run, Store
 
 log = logging.getLogger(__name__)

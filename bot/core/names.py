@@ -1,13 +1,13 @@
 """A person as people read them: a name, never a Slack user id.
 
-In Slack a person is their user id (bot/identity.py); what is shown is the name Slack gives
+In Slack a person is their user id (bot/core/identity.py); what is shown is the name Slack gives
 for it (`users.info`), cached in the store (the `people` table) so names survive a restart
 and the console, which has no Slack client, shows them too. A cached name is refreshed after
 a day; a lookup that fails shows the cached name, or else the id, and never fails the work
 that asked. A console identity (an OS login) is shown as itself.
 
 Front-end neutral: the lookup is a plain function handed in by the Slack edge
-(bot/slack_people.py); without one (the console, the CLI) only the cache is read.
+(bot/slack/people.py); without one (the console, the CLI) only the cache is read.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.errors import StorageError
-from bot.identity import SLACK_USER_ID
+from bot.core.errors import StorageError
+from bot.core.identity import SLACK_USER_ID
 from bot.store import Store
 
 log = logging.getLogger(__name__)

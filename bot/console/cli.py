@@ -16,18 +16,16 @@ from typing import TextIO
 
 from bot import __version__
 from bot.agent_loop import AgentLoop, Paused, TurnOutcome, Waiting
-from bot.assemble import build_model, close_loop
-from bot.audit import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
 from bot.close import data as close_data
 from bot.close import gl_export, preview
+from bot.close.assemble import build_model, close_loop
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
 from bot.close.decisions import CannotChange, ask_change, changeable_decisions
+from bot.close.doi_master import money
 from bot.close.imports import intake
 from bot.close.ledger import Ledger
-from bot.close.master import money
 from bot.close.prompts import start_prompt
-from bot.config import Settings
-from bot.console import (
+from bot.console.presenter import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_PAUSED,
@@ -38,10 +36,12 @@ from bot.console import (
     ConsolePresenter,
     drive,
 )
-from bot.errors import CloseBotError, ConfigError, PeriodTakenError
-from bot.identity import os_login
-from bot.models import estimated_cost
-from bot.names import Names, named_text
+from bot.core.config import Settings
+from bot.core.decision_log import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
+from bot.core.errors import CloseBotError, ConfigError, PeriodTakenError
+from bot.core.identity import os_login
+from bot.core.models import estimated_cost
+from bot.core.names import Names, named_text
 from bot.store import USAGE_FIELDS, Store
 from bot.store.leases import describe_owner, lease_owner
 
@@ -672,8 +672,8 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
         print(f"Run {args.run_id} drafted no journal entries.", file=out)
         return EXIT_OK
     if args.detail:
-        from bot.close.tools import CloseTools  # the close's code, only for this export
-        from bot.tools import ToolContext, ToolError
+        from bot.close.toolset import CloseTools  # the close's code, only for this export
+        from bot.core.tools import ToolContext, ToolError
 
         settings = _settings(args)
         tools = CloseTools(data_dir=settings.data_dir)
@@ -747,8 +747,8 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
-    from bot import logs
-    from bot.app import serve  # Slack's libraries load only for this command
+    from bot.core import logs
+    from bot.slack.app import serve  # Slack's libraries load only for this command
 
     # A long-running server logs what it does: INFO, UTC timestamps, unless told otherwise.
     logs.configure(
@@ -960,7 +960,7 @@ def cmd_doi(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0: sound; 1: a problem found (each one a line); 2: no database there."""
-    from bot import doctor
+    from bot.store import doctor
 
     settings = _settings(args)
     findings = doctor.examine(settings.db_path)
@@ -975,7 +975,7 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_backup(args: argparse.Namespace, out: TextIO) -> int:
-    from bot import doctor
+    from bot.store import doctor
 
     settings = _settings(args)
     pages = doctor.backup(settings.db_path, Path(args.path))

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from bot.errors import ConfigError
-from bot.identity import LOGIN_NAME, SLACK_USER_ID
+from bot.core.errors import ConfigError
+from bot.core.identity import LOGIN_NAME, SLACK_USER_ID
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_SLACK_API_URL = "https://slack.com/api/"

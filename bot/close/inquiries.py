@@ -1,7 +1,7 @@
 """What a person can ask closebot outside a close's thread — in a DM, the assistant pane, or
 at any time in a thread: "close October", "what's waiting on me?", "what's open?", "who
 decided X?" — and what the App Home shows. Front-end neutral: plain data and mrkdwn-free
-text; bot/slack_presenter.py draws it.
+text; bot/slack/presenter/__init__.py draws it.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.answers import may_steer
-from bot.audit import decision_rows
 from bot.close import data as close_data
 from bot.close.controls import APPROVAL_HEADERS, header_of
 from bot.close.ledger import Ledger
+from bot.core.answers import may_steer
+from bot.core.decision_log import decision_rows
 from bot.store import QuestionRecord, Run, Store
 
 MONTHS = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal, get_args, get_origin
 
-from bot import bulk
+from bot.core import gc_pause as bulk
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -172,7 +172,7 @@ class ToolRegistry:
         if problems:
             return f"{name}: " + "; ".join(problems), True
         try:
-            with bulk.paused():  # a tool walks the period's rows: bulk work (bot/bulk.py)
+            with bulk.paused():  # a tool walks the period's rows: bulk work (bot/core/gc_pause.py)
                 result = tool.fn(ctx, **raw_input)
         except ToolError as e:
             return str(e), True

@@ -47,7 +47,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bot.errors import ConfigError
+from bot.core.errors import ConfigError
 
 EVENT_FIELDS = ("run_id", "at", "kind", "actor", "detail")
 KEY_ENV = "CLOSEBOT_AUDIT_KEY"

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from typing import Protocol, TextIO
 
 from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, Waiting, ask_of
-from bot.answers import Answers
 from bot.close import groups
 from bot.close import preview as preview_kinds
 from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
-from bot.errors import AlreadyAnsweredError, AnswerError, NotAuthorizedError
-from bot.identity import os_login
-from bot.questions import (
+from bot.core.answers import Answers
+from bot.core.errors import AlreadyAnsweredError, AnswerError, NotAuthorizedError
+from bot.core.identity import os_login
+from bot.core.questions import (
     HUMAN_SOURCES,
     Ask,
     NoDefaultAnswer,

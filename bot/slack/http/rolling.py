@@ -15,10 +15,10 @@ import logging
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from bot import edge
+from bot.slack.http import edge
 
 if TYPE_CHECKING:
-    from bot.app import Service
+    from bot.slack.app import Service
 
 log = logging.getLogger(__name__)
 

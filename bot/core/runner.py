@@ -1,7 +1,7 @@
 """Where work runs: one job at a time per key, later jobs queued; quick jobs on their own pool.
 
 Bolt listeners never run the agent: they parse, authorize, claim and ack, then hand
-the work here (through bot/slack_work.py). Jobs with the same key (a run id) are kept
+the work here (through bot/slack/work.py). Jobs with the same key (a run id) are kept
 in order and never run in parallel; jobs with different keys share the turn pool, whose
 workers spend most of their time waiting on the model. Quick jobs that people are looking
 at (a form turning read-only, a thread opening, a private notice) run on a separate pool,

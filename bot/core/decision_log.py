@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from bot.names import Names, is_slack_id, named_text
-from bot.questions import answer_text
+from bot.core.names import Names, is_slack_id, named_text
+from bot.core.questions import answer_text
 from bot.store import QuestionRecord, Store
 
 ENTRY_COLUMNS = (

@@ -22,10 +22,10 @@ from slack_sdk.errors import SlackApiError
 
 from bot.agent_loop import AgentLoop, Failed, Paused, Stopped, TurnOutcome, ask_of
 from bot.close.prompts import start_prompt
-from bot.errors import AlreadyAnsweredError
-from bot.questions import answer_payload, default_responses, has_defaults
-from bot.runner import Runner
-from bot.slack_presenter import CANNOT_POST, SlackPresenter, slack_error
+from bot.core.errors import AlreadyAnsweredError
+from bot.core.questions import answer_payload, default_responses, has_defaults
+from bot.core.runner import Runner
+from bot.slack.presenter import CANNOT_POST, SlackPresenter, slack_error
 from bot.store import Store
 from bot.store.leases import lease_owner
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from bot.chain import key_file_for
-from bot.errors import ConfigError
+from bot.core.errors import ConfigError
 from bot.store import Store
+from bot.store.chain import key_file_for
 from bot.store.leases import describe_owner, owner_is_gone
 
 STUCK_AFTER = timedelta(minutes=2)  # as the server's watchdog counts it

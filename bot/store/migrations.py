@@ -260,7 +260,7 @@ def m006_usage(db: Database) -> None:
 
 @migrations()
 def m007_versioned_chain(db: Database) -> None:
-    """Audit events name the algorithm that hashed them (bot/chain.py), so a chain written by
+    """Audit events name the algorithm that hashed them (bot/store/chain.py), so a chain written by
     an earlier release verifies with its own algorithm; nothing already hashed is touched.
     Events from before the chain existed (release 68fe5b6) have no hash: the highest such id
     is kept, so an event whose hash is removed later reads as broken, not as old."""
@@ -343,7 +343,7 @@ def m008_imports(db: Database) -> None:
 
 @migrations()
 def m009_keyed_trail(db: Database) -> None:
-    """The tamper-evident trail (bot/chain.py): what each audit event covers, each run's seal,
+    """The tamper-evident trail (bot/store/chain.py): what each audit event covers, each run's seal,
     and each journal line's own digest. Events already written keep their hashes."""
     db.table("audit_events").add_column("covers", str)
     db.table("run_seals").create(

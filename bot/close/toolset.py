@@ -11,10 +11,10 @@ from bot.close import data as close_data
 from bot.close.checks import Finding
 from bot.close.data import ZERO, add_months
 from bot.close.decisions import DecisionTools
+from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.imports.intake import imported_evidence, input_targets
 from bot.close.kinds import option_label
 from bot.close.ledger import Ledger
-from bot.close.master import ACCOUNT_NAMES, money
 from bot.close.posting import PostingTools
 from bot.close.registry import (
     FLUX,
@@ -30,8 +30,8 @@ from bot.close.registry import (
 from bot.close.steps import flux, jibs, revenue
 from bot.close.steps.flux import _flux_label, _flux_line
 from bot.close.toolbase import MAX_LIST, _short
-from bot.names import Names
-from bot.tools import ToolContext, ToolError, ToolRegistry
+from bot.core.names import Names
+from bot.core.tools import ToolContext, ToolError, ToolRegistry
 
 
 def _carried_finding(

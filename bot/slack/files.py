@@ -20,13 +20,13 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot import file_blocks
 from bot.blocks import escape, outgoing, section
 from bot.close.data import period_label
 from bot.close.imports.intake import Imports, Received, preview
 from bot.close.imports.recognize import KINDS, optional
-from bot.errors import CloseBotError, NotAuthorizedError
-from bot.names import Names
+from bot.core.errors import CloseBotError, NotAuthorizedError
+from bot.core.names import Names
+from bot.slack.blocks import files as file_blocks
 from bot.store import Store
 
 log = logging.getLogger(__name__)
