@@ -372,9 +372,9 @@ def test_the_schema_and_the_validation_come_from_one_declaration() -> None:
 
 
 def test_each_question_type_is_one_object_for_form_console_and_payload() -> None:
-    from bot.core.questions import KINDS
+    from bot.core.questions import QUESTION_KINDS
 
-    assert set(KINDS) == set(QuestionType)
+    assert set(QUESTION_KINDS) == set(QuestionType)
     ask = _ask()
     single, multiple, free = ask.questions
     options = [
