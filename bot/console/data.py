@@ -1,0 +1,178 @@
+"""`closebot data` (sample, check, import) and `closebot doi`: the close's files and a
+well's DOI history."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import TextIO
+
+from bot.close import data as close_data
+from bot.close import gl_export
+from bot.close.imports import intake
+from bot.close.ledger import Ledger
+from bot.console.presenter import EXIT_OK, EXIT_USAGE
+from bot.console.session import open_store, settings_of
+from bot.core.errors import CloseBotError, ConfigError
+from bot.core.identity import os_login
+
+
+def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
+    if args.data_command == "import":
+        return cmd_data_import(args, out)
+    target = Path(args.dir).expanduser()
+    if args.data_command == "sample":
+        written = close_data.write_sample(target)
+        print(f"Wrote the sample periods {', '.join(written)} to {target}.", file=out)
+        print(f"Check them with: closebot data check {target}", file=out)
+        return EXIT_OK
+    if not target.is_dir():
+        raise ConfigError(f"{target} is not a directory")
+    if args.period:
+        close_data.check_period(args.period)
+    results = close_data.check(target, args.period)
+    bad = 0
+    for period, problems in results.items():
+        if not problems:
+            print(f"{period}: ok (11 files)", file=out)
+            continue
+        bad += 1
+        print(f"{period}: {len(problems)} problem(s); nothing would be imported:", file=out)
+        for p in problems:
+            print(f"  - {p}", file=out)
+    if (target / gl_export.MAP_FILE).is_file():
+        try:
+            missing = gl_export.unmapped(gl_export.read_account_map(target / gl_export.MAP_FILE))
+        except CloseBotError as e:
+            print(f"{gl_export.MAP_FILE}: {e}", file=out)
+            return EXIT_USAGE
+        if missing:
+            bad += 1
+            print(
+                f"{gl_export.MAP_FILE}: {len(missing)} closebot account(s) with no GL account: "
+                + ", ".join(missing),
+                file=out,
+            )
+        else:
+            print(f"{gl_export.MAP_FILE}: ok (every closebot account is mapped)", file=out)
+    return EXIT_USAGE if bad else EXIT_OK
+
+
+def cmd_data_import(args: argparse.Namespace, out: TextIO) -> int:
+    """Import files into the database, as a drop in Slack does; a file that needs a person
+    (its kind, period or an unfamiliar layout) is listed with what to say."""
+    if args.period:
+        close_data.check_period(args.period)
+    files: list[Path] = []
+    for raw in args.paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            files.extend(
+                sorted(p for p in path.iterdir() if p.suffix.lower() in (".csv", ".xlsx", ".xlsm"))
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ConfigError(f"{path}: no such file or directory")
+    files = [f for f in files if f.name != gl_export.MAP_FILE]
+    if not files:
+        raise ConfigError("no CSV or XLSX files to import")
+    store = open_store(settings_of(args))
+    imports = intake.Imports(store)
+    who = os_login()  # the console's identity: the OS login running the command
+    failed = 0
+    for path in files:
+        got = imports.receive(
+            filename=path.name,
+            raw=path.read_bytes(),
+            dropped_by=who,
+            origin="cli",
+            period=args.period,
+            kind=args.kind,
+        )
+        if got.ask and got.ask.needs == ["mapping"]:
+            print(
+                f"{path.name}: {got.ask.kind}, proposed mapping: {_mapping_text(got.ask)}", file=out
+            )
+            if args.yes or (sys.stdin.isatty() and _yes(f"Use this mapping for {path.name}?", out)):
+                got = imports.confirm(got.id, by=who)
+        if got.status == "active":
+            superseded = (
+                f"; replaces {got.superseded['filename']} (file {got.superseded['id']})"
+                if got.superseded
+                else ""
+            )
+            assert got.converted
+            print(
+                f"{path.name}: {got.kind} for {got.period} — {got.converted.summary()}{superseded}",
+                file=out,
+            )
+        elif got.status == "duplicate":
+            print(f"{path.name}: already the {got.period} {got.kind}; nothing changed", file=out)
+        elif got.status == "pending":
+            failed += 1
+            assert got.ask
+            say = " and ".join(
+                {"kind": "--kind", "period": "--period", "mapping": "--yes"}[n]
+                for n in got.ask.needs
+            )
+            print(
+                f"{path.name}: could not tell its {', '.join(got.ask.needs)}; give {say}", file=out
+            )
+        else:
+            failed += 1
+            print(
+                f"{path.name}: {len(got.problems)} problem(s); nothing of it was imported:",
+                file=out,
+            )
+            for p in got.problems:
+                print(f"  - {p}", file=out)
+    return EXIT_USAGE if failed else EXIT_OK
+
+
+def _yes(prompt: str, out: TextIO) -> bool:
+    print(f"{prompt} [y/N] ", end="", file=out, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _mapping_text(ask: intake.Ask) -> str:
+    return ", ".join(f"{k} ← {v!r}" for k, v in ask.mapping.items() if v and v != k) or "as named"
+
+
+def cmd_doi(args: argparse.Namespace, out: TextIO) -> int:
+    settings = settings_of(args)
+    store = open_store(settings)
+    ledger = Ledger(store)
+    period = close_data.latest_period(settings.data_dir)
+    folder = close_data.require_period(period, settings.data_dir)
+    csv_rows = [
+        r for r in close_data.load(period, settings.data_dir).doi if r.well_id == args.well_id
+    ]
+    added = ledger.all_doi_rows(args.well_id)
+    if not csv_rows and not added:
+        raise ConfigError(
+            f"no DOI rows for well {args.well_id!r} in {folder / 'doi.csv'} or the store"
+        )
+    name = csv_rows[0].well_name if csv_rows else added[0]["row"].get("well_name", args.well_id)
+    print(f"{args.well_id} {name} — DOI history", file=out)
+    print(f"  {'effective':<11} {'WI':>11} {'NRI':>11}  source", file=out)
+    for r in csv_rows:
+        print(
+            f"  {r.effective_from:<11} {r.wi:>11.8f} {r.nri:>11.8f}  doi.csv line {r.line} ({period})",
+            file=out,
+        )
+    for a in added:
+        row = a["row"]
+        state = {
+            "in_force": "in force",
+            "proposed": "proposed, awaiting posting approval",
+            "void": "void",
+        }.get(a["status"], a["status"])
+        print(
+            f"  {a['effective_from']:<11} {Decimal(row['wi']):>11.8f} {Decimal(row['nri']):>11.8f}  closebot run {a['run_id']}, "
+            f"decided by {a['decided_by'] or '-'} — {state}",
+            file=out,
+        )
+    return EXIT_OK

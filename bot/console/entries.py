@@ -1,0 +1,81 @@
+"""`closebot entries`: a run's journal entries, as text, CSV, a ledger's import file or
+every source line behind them."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import TextIO
+
+from bot.close import gl_export
+from bot.close.doi_master import money
+from bot.close.ledger import Ledger
+from bot.console.presenter import EXIT_OK
+from bot.console.session import open_store, settings_of
+from bot.core.decision_log import ENTRY_COLUMNS, journal_rows, named_lines, to_csv
+from bot.core.errors import CloseBotError
+from bot.core.names import Names
+
+DETAIL_COLUMNS = ("entry_no", "line_no", "account", "well_id", "debit", "credit", "ref", "memo")
+
+
+def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
+    store = open_store(settings_of(args))
+    store.run(args.run_id)
+    ledger = Ledger(store)
+    batch = ledger.current_batch(args.run_id)
+    if batch is None:
+        print(f"Run {args.run_id} drafted no journal entries.", file=out)
+        return EXIT_OK
+    if args.detail:
+        from bot.close.toolset import CloseTools  # the close's code, only for this export
+        from bot.core.tools import ToolContext, ToolError
+
+        settings = settings_of(args)
+        tools = CloseTools(data_dir=settings.data_dir)
+        try:
+            rows = tools.journal_detail(ToolContext(run_id=args.run_id, store=store))
+        except ToolError as e:
+            raise CloseBotError(str(e)) from e
+        out.write(to_csv(rows, DETAIL_COLUMNS))
+        return EXIT_OK
+    lines = named_lines(ledger.lines(batch["id"]), Names(store))  # who decided, by name
+    if args.format:
+        settings = settings_of(args)
+        path = Path(args.map).expanduser() if args.map else gl_export.map_path(settings.data_dir)
+        export = gl_export.build_export(
+            batch,
+            lines,
+            period=store.run(args.run_id).period,
+            documents=gl_export.documents(store, args.run_id),
+            account_map=gl_export.read_account_map(path),
+        )
+        if args.format == "xero" and len(lines) > gl_export.XERO_MAX_LINES:
+            print(
+                f"closebot: note: {len(lines)} lines; Xero imports at most "
+                f"{gl_export.XERO_MAX_LINES} a file",
+                file=sys.stderr,
+            )
+        out.write(export.render(args.format))
+        return EXIT_OK
+    if args.csv:
+        out.write(to_csv(journal_rows(batch, lines), ENTRY_COLUMNS))
+        return EXIT_OK
+    print(
+        f"Batch {batch['id']} ({batch['status']}) · debits {money(Decimal(batch['total_debit']))} = credits {money(Decimal(batch['total_credit']))}",
+        file=out,
+    )
+    current = None
+    for line in lines:
+        if line["entry_no"] != current:
+            current = line["entry_no"]
+            print(f"\n{line['entry_no']}. {line['entry']}", file=out)
+        dr = f"{line['debit']:>14,.2f}" if line["debit"] else " " * 14
+        cr = f"{line['credit']:>14,.2f}" if line["credit"] else " " * 14
+        print(
+            f"   {line['account']} {line['account_name'][:28]:<28} {dr} {cr}  {line['memo'][:40]}",
+            file=out,
+        )
+    return EXIT_OK

@@ -1,0 +1,120 @@
+"""`closebot run` and `closebot resume`: start a period's close, or continue a run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from bot.agent_loop import Paused, TurnOutcome, Waiting
+from bot.close import data as close_data
+from bot.close.imports import intake
+from bot.close.ledger import Ledger
+from bot.close.prompts import start_prompt
+from bot.console.presenter import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from bot.console.session import RESUME_LEASE, console_loop, drive_to_end, open_store, settings_of
+from bot.core.errors import PeriodTakenError
+from bot.core.identity import os_login
+from bot.core.names import Names
+from bot.store.leases import describe_owner, lease_owner
+
+
+def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    settings = settings_of(args)
+    store = open_store(settings, to_work=True)
+    period = args.period or intake.latest_period(store, settings.data_dir)
+    intake.require_data(store, period, settings.data_dir)
+    intake.load_period(store, period, settings.data_dir)  # bad data stops here, before a run
+    label = close_data.period_label(period)
+    posted = Ledger(store).posted_batch(period)
+    if posted is not None:  # one close per period
+        names = Names(store)  # people by the names Slack last gave
+        approvers = [names(who, "-") for who in Ledger(store).approvers(posted)]
+        by = f", approved by {' and '.join(approvers)}" if approvers else ""
+        print(
+            f"closebot: {label} is already posted (batch {posted['id']}{by}); a period is closed "
+            "once. To change it, reopen it with a reversing batch in the ledger. Nothing was "
+            "started.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    live = store.live_run(period)
+    if live is not None:
+        print(
+            f"closebot: the {label} close is already under way (run {live.id}, {live.status}); "
+            f"continue it with `closebot resume {live.id}`. Nothing was started.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    loop = console_loop(settings, store, out)
+    mode = "auto" if args.auto else "console"
+    try:  # the period's claim: of two starts at the same instant, one makes a run
+        run = store.create_run(
+            period=period,
+            mode=mode,
+            started_by=os_login(),
+            model=loop.model.name,
+            one_per_period=True,
+        )
+    except PeriodTakenError as e:
+        print(
+            f"closebot: the {label} close is already under way (run {e.run_id}); "
+            f"continue it with `closebot resume {e.run_id}`. Nothing was started.",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    driver = (
+        "Claude " + loop.model.name
+        if settings.uses_claude
+        else "the offline playbook (no ANTHROPIC_API_KEY)"
+    )
+    print(
+        f"closebot · Month-end close · {close_data.period_label(period)} · run {run.id}", file=out
+    )
+    print(f"Driven by {driver}; state in {settings.db_path}.\n", file=out, flush=True)
+    outcome = loop.start(run.id, start_prompt(period))
+    return drive_to_end(loop, store, run.id, outcome, auto=args.auto, settings=settings, out=out)
+
+
+def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
+    settings = settings_of(args)
+    store = open_store(settings, to_work=True)
+    run = store.run(args.run_id)
+    if run.status == "done":
+        print(
+            f"closebot: run {run.id} is already finished; see `closebot audit {run.id}`.", file=out
+        )
+        return EXIT_OK
+    owner = lease_owner("closebot resume")
+    with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
+        if holder:
+            print(
+                f"closebot: run {run.id} is being advanced by {describe_owner(holder)}; "
+                "nothing was changed. Try again when it is done (`closebot runs` shows its state).",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        loop = console_loop(settings, store, out)
+        print(
+            f"closebot · resuming run {run.id} ({close_data.period_label(run.period)}, was {run.status})",
+            file=out,
+            flush=True,
+        )
+        pending = store.pending_question(run.id)
+        deferred = store.deferred_questions(run.id)
+        if pending:
+            outcome: TurnOutcome = Paused(pending.id)
+        elif loop.parked(run.id):  # it waits on questions put off: they come back now
+            outcome = Waiting(text="", deferred=tuple(q.id for q in deferred))
+        else:
+            outcome = loop.advance(run.id)
+        return drive_to_end(
+            loop,
+            store,
+            run.id,
+            outcome,
+            auto=args.auto,
+            settings=settings,
+            out=out,
+            bring_back=True,
+        )
