@@ -108,11 +108,12 @@ def test_a_long_read_says_how_far_it_is_file_by_file_and_one_within_the_interval
     tmp_path: Path,
 ) -> None:
     from bot.close import data as close_data
+    from bot.close.data.loading import _load
 
     generate(tmp_path, 400, seed=3)
     said: list[str] = []
     every_file = close_data.ReadProgress(said.append, "2026-10", every=0.0)
-    data = close_data._load("2026-10", tmp_path / "2026-10", progress=every_file)
+    data = _load("2026-10", tmp_path / "2026-10", progress=every_file)
     assert len(said) == 12  # one line per file read, then the whole count
     counts = dict(data.counts)
     for name, n in counts.items():
@@ -120,21 +121,21 @@ def test_a_long_read_says_how_far_it_is_file_by_file_and_one_within_the_interval
     assert said[0] == f"Reading 2026-10: doi.csv {counts['doi.csv']:,} rows so far…"
     quiet: list[str] = []
     within = close_data.ReadProgress(quiet.append, "2026-10", every=3600.0)
-    close_data._load("2026-10", tmp_path / "2026-10", progress=within)
+    _load("2026-10", tmp_path / "2026-10", progress=within)
     assert quiet == []
 
 
 def test_history_written_as_accounting_exports_write_it_reads_as_the_plain_form(
     tmp_path: Path,
 ) -> None:
-    from bot.close import data as close_data
+    from bot.close.data.loading import _load
     from tests.period_kit import edit, write_period
 
-    plain = close_data._load("2026-10", write_period(tmp_path / "plain"))
+    plain = _load("2026-10", write_period(tmp_path / "plain"))
     folder = write_period(tmp_path / "exported")
     edit(folder, "jib_history.csv", "2026-08,W-A,LOE,9500.00", '2026-08,W-A,loe," $9,500.00 "')
     edit(folder, "revenue_history.csv", "2026-07,oil,1000,69.00", "2026-07, Oil ,1000,$69.00")
-    exported = close_data._load("2026-10", folder)
+    exported = _load("2026-10", folder)
     assert exported.history.loe_gross == plain.history.loe_gross
     assert exported.history.loe_gross[("W-A", "LOE")]["2026-08"] == Decimal("9500.00")
     assert exported.history.sales == plain.history.sales

@@ -1,6 +1,6 @@
 """A table and a confirmed mapping → the rows of one kind in closebot's layout, checked whole.
 
-Every cell is checked with the loader's own parsers (bot/close/data.py), so what is refused
+Every cell is checked with the loader's own parsers (bot/close/data/), so what is refused
 here is what `closebot data check` refuses; a problem names the file, its row as the
 spreadsheet numbers it, the file's own column name, the value and what was expected. A
 total row must agree with the rows above it. Nothing is used unless there is no problem.
