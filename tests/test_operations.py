@@ -135,7 +135,7 @@ def test_a_listener_bug_is_logged_with_context_and_the_person_is_told(
         monkeypatch.setattr(
             h.service.work, "start_close", broken
         )  # the one seam a bug can be put in
-        with caplog.at_level(logging.ERROR, logger="bot.slack.app"):
+        with caplog.at_level(logging.ERROR, logger="bot.slack.listeners.errors"):
             h.command("2026-10")
         h.idle()
         (record,) = [r for r in caplog.records if "listener failed" in r.getMessage()]

@@ -15,7 +15,7 @@ from bot.core.errors import ConfigError
 
 def cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     from bot.core import logs
-    from bot.slack.app import serve  # Slack's libraries load only for this command
+    from bot.slack.serve import serve  # Slack's libraries load only for this command
 
     # A long-running server logs what it does: INFO, UTC timestamps, unless told otherwise.
     logs.configure(

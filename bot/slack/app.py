@@ -1,68 +1,51 @@
-"""Builds the Bolt app and the chosen transport; wires handlers, runner and store.
-
-HTTP mode is served by bot/slack/http/server.py (waitress, the edge checks, /healthz). Socket Mode
-(development, no public URL) uses slack_sdk's own client.
+"""The Bolt app, built from settings: its parts (client, presenter, work queue, desk, file
+intake, the one close start) wired once, and every listener attached by
+`handlers.register(app, deps)`. Serving it (HTTP or Socket Mode) is bot/slack/serve.py.
 """
 
 from __future__ import annotations
 
-import logging
 import re
-import signal
-import sys
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 from slack_bolt import App
-from slack_bolt.error import BoltError, BoltUnhandledRequestError
-from slack_bolt.response import BoltResponse
+from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-)
 
 from bot import handlers
 from bot.close import gl_export
 from bot.close.assemble import close_loop
-from bot.close.imports.intake import Imports
 from bot.close.inquiries import Desk
 from bot.close.registry import STEPS
 from bot.core.config import Settings
-from bot.core.errors import ConfigError, ReplayedError, StorageError
+from bot.core.errors import ConfigError
 from bot.core.models import Model
 from bot.core.names import Names
 from bot.core.runner import Runner
-from bot.slack.client import KeepAliveWebClient
+from bot.slack.client import web_client
+from bot.slack.close_start import CloseStarter
 from bot.slack.files import FileIntake
 from bot.slack.home import SlackDesk
-from bot.slack.http.server import EVENTS_PATH, HEALTH_PATH, HttpServer
 from bot.slack.people import slack_names
 from bot.slack.presenter import SlackPresenter
 from bot.slack.work import SlackWork
 from bot.store import Store
 
-log = logging.getLogger(__name__)
-
-SWITCH_INTERVAL_S = 0.0005
+__all__ = ["Service", "build_service", "presenter_for", "question_ttl", "web_client"]
 
 
-def web_client(settings: Settings) -> WebClient:
-    """The Web API client: SLACK_API_URL, with 429 (Retry-After) and connection retries,
-    over kept-alive connections."""
-    return KeepAliveWebClient(
-        token=settings.slack_bot_token,
-        base_url=settings.slack_api_url,
-        timeout=15,
-        retry_handlers=[
-            ConnectionErrorRetryHandler(max_retry_count=2),
-            RateLimitErrorRetryHandler(max_retry_count=3),
-        ],
-    )
+@dataclass
+class Service:
+    """Everything a running bot is made of."""
+
+    app: App
+    store: Store
+    runner: Runner
+    presenter: SlackPresenter
+    work: SlackWork
+    signing_secret: str
 
 
 def presenter_for(
@@ -88,36 +71,6 @@ def question_ttl(settings: Settings) -> timedelta | None:
     return timedelta(minutes=minutes) if minutes else None
 
 
-@dataclass
-class Service:
-    """Everything a running bot is made of."""
-
-    app: App
-    store: Store
-    runner: Runner
-    presenter: SlackPresenter
-    work: SlackWork
-    signing_secret: str
-
-
-def _starter(store: Store, work: SlackWork) -> Callable[[str, str, str, str], None]:
-    """Begin a close in the thread where its files were dropped."""
-
-    def start(channel: str, thread_ts: str, period: str, user: str) -> None:
-        run = store.create_run(
-            period=period,
-            mode="slack",
-            started_by=user,
-            model=work.loop.model.name,
-            channel=channel,
-            thread_ts=thread_ts,
-        )
-        Imports(store).set_thread_run(channel=channel, thread_ts=thread_ts, run_id=run.id)
-        work.start_close(run.id)
-
-    return start
-
-
 def build_service(
     settings: Settings,
     *,
@@ -128,29 +81,9 @@ def build_service(
     still_working_after: float = 45.0,
 ) -> Service:
     """The Bolt app with its listeners, runner and presenter; checks the token with auth.test."""
-    _require(settings, socket_mode=socket_mode)
+    require(settings, socket_mode=socket_mode)
     client = web_client(settings)
-    try:
-        app = App(
-            client=client,
-            signing_secret=settings.slack_signing_secret or "socket-mode",
-            process_before_response=True,
-            # an event nothing listens to is acknowledged in the error handler, in one line
-            raise_error_for_unhandled_request=True,
-        )
-    except (BoltError, SlackApiError) as e:
-        reason = _reason(e)
-        if "Errno" in reason or "URLError" in reason or "Connection" in reason:
-            raise ConfigError(
-                f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({reason})"
-            ) from e
-        raise ConfigError(
-            f"Slack refused SLACK_BOT_TOKEN ({reason}); check the token and SLACK_API_URL"
-        ) from e
-    except OSError as e:  # connection refused, DNS: Slack is unreachable, not our port
-        raise ConfigError(
-            f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({e})"
-        ) from e
+    app = bolt_app(settings, client)
     names = slack_names(store, client)  # one cache of who people are, for every part
     presenter = presenter_for(settings, store, client, names)
     loop = close_loop(
@@ -172,6 +105,15 @@ def build_service(
         names=names,
     )
     presenter.on_state_change = desk.republish  # the Home tabs follow the runs' states
+    starter = CloseStarter(store=store, work=work, data_dir=settings.data_dir)
+    files = FileIntake(
+        store=store,
+        client=client,
+        approvers=settings.approvers,
+        data_dir=settings.data_dir,
+        start=starter.in_files_thread,
+        names=names,
+    )
     handlers.register(
         app,
         handlers.Deps(
@@ -179,18 +121,11 @@ def build_service(
             work=work,
             approvers=settings.approvers,
             data_dir=settings.data_dir,
-            files=FileIntake(
-                store=store,
-                client=client,
-                approvers=settings.approvers,
-                data_dir=settings.data_dir,
-                start=_starter(store, work),
-                names=names,
-            ),
+            files=files,
             desk=desk,
+            starter=starter,
         ),
     )
-    app.error(_error_handler(work))
     return Service(
         app=app,
         store=store,
@@ -201,71 +136,34 @@ def build_service(
     )
 
 
-def _error_handler(work: SlackWork) -> Callable[..., None]:
-    """Bolt's catch-all: log with context, and tell the person where that is possible."""
-
-    def on_error(error: Exception, body: dict[str, Any], response: BoltResponse | None) -> None:
-        if isinstance(error, BoltUnhandledRequestError):  # acknowledged: Slack needs a 2xx
-            log.info("unhandled %s: acknowledged", _request_kind(body))
-            if response is not None:
-                response.status, response.body = 200, ""
-            return
-        if isinstance(error, ReplayedError):  # a concurrent duplicate delivery: answered once
-            log.info("a duplicate delivery was ignored (%s)", error)
-            if response is not None:
-                response.status, response.body = 200, ""
-            return
-        body = body if isinstance(body, dict) else {}
-        user = (body.get("user") or {}).get("id") if isinstance(body.get("user"), dict) else None
-        user = user or body.get("user_id") or (body.get("event") or {}).get("user")
-        channel = (
-            (body.get("channel") or {}).get("id") if isinstance(body.get("channel"), dict) else None
+def bolt_app(settings: Settings, client: WebClient) -> App:
+    """The App over `client`; Bolt's auth.test refusing the token is a ConfigError that says
+    which setting to check."""
+    try:
+        return App(
+            client=client,
+            signing_secret=settings.slack_signing_secret or "socket-mode",
+            process_before_response=True,
+            # an event nothing listens to is acknowledged in the error handler, in one line
+            raise_error_for_unhandled_request=True,
         )
-        channel = channel or body.get("channel_id") or (body.get("event") or {}).get("channel")
-        log.error(
-            "listener failed: %s: %s (type=%s user=%s channel=%s)",
-            type(error).__name__,
-            error,
-            body.get("type") or body.get("command"),
-            user,
-            channel,
-            exc_info=error,
-        )
-        if isinstance(error, StorageError):  # the database, not the request: no 500, say so
-            if response is not None:
-                response.status, response.body = 200, ""
-            if user and channel:
-                text = handlers.storage_text(error)
-                work.runner.side(
-                    lambda: work.presenter.ephemeral(
-                        channel=str(channel), user=str(user), thread_ts=None, text=text
-                    )
-                )
-            return
-        if user and channel:
-            text = "Something went wrong on my side and nothing was changed; please try again. If it keeps happening, tell whoever runs closebot."
-            work.runner.side(
-                lambda: work.presenter.ephemeral(
-                    channel=str(channel), user=str(user), thread_ts=None, text=text
-                )
-            )
-
-    return on_error
+    except (BoltError, SlackApiError) as e:
+        reason = slack_reason(e)
+        if "Errno" in reason or "URLError" in reason or "Connection" in reason:
+            raise ConfigError(
+                f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({reason})"
+            ) from e
+        raise ConfigError(
+            f"Slack refused SLACK_BOT_TOKEN ({reason}); check the token and SLACK_API_URL"
+        ) from e
+    except OSError as e:  # connection refused, DNS: Slack is unreachable, not our port
+        raise ConfigError(
+            f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({e})"
+        ) from e
 
 
-def _request_kind(body: Any) -> str:
-    """What a request is, in a word or two, for the log: 'event member_joined_channel'."""
-    if not isinstance(body, dict):
-        return "request"
-    event = body.get("event")
-    if isinstance(event, dict):
-        return f"event {event.get('type')}"
-    if body.get("command"):
-        return f"command {body.get('command')}"
-    return str(body.get("type") or "request")
-
-
-def _reason(e: Exception) -> str:
+def slack_reason(e: Exception) -> str:
+    """Why Slack refused: its error code, from the response or bolt's message."""
     if isinstance(e, SlackApiError):
         return str(e.response.get("error"))
     found = re.search(
@@ -274,7 +172,8 @@ def _reason(e: Exception) -> str:
     return found.group(1) if found else str(e).splitlines()[0]
 
 
-def _require(settings: Settings, *, socket_mode: bool) -> None:
+def require(settings: Settings, *, socket_mode: bool) -> None:
+    """The settings the chosen transport needs: a ConfigError naming the first missing."""
     needed = (
         ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"]
         if socket_mode
@@ -289,68 +188,3 @@ def _require(settings: Settings, *, socket_mode: bool) -> None:
         if not values[name]:
             mode = "Socket Mode" if socket_mode else "HTTP mode"
             raise ConfigError(f"{name} is not set; {mode} needs it (see README: Slack set-up)")
-
-
-def _driver(model: Model) -> str:
-    return "the offline playbook" if model.name == "offline-playbook" else f"Claude ({model.name})"
-
-
-def _wait_for(stop: threading.Event) -> None:
-    """Block until `stop` is set, waking every half second: a SIGTERM delivered to another
-    thread (Linux may pick any) only runs its Python handler when the main thread runs
-    bytecode, so a wait without a timeout can sleep through it forever."""
-    while not stop.wait(0.5):
-        pass
-
-
-def serve(
-    settings: Settings, *, store: Store, model: Model, http: bool, host: str, port: int, out: Any
-) -> int:
-    """Run the bot until SIGINT/SIGTERM: HTTP, or Socket Mode when SLACK_APP_TOKEN is set and --http is not."""
-    socket_mode = bool(settings.slack_app_token) and not http
-    # A turn's CPU work holds the GIL for up to the switch interval (5 ms by default) before
-    # a request thread gets it back: a shorter one keeps acks fast while turns run.
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
-    service = build_service(settings, store=store, model=model, socket_mode=socket_mode)
-    recovered = service.work.recover()
-    stop = threading.Event()
-    service.work.watch(stop)
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    if socket_mode:
-        from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-        handler = SocketModeHandler(service.app, settings.slack_app_token)
-        try:
-            handler.connect()
-        except SlackApiError as e:
-            raise ConfigError(
-                f"Slack refused SLACK_APP_TOKEN ({_reason(e)}); it needs the connections:write scope"
-            ) from e
-        print(
-            f"closebot: connected in Socket Mode; {len(recovered)} run(s) recovered; driven by {_driver(model)}. Ctrl-C stops.",
-            file=out,
-            flush=True,
-        )
-        _wait_for(stop)
-        handler.close()
-    else:
-        server = HttpServer(service, host=host, port=port)
-        server.start()
-        print(
-            f"closebot: listening on http://{host}:{server.port}{EVENTS_PATH} (health: {HEALTH_PATH}); "
-            f"{len(recovered)} run(s) recovered; driven by {_driver(model)}.",
-            file=out,
-            flush=True,
-        )
-        _wait_for(stop)
-        server.stop()
-    log.info("draining: waiting for turns in progress to reach a stopping point")
-    drained = service.runner.shutdown()
-    log.info("stopped (%s)", "drained" if drained else "turns left to the next start")
-    print(
-        "closebot: stopped; runs in progress continue from the store on the next start.",
-        file=out,
-        flush=True,
-    )
-    return 0

@@ -28,9 +28,29 @@ from urllib.parse import SplitResult, urlsplit
 from urllib.request import Request
 
 from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+)
+
+from bot.core.config import Settings
 
 # Writing a request on a connection the server has closed: nothing of it was read.
 UNSENT = (BrokenPipeError, ConnectionResetError)
+
+
+def web_client(settings: Settings) -> WebClient:
+    """The Web API client: SLACK_API_URL, with 429 (Retry-After) and connection retries,
+    over kept-alive connections."""
+    return KeepAliveWebClient(
+        token=settings.slack_bot_token,
+        base_url=settings.slack_api_url,
+        timeout=15,
+        retry_handlers=[
+            ConnectionErrorRetryHandler(max_retry_count=2),
+            RateLimitErrorRetryHandler(max_retry_count=3),
+        ],
+    )
 
 
 class _NotSent(Exception):

@@ -1,0 +1,92 @@
+"""closebot outside a close's thread: the App Home's Home tab, and the DM (its Messages
+tab, and the assistant pane's messages) — "close October" starts a close there (the one
+start, bot/slack/close_start.py), anything else is answered by the desk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt import Ack, App
+
+from bot.close.inquiries import Intent, intent
+from bot.core.errors import StorageError
+from bot.slack.blocks import period as period_blocks
+from bot.slack.close_start import open_periods, storage_text
+from bot.slack.listeners.shared import Deps, bind
+
+
+def register(app: App, deps: Deps) -> None:
+    app.event("app_home_opened")(bind(home_opened, deps))
+
+
+def home_opened(deps: Deps, ack: Ack, event: dict[str, Any]) -> None:
+    """The App Home's Home tab: published for the viewer (the Messages tab needs nothing)."""
+    ack()
+    user, desk = str(event.get("user") or ""), deps.desk
+    if event.get("tab", "home") == "home" and user and desk is not None:
+        deps.work.runner.side(lambda: desk.publish_home(user))
+
+
+def dm(deps: Deps, event: dict[str, Any], body: dict[str, Any]) -> None:
+    """A message to closebot in its DM or the assistant pane: start a close, or answer."""
+    desk, user = deps.desk, str(event.get("user") or "")
+    channel, thread_ts = str(event.get("channel") or ""), event.get("thread_ts")
+    if desk is None or not user or not channel:
+        return
+    try:
+        with deps.store.quick():
+            if not deps.store.first_sighting(
+                str(body.get("event_id") or f"{channel}:{event.get('ts')}")
+            ):
+                return
+    except StorageError:
+        return
+    asked = intent(str(event.get("text") or ""))
+    if asked.kind == "close":
+        close_from_dm(deps, asked, user=user, channel=channel, thread_ts=thread_ts)
+        return
+    deps.work.runner.side(
+        lambda: desk.reply(
+            channel=channel, thread_ts=thread_ts, user=user, text=desk.answer(asked, user)
+        )
+    )
+
+
+def close_from_dm(
+    deps: Deps, asked: Intent, *, user: str, channel: str, thread_ts: str | None
+) -> None:
+    """ "close October": the /close flow in the DM; which period, when that is unclear."""
+    desk, runner = deps.desk, deps.work.runner
+    assert desk is not None
+
+    def say(text: str) -> None:
+        desk.reply(channel=channel, thread_ts=thread_ts, user=user, text=text)
+
+    def now(text: str | None) -> None:
+        if text:
+            runner.side(lambda: say(text))
+
+    period, periods = desk.desk.period_for(asked.arg)
+    try:
+        with deps.store.quick():
+            open_ = [] if asked.arg else open_periods(deps.store, deps.data_dir)
+    except StorageError as e:
+        now(storage_text(e))
+        return
+    if period is None and len(open_) == 1:
+        period = open_[0].period
+    if period is None and len(open_) > 1:  # which one? a form, the earliest recommended
+        runner.side(
+            lambda: desk.post_blocks(
+                channel=channel,
+                thread_ts=thread_ts,
+                text="Which period do you want to close?",
+                blocks=period_blocks.which_period_form(open_),
+            )
+        )
+        return
+    if period is None:
+        named = ", ".join(f"`close {p}`" for p in periods) or "none: add a period's files"
+        now(f"Which period? Periods with data: {named}.")
+        return
+    deps.starts.start(period, user=user, channel=channel, now=now, later=say, announce=False)

@@ -1,0 +1,116 @@
+"""What every listener is given (Deps) and the few things they share: who clicked, a
+private notice after the ack, the refusal texts.
+
+Listeners parse, authorize, claim and ack — then hand the work to the work queue. None runs
+the agent or waits on a Web API call before it acks: with process_before_response=True the
+HTTP answer leaves when the listener returns. Each runs its database calls inside
+store.quick(): a database locked by someone else costs the person a "busy, try again",
+never a missed 3-second ack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from bot.close.controls import approval_refusal
+from bot.core.answers import Answers
+from bot.core.errors import NotAuthorizedError
+from bot.slack.close_start import CloseStarter
+from bot.slack.files import FileIntake
+from bot.slack.home import SlackDesk
+from bot.slack.work import SlackWork
+from bot.store import QuestionRecord, Run, Store
+
+
+@dataclass(frozen=True)
+class Deps:
+    """What the listeners work with; `starter` and `answers` are made from the rest."""
+
+    store: Store
+    work: SlackWork
+    approvers: frozenset[str]
+    data_dir: Path | None = None
+    files: FileIntake | None = None
+    desk: SlackDesk | None = None
+    starter: CloseStarter | None = None
+    answers: Answers = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.starter is None:
+            starter = CloseStarter(store=self.store, work=self.work, data_dir=self.data_dir)
+            object.__setattr__(self, "starter", starter)
+        store, approvers = self.store, self.approvers
+        answers = Answers(
+            store,
+            approvers,
+            vet=lambda record, run, user, answer: approval_refusal(
+                store, record, run, user, approvers, answer
+            ),
+        )
+        object.__setattr__(self, "answers", answers)
+
+    @property
+    def starts(self) -> CloseStarter:
+        assert self.starter is not None  # made in __post_init__
+        return self.starter
+
+
+def bind(listener: Callable[..., None], deps: Deps) -> Callable[..., None]:
+    """`listener(deps, …)` as Bolt calls it: with the arguments it names after `deps`."""
+    bound = partial(listener, deps)
+    bound.__name__ = listener.__name__  # type: ignore[attr-defined]  # Bolt's logs name it
+    return bound
+
+
+def who(body: dict[str, Any]) -> tuple[str, str, str | None]:
+    """(user, channel, thread_ts) of an interaction payload."""
+    container = body.get("container") or {}
+    user = (body.get("user") or {}).get("id") or ""
+    channel = (body.get("channel") or {}).get("id") or container.get("channel_id", "")
+    return str(user), str(channel), container.get("thread_ts")
+
+
+def notify(
+    deps: Deps,
+    channel: str,
+    user: str,
+    thread_ts: str | None,
+    text: str,
+    people: tuple[str, ...] = (),
+) -> None:
+    """A private notice to `user`, after the ack."""
+    presenter = deps.work.presenter
+    deps.work.runner.side(
+        lambda: presenter.ephemeral(
+            channel=channel, user=user, thread_ts=thread_ts, text=text, people=people
+        )
+    )
+
+
+def refused(deps: Deps, e: NotAuthorizedError, what: str) -> tuple[str, tuple[str, ...]]:
+    """(text, people it may mention) when someone may not `what`."""
+    if e.reason:  # a control refused this answer (say, the second approver must differ)
+        return f"{e.reason}; nothing was changed.", (e.started_by or "", *deps.approvers)
+    starter = (
+        f"<@{e.started_by}> (who started this close)"
+        if e.started_by
+        else "the person who started this close"
+    )
+    return f"Only {starter} or an approver can {what}; nothing was changed.", (e.started_by or "",)
+
+
+def already(record: QuestionRecord) -> tuple[str, tuple[str, ...]]:
+    who_ = f" by <@{record.answered_by}>" if record.answered_by else ""
+    return f"This question was already {record.status}{who_}; nothing was changed.", (
+        record.answered_by or "",
+    )
+
+
+def status_word(run: Run) -> str:
+    return {"done": "finished", "failed": "stopped by an error", "cancelled": "stopped"}.get(
+        run.status, run.status
+    )
