@@ -64,8 +64,6 @@ def _date(raw: str) -> str:
 
 
 PLAIN_MONEY = re.compile(r"-?[0-9]+\.[0-9][0-9]")
-
-
 PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
@@ -154,7 +152,6 @@ _REVENUE_COLUMNS: dict[str, Parser] = {
     "owner_decimal": _decimal_share,
     "owner_net_value": _money,
 }
-
 
 FILES: tuple[FileSpec, ...] = (
     FileSpec(
@@ -281,16 +278,10 @@ FILES: tuple[FileSpec, ...] = (
     ),
 )
 
-
 SPECS = {spec.name: spec for spec in FILES}
 
-
 _TEXT = r"(?:[^\s\x1f](?:[^\x1f]*[^\s\x1f])?)?"
-
-
 _MONTH = r"[0-9]{4}-(?:0[1-9]|1[0-2])"
-
-
 # each parser's plain form (no spaces around, no separators, canonical names) and what turns
 # such a cell into the parser's value without the parser's checks (the pattern made them)
 PLAIN: dict[Parser, tuple[str, Callable[[str], Any]]] = {
@@ -307,6 +298,4 @@ PLAIN: dict[Parser, tuple[str, Callable[[str], Any]]] = {
     _accrual_kind: (r"revenue|loe", sys.intern),
     _account: (r"[0-9]+", sys.intern),
 }
-
-
 HISTORY_FILES = ("jib_history.csv", "revenue_history.csv")

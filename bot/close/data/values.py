@@ -11,17 +11,9 @@ from pathlib import Path
 from bot.core.errors import DataError
 
 SAMPLE_DIR = Path(__file__).parent.parent / "sample"
-
-
 PERIOD_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
-
-
 DATE_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$")
-
-
 AMOUNT_RE = re.compile(r"^(-)?\$?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$")
-
-
 MONTHS = [
     "January",
     "February",
@@ -36,17 +28,10 @@ MONTHS = [
     "November",
     "December",
 ]
-
-
 CENT = Decimal("0.01")
-
-
 ZERO = Decimal("0.00")
 
-
 PRODUCTS = {"oil": "oil", "condensate": "oil", "gas": "gas", "ngl": "ngl"}
-
-
 CATEGORIES = {
     "loe": "LOE",
     "workover": "Workover",
@@ -58,8 +43,6 @@ CATEGORIES = {
     "lwe": "LWE",
     "l&we": "LWE",
 }
-
-
 ACCRUAL_KINDS = ("revenue", "loe")
 
 
