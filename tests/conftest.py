@@ -196,6 +196,6 @@ WI_QUESTION: dict[str, Any] = {
 
 @pytest.fixture
 def fake() -> Iterator[FakeSlack]:
-    """The one fake of Slack's Web API (bot/sandbox/slack_api.py), on loopback, recording every call."""
+    """The one fake of Slack's Web API (bot/sandbox/slack_api/), on loopback, recording every call."""
     with fake_slack() as f:
         yield f

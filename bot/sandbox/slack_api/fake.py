@@ -1,0 +1,176 @@
+"""FakeSlack: the workspace with every family of Web API methods, each call checked for
+its token and dispatched to its `m_…` method (or failed on purpose), served over HTTP
+on loopback (`fake_slack`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import parse_qsl
+
+from bot.sandbox.http import LoopbackServer, Request, Response, json_response, text_response
+from bot.sandbox.slack_api.assistant import AssistantMethods
+from bot.sandbox.slack_api.chat import ChatMethods
+from bot.sandbox.slack_api.conversations import ConversationMethods
+from bot.sandbox.slack_api.faults import FaultInjection
+from bot.sandbox.slack_api.files import FileMethods
+from bot.sandbox.slack_api.reactions import ReactionMethods
+from bot.sandbox.slack_api.response_url import ResponseUrls
+from bot.sandbox.slack_api.streams import StreamMethods
+from bot.sandbox.slack_api.views import ViewMethods
+from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, TEAM_ID, Call, SlackError
+
+
+def parse_params(content_type: str, raw: bytes, query: dict[str, str]) -> dict[str, Any]:
+    """A Web API call's arguments, from JSON or a form body; JSON-valued fields decoded."""
+    params: dict[str, Any] = dict(query)
+    if "json" in content_type:
+        body = json.loads(raw or b"{}")
+        if isinstance(body, dict):
+            params.update(body)
+    else:
+        params.update(parse_qsl(raw.decode("utf-8", "replace")))
+    for key in ("blocks", "files", "attachments"):
+        if isinstance(params.get(key), str) and params[key].strip():
+            try:
+                params[key] = json.loads(params[key])
+            except json.JSONDecodeError:
+                params[key] = "<not JSON>"
+    return params
+
+
+class FakeSlack(
+    FaultInjection,
+    ChatMethods,
+    StreamMethods,
+    ReactionMethods,
+    FileMethods,
+    AssistantMethods,
+    ViewMethods,
+    ConversationMethods,
+    ResponseUrls,
+):
+    """The workspace and its Web API. Thread-safe; every change wakes `wait_for` and the page."""
+
+    def call(
+        self, method: str, params: dict[str, Any], token: str | None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """A Web API request as it arrives over HTTP: the bot token checked, then answered."""
+        self._held(method, params)
+        if self._token_ok(token or params.get("token")):
+            return self.answer(method, params)
+        with self._changed:
+            self.calls.append(Call(method, params))
+            self._bump()
+        return 200, {"ok": False, "error": "invalid_auth"}, {}
+
+    def answer(
+        self, method: str, params: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """(HTTP status, JSON body, headers) for one authenticated Web API call, as Slack would answer it."""
+        with self._changed:
+            self.calls.append(Call(method, params))
+            try:
+                fault = self._take_fault(method, params)
+                if fault is not None:
+                    return fault
+                handler = getattr(self, "m_" + method.replace(".", "_"), None)
+                if handler is None:
+                    return 200, {"ok": False, "error": "unknown_method"}, {}
+                try:
+                    return 200, {"ok": True, **handler(params)}, {}
+                except SlackError as e:
+                    body: dict[str, Any] = {"ok": False, "error": e.error}
+                    if e.details:
+                        body["errors"] = e.details
+                        body["response_metadata"] = {
+                            "messages": [f"[ERROR] {d}" for d in e.details]
+                        }
+                    if self.on_refusal:
+                        self.on_refusal(method, body)
+                    return 200, body, {}
+            finally:
+                self._bump()
+
+    def connected(self) -> None:
+        with self._changed:
+            self.connections += 1
+
+    def _token_ok(self, token: Any) -> bool:
+        if not isinstance(token, str) or not token:
+            return False
+        return token == self.token if self.token else "invalid" not in token
+
+    def m_auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "url": f"{self.url}/",
+            "team": self.team_name,
+            "user": "closebot",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
+
+    def route(self, request: Request) -> Response | None:
+        """/api/<method>, /upload/<file id>, /files/<id>/<name> and /respond/<key>."""
+        path = request.path
+        with self._changed:
+            dropped, self.drop = self.drop > 0, max(0, self.drop - 1)
+        if dropped:
+            return Response(drop=True)
+        if path.startswith("/api/"):
+            params = parse_params(
+                request.headers.get("content-type", ""), request.body, request.query
+            )
+            auth = request.headers.get("authorization", "")
+            token = auth.removeprefix("Bearer ").strip() or None
+            status, body, headers = self.call(path.removeprefix("/api/"), params, token)
+            response = json_response(body, status, **headers)
+            response.close = self.hang_up
+            return response
+        if path.startswith("/upload/") and request.method == "POST":
+            ok = self.upload(path.removeprefix("/upload/"), request.body)
+            return text_response("OK" if ok else "file_not_found", 200 if ok else 404)
+        if path.startswith("/files/"):
+            # url_private(_download): only a request carrying a token (the bot's) gets the file
+            auth = request.headers.get("authorization", "")
+            token = auth.removeprefix("Bearer ").strip() or None
+            with self._changed:
+                self.calls.append(Call("url_private_download", {"path": path, "token": token}))
+                self._bump()
+            if not self._token_ok(token):
+                return text_response("not_authed", 401)
+            found = self.file_bytes(path.split("/")[2])
+            if found is None:
+                return text_response("file_not_found", 404)
+            data, f = found
+            return Response(
+                200,
+                data,
+                {
+                    "Content-Type": "text/csv; charset=utf-8"
+                    if f["name"].endswith(".csv")
+                    else "application/octet-stream",
+                    "Content-Disposition": f'attachment; filename="{f["name"]}"',
+                },
+            )
+        if path.startswith("/respond/") and request.method == "POST":
+            try:
+                body = request.json()
+            except ValueError:
+                return json_response({"ok": False, "error": "invalid_payload"}, 400)
+            status, answer = self.respond(path.removeprefix("/respond/"), body)
+            return json_response(answer, status)
+        return None
+
+
+@contextmanager
+def fake_slack(token: str | None = None, **kw: Any) -> Iterator[FakeSlack]:
+    """A FakeSlack served on 127.0.0.1 (port 0) until the block ends."""
+    fake = FakeSlack(token=token, **kw)
+    with LoopbackServer([fake.route], on_connection=fake.connected) as server:
+        fake.url = server.url
+        yield fake
