@@ -162,7 +162,7 @@ def test_a_whole_close_moves_each_message_once_a_turn_and_ends_on_its_final_stat
     assert all(updates[ts] <= 1 for ts in forms), updates  # a form turns read-only once
     # The last update shows the final state, as it would be drawn now.
     shown = bot.message(final.status_ts)
-    drawn = bot.service.presenter._status(final, final.steps)
+    drawn = bot.service.presenter.status.blocks(final, final.steps)
     # Slack gives a block it was sent without a block_id one of its own.
     assert [
         {k: v for k, v in block.items() if k != "block_id" or "block_id" in sent}

@@ -209,3 +209,45 @@ def check_approval(
     if not approves(q.answer):
         return "the answer did not approve posting"
     return may_approve(q.answered_by, run, approvers, first=first)
+
+
+def eligible_approvers(
+    run: Run, approvers: frozenset[str], *, first: str | None = None
+) -> list[str]:
+    """The approvers who may approve this posting: not who started the close, nor who gave
+    the first approval (`first`), sorted."""
+    return sorted(
+        a for a in approvers if not same_person(a, run.started_by) and not same_person(a, first)
+    )
+
+
+def who_may_answer(run: Run, approvers: frozenset[str]) -> str:
+    """'<@U1> (started this close) or an approver: <@U2>, <@U3>'."""
+    text = (
+        f"<@{run.started_by}> (started this close)"
+        if run.started_by
+        else "the person who started this close"
+    )
+    if approvers:
+        text += " or an approver: " + ", ".join(mention(a) for a in sorted(approvers))
+    return text
+
+
+def who_may_approve(run: Run, approvers: frozenset[str], *, first: str | None = None) -> str:
+    """Who may approve this posting, and why the others may not."""
+    if not approvers:
+        if first is not None:
+            return "A second approval needs a second approver: set CLOSEBOT_APPROVERS."
+        return (
+            f"Who may approve: <@{run.started_by}> (started this close; no approvers are set, "
+            "so this is self-approval)"
+        )
+    eligible = eligible_approvers(run, approvers, first=first)
+    names = ", ".join(mention(a) for a in eligible) or "nobody (every approver is excluded)"
+    why = []
+    if run.started_by and run.started_by in approvers | {run.started_by}:
+        why.append(f"<@{run.started_by}>, who started this close")
+    if first:
+        why.append(f"<@{first}>, who gave the first approval")
+    reason = f" — not {' or '.join(why)}" if why else ""
+    return f"Who may approve: {names}{reason}"

@@ -14,7 +14,7 @@ from typing import Any
 from bot.close.doi_master import money
 from bot.close.ledger import Ledger
 from bot.close.registry import STEPS
-from bot.store import Store
+from bot.store import Run, Store
 
 THINKING = "Working out the next step…"
 
@@ -91,3 +91,14 @@ def step_lines(store: Store, run_id: str) -> dict[str, str]:
             f"{entries} entries, {money(Decimal(batch['total_debit']))} ({batch['status']})"
         )
     return lines
+
+
+def steps_done(run: Run) -> int:
+    """How many of the close's steps ran to the end."""
+    return sum(run.steps.get(step) == "done" for step in STEPS)
+
+
+def every_step_ran(run: Run) -> bool:
+    """A close is finished only when each of its steps ran; a run that ended earlier (a
+    cancelled question, a stop) is stopped, whatever its status says."""
+    return all(run.steps.get(step) == "done" for step in STEPS)

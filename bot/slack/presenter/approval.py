@@ -1,0 +1,179 @@
+"""The posting approval's form: the batch by account as a table, addressed to the people
+who may approve it (and why the others may not), the draft journal attached before it once
+per batch, and a notice at its top of any message written in the thread since it was
+posted (an approval is not claimed on a form that did not show it)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from bot import blocks
+from bot.close.controls import (
+    APPROVAL_HEADERS,
+    SECOND_APPROVAL_HEADER,
+    first_approver,
+    header_of,
+    who_may_approve,
+)
+from bot.close.doi_master import ACCOUNT_NAMES, money
+from bot.close.ledger import Ledger
+from bot.core.decision_log import ENTRY_COLUMNS, iter_named_lines, journal_rows, to_csv
+from bot.core.questions import Ask
+from bot.slack.presenter.messages import Messages, slack_error
+from bot.store import QuestionRecord, Run
+
+log = logging.getLogger(__name__)
+
+
+def seen_block_id(inbox_id: int) -> str:
+    """The block_id of a form's notice of thread messages, up to the inbox message it names."""
+    return f"closebot-seen-{inbox_id}"
+
+
+def entries_by_account(
+    lines: Iterable[dict[str, Any]],
+) -> tuple[list[str], list[list[str]]]:
+    """The batch by account ("2115 Accrued LOE", debit, credit) with its totals, as table rows."""
+    totals: dict[str, list[Decimal]] = {}
+    for line in lines:
+        acc = totals.setdefault(str(line["account"]), [Decimal(0), Decimal(0)])
+        acc[0] += Decimal(str(line["debit"] or 0))
+        acc[1] += Decimal(str(line["credit"] or 0))
+    rows = [
+        [f"{a} {ACCOUNT_NAMES.get(a, '')}".strip(), money(d) if d else "", money(c) if c else ""]
+        for a, (d, c) in sorted(totals.items())
+    ]
+    debit = sum((d for d, _ in totals.values()), Decimal(0))
+    credit = sum((c for _, c in totals.values()), Decimal(0))
+    rows.append(["Total", money(debit), money(credit)])
+    # three columns (the account's number and name in one, wrapped): the table fits a
+    # thread's narrow pane, Credit included
+    return ["Account", "Debit", "Credit"], rows
+
+
+class ApprovalForm:
+    def __init__(self, messages: Messages) -> None:
+        self.messages = messages
+        self.store = messages.store
+
+    def form(
+        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool
+    ) -> list[dict[str, Any]]:
+        """The posting approval: the batch by account as a table, addressed to the people who
+        may approve it (and why the others may not); Approve / Keep as draft / Reject as
+        buttons, only Approve behind a dialog naming what it posts."""
+        second = header_of(record) == SECOND_APPROVAL_HEADER
+        confirm = self.attach_draft(record, attach=attach and not second)
+        ledger = Ledger(self.store)
+        batch = ledger.current_batch(run.id)
+        facts = None
+        if batch is not None:
+            # summed by SQLite: the form does not read the batch's lines
+            header, rows = entries_by_account(ledger.account_totals(batch["id"]))
+            facts = blocks.table(header, rows, right=(1, 2))
+        return blocks.approval_form(
+            ask,
+            question_id=record.id,
+            who_may_answer=self.messages.safe(
+                who_may_approve(
+                    run,
+                    self.messages.approvers,
+                    first=first_approver(self.store, run.id) if second else None,
+                ),
+                self.messages.waits_on(run, record),
+            ),
+            nonce=nonce,
+            facts=facts,
+            confirm=confirm or "Post to the ledger? This cannot be undone.",
+            deadline=blocks.deadline_note(ask, record.expires_at),
+        )
+
+    def attach_draft(self, record: QuestionRecord, *, attach: bool = True) -> str | None:
+        """Before an approval form: the draft journal CSV in the thread, once per batch (not
+        again when a batch is asked about again); the confirm dialog's text."""
+        run = self.store.run(record.run_id)
+        ledger = Ledger(self.store)
+        batch = ledger.current_batch(run.id)
+        if batch is None or batch["status"] != "draft":
+            return None
+        entries = ledger.entry_count(batch["id"])
+        try:
+            if attach and not self.draft_shown(record, str(batch["id"])):
+                self.messages.client.files_upload_v2(
+                    channel=run.channel,
+                    thread_ts=run.thread_ts,
+                    file_uploads=[
+                        {
+                            "filename": f"journal-{batch['id']}-draft.csv",
+                            "title": f"Draft journal entries · {batch['id']} · for approval",
+                            # the lines a page at a time into the CSV, never all as dicts;
+                            # who decided, by name
+                            "content": to_csv(
+                                journal_rows(
+                                    batch,
+                                    iter_named_lines(
+                                        ledger.iter_lines(batch["id"]), self.messages.names
+                                    ),
+                                ),
+                                ENTRY_COLUMNS,
+                            ),
+                        }
+                    ],
+                )
+        except SlackApiError as e:  # the form still carries the batch by account
+            log.warning("run %s: draft CSV not attached: %s", run.id, slack_error(e))
+        return (
+            f"Post {entries} entries, {money(Decimal(batch['total_debit']))}, batch {batch['id']}? "
+            "This cannot be undone."
+        )
+
+    def draft_shown(self, record: QuestionRecord, batch_id: str) -> bool:
+        """Whether an earlier approval form of this batch was posted (its draft with it)."""
+        return any(
+            q.id != record.id
+            and q.message_ts
+            and header_of(q) in APPROVAL_HEADERS
+            and batch_id in q.context + " ".join(str(x.get("question")) for x in q.questions)
+            for q in self.store.questions(record.run_id)
+        )
+
+    def unseen_messages(
+        self, record: QuestionRecord, shown: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Thread messages written after an approval form was posted that the form as the
+        approver saw it (`shown`: its blocks) did not show yet; [] for other questions."""
+        if header_of(record) not in APPROVAL_HEADERS:
+            return []
+        since = self.store.messages_since(record.run_id, record.created_at)
+        if not since:
+            return []
+        mark = seen_block_id(since[-1]["id"])
+        if any(isinstance(b, dict) and b.get("block_id") == mark for b in shown):
+            return []
+        return since
+
+    def notice(self, record: QuestionRecord) -> dict[str, Any] | None:
+        """An approval form's notice of the thread messages written after it was posted."""
+        since = self.unseen_messages(record, [])
+        if not since:
+            return None
+        writers = list(dict.fromkeys(m["user"] for m in since if m["user"]))
+        names = " and ".join(f"<@{u}>" for u in writers) or "Someone"
+        quoted = "\n".join(
+            "> " + (f"<@{m['user']}>: " if m["user"] else "") + blocks.cut(m["text"], 300)
+            for m in since[-5:]
+        )
+        return {
+            **blocks.section(
+                self.messages.safe(
+                    f"⚠️ {names} wrote in the thread after this form was posted — read it "
+                    f"before you answer:\n{quoted}"
+                )
+            ),
+            "block_id": seen_block_id(since[-1]["id"]),
+        }

@@ -1,0 +1,38 @@
+"""The workspace as auth.test answers it: whether the token still works (the watchdog's
+check, /healthz) and the team's id (a plan stream's recipient_team_id, asked once)."""
+
+from __future__ import annotations
+
+import logging
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from bot.slack.presenter.messages import slack_error
+
+log = logging.getLogger(__name__)
+
+
+class Workspace:
+    def __init__(self, client: WebClient) -> None:
+        self.client = client
+        self._team_id: str | None = None
+
+    def slack_auth(self) -> str:
+        """'ok', or the error auth.test answers (a revoked token, an unreachable Slack)."""
+        try:
+            self.client.auth_test()
+        except SlackApiError as e:
+            return slack_error(e)
+        except Exception as e:  # unreachable: connection refused, DNS, timeout
+            return f"unreachable ({type(e).__name__})"
+        return "ok"
+
+    def team_id(self) -> str | None:
+        """The workspace's id (auth.test, once), for a stream's recipient_team_id."""
+        if self._team_id is None:
+            try:
+                self._team_id = str(self.client.auth_test().get("team_id") or "") or None
+            except SlackApiError as e:
+                log.warning("auth.test failed: %s", slack_error(e))
+        return self._team_id

@@ -1,0 +1,90 @@
+"""A finished close's files in its thread: the decision log and the journal entries as CSV,
+and a posted batch as your ledger's journal import files (QBO, Xero, NetSuite) through the
+account map."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from bot.close import gl_export
+from bot.close.ledger import Ledger
+from bot.core.decision_log import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
+from bot.core.errors import CloseBotError
+from bot.slack.presenter.messages import Messages, slack_error
+
+log = logging.getLogger(__name__)
+
+
+class Reports:
+    def __init__(self, messages: Messages, *, account_map: Path | None) -> None:
+        self.messages = messages
+        self.store = messages.store
+        # your GL's accounts: a posted batch's import files for QBO, Xero and NetSuite
+        self.account_map = account_map
+
+    def gl_files(
+        self, run_id: str, period: str, batch: dict[str, Any], lines: list[dict[str, Any]]
+    ) -> list[dict[str, str]]:
+        """The posted batch as your ledger's journal import files, through the account map;
+        none (and a note in the thread) when an account is not mapped."""
+        if self.account_map is None:
+            return []
+        try:
+            export = gl_export.build_export(
+                batch,
+                lines,
+                period=period,
+                documents=gl_export.documents(self.store, run_id),
+                account_map=gl_export.read_account_map(self.account_map),
+            )
+        except CloseBotError as e:
+            self.messages.post(run_id, f"No journal import files for your ledger: {e}")
+            return []
+        names = {"qbo": "QuickBooks Online", "xero": "Xero", "netsuite": "NetSuite"}
+        return [
+            {
+                "filename": gl_export.file_name(batch["id"], fmt),
+                "title": f"Journal import · {name} · {batch['id']}",
+                "content": export.render(fmt),
+            }
+            for fmt, name in names.items()
+        ]
+
+    def upload(self, run_id: str) -> None:
+        """The decision log and the journal entries as CSV files in the thread."""
+        run = self.store.run(run_id)
+        if not run.channel:
+            return
+        uploads = [
+            {
+                "filename": f"decisions-{run.period}-{run.id}.csv",
+                "title": f"Decision log · {run.period}",
+                "content": to_csv(decision_rows(self.store, run_id)),
+            }
+        ]
+        batch = Ledger(self.store).current_batch(run_id)
+        if batch:
+            lines = named_lines(Ledger(self.store).lines(batch["id"]), self.messages.names)
+            uploads.append(
+                {
+                    "filename": f"journal-{batch['id']}.csv",
+                    "title": f"Journal entries · {batch['id']} ({batch['status']})",
+                    "content": to_csv(journal_rows(batch, lines), ENTRY_COLUMNS),
+                }
+            )
+            if batch["status"] == "posted":
+                uploads.extend(self.gl_files(run_id, run.period, batch, lines))
+        try:
+            self.messages.client.files_upload_v2(
+                channel=run.channel, thread_ts=run.thread_ts, file_uploads=uploads
+            )
+        except SlackApiError as e:
+            log.warning("run %s: could not upload reports: %s", run_id, slack_error(e))
+            self.messages.post(
+                run_id,
+                f"I could not attach the CSV reports ({slack_error(e)}); `closebot audit {run_id} --csv` prints them.",
+            )

@@ -1,0 +1,119 @@
+"""The close's message in the channel (the thread's root): its title, where the close
+stands in one line, and its buttons — Stop while it runs, Decide for each question put off,
+Change a decision before posting. Moved only when it would change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot import blocks
+from bot.close.controls import APPROVAL_HEADERS, header_of, who_may_answer
+from bot.close.data import period_label
+from bot.close.decisions import changeable_decisions
+from bot.close.progress import every_step_ran, steps_done
+from bot.close.registry import STEPS
+from bot.slack.presenter.messages import Messages
+from bot.store import Run
+
+
+def status_title(run: Run, status: str | None = None) -> str:
+    state = status or run.status
+    if state == "done" and not every_step_ran(run):
+        state = "stopped"
+    word = {
+        "running": "in progress",
+        "waiting": "waiting on you",
+        "done": "finished",
+        "failed": "stopped",
+        "cancelled": "cancelled",
+        "stopped": "stopped",
+    }
+    return f"Month-end close · {period_label(run.period)} — {word.get(state, state)}"
+
+
+def root_block_id(run_id: str) -> str:
+    """The block_id that marks a run's root message, so a retry can find it."""
+    return f"closebot-root-{run_id}"
+
+
+class RootMessage:
+    """The close's message in the channel, drawn from the run as it stands."""
+
+    def __init__(self, messages: Messages) -> None:
+        self.messages = messages
+        self.store = messages.store
+
+    def draw(self, run: Run) -> tuple[str, list[dict[str, Any]]]:
+        """(notification text, blocks) of the close's message in the channel, as it stands."""
+        out = self.messages
+        started = f" · started by <@{run.started_by}>" if run.started_by else ""
+        title = out.safe(f"Month-end close · {period_label(run.period)}{started}")
+        state = self.state_line(run)
+        live = run.status in ("running", "waiting") and not run.stop_requested_by
+        pending = self.store.pending_question(run.id) if live else None
+        parked = live and run.status == "waiting" and pending is None
+        decide = (
+            [(q.id, header_of(q) or "the question") for q in self.store.deferred_questions(run.id)]
+            if parked
+            else []
+        )
+        change = None
+        if parked or (pending is not None and header_of(pending) in APPROVAL_HEADERS):
+            change = blocks.change_menu(run.id, changeable_decisions(self.store, run.id))
+        shown = blocks.root_blocks(
+            title,
+            out.safe(state, out.waits_on(run), run=run),
+            stop_run_id=run.id if live else None,
+            decide=decide,
+            change=change,
+        )
+        # the first block names the run, so a retry can find the message (find_root)
+        return title, [{**shown[0], "block_id": root_block_id(run.id)}, *shown[1:]]
+
+    def state_line(self, run: Run) -> str:
+        """Where the close stands, in one line (plain text; mentions of its people)."""
+        running = [s for s, state in run.steps.items() if state == "running"]
+        if run.status == "running":
+            put_off = self.store.deferred_questions(run.id)
+            later = f" · {len(put_off)} put off, for Decide at the end" if put_off else ""
+            return (f"⏳ Running: {running[-1]}" if running else "⏳ Running") + later
+        if run.status == "waiting" and self.store.pending_question(run.id) is None:
+            put_off = self.store.deferred_questions(run.id)
+            if put_off:
+                names = "; ".join(header_of(q) or "a question" for q in put_off)
+                return (
+                    f"🙋 Waiting on <@{run.started_by}> for {len(put_off)} decision"
+                    f"{'s' if len(put_off) != 1 else ''} put off ({names}): press Decide · "
+                    f"{steps_done(run)} of {len(STEPS)} steps done, nothing posted"
+                )
+        if run.status == "waiting":
+            pending = self.store.pending_question(run.id)
+            header = header_of(pending) if pending is not None else None
+            what = f" — {header}" if header else ""
+            who = who_may_answer(run, self.messages.approvers)
+            if header in APPROVAL_HEADERS and self.messages.approvers:  # who may approve
+                who = ", ".join(f"<@{a}>" for a in self.messages.waits_on(run, pending))
+            return f"🙋 Waiting on {who}{what}"
+        if run.status == "done":
+            if every_step_ran(run):
+                return "✅ Finished: every step ran"
+            return f"⏹ Stopped after {steps_done(run)} of {len(STEPS)} steps: see the thread"
+        if run.status == "cancelled":
+            by = run.stop_requested_by
+            return f"⏹ Stopped by <@{by}>" if by else "⏹ Stopped"
+        if run.status == "failed":
+            return f"❌ Failed: {run.error or 'see the thread'}"
+        return run.status
+
+    def update(self, run: Run) -> None:
+        """Move the channel message to the run's state (only when it would change)."""
+        if not (run.channel and run.thread_ts):
+            return
+        text, root_blocks = self.draw(run)
+        shown = self.messages.shown.key(text, root_blocks)
+        if self.messages.shown.already(run.thread_ts, shown):
+            return
+        self.messages.client.chat_update(
+            channel=run.channel, ts=run.thread_ts, text=text, blocks=root_blocks
+        )
+        self.messages.shown.remember(run.thread_ts, shown)

@@ -1,0 +1,142 @@
+"""Where a run stands, shown in its thread: the status message (the plan while it streams,
+else an ordinary message moved with chat.update) with the root message beside it, and the
+thread's status line ("closebot is working…", assistant.threads.setStatus) naming the step
+at work. One update of a run at a time; a final state is not replaced by a late one."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from bot import blocks
+from bot.blocks import outgoing
+from bot.close.data import period_label
+from bot.close.progress import intake_figures, loading_messages
+from bot.slack.presenter.messages import Messages, slack_error
+from bot.slack.presenter.plan import PlanStream
+from bot.slack.presenter.root import RootMessage, status_title
+from bot.store import Run
+
+log = logging.getLogger(__name__)
+
+
+class Status:
+    """The status message and the thread's status line of each run."""
+
+    def __init__(
+        self, messages: Messages, root: RootMessage, plan: PlanStream, steps: Sequence[str]
+    ) -> None:
+        self.messages = messages
+        self.store = messages.store
+        self.root = root
+        self.plan = plan
+        self.steps = list(steps)
+        # Told when a run's state changes (the App Home tabs are published again).
+        self.on_state_change: Callable[[], None] | None = None
+        self._states: dict[str, str] = {}
+        self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
+        self.step_shown: dict[str, str | None] = {}  # run → the step its status line names
+        # One status update of a run at a time, each reading the run when it holds the lock:
+        # a folded update still in flight never lands after the final state (striped locks,
+        # so their number stays bounded however many runs there are).
+        self._locks = [threading.Lock() for _ in range(64)]
+        # Runs whose status message shows a final state (finished, failed, stopped): a folded
+        # update that was already on its way does not replace it (the failure's note stays).
+        # A new turn's first step change clears the mark.
+        self._final: set[str] = set()
+
+    def lock(self, run_id: str) -> threading.Lock:
+        return self._locks[hash(run_id) % len(self._locks)]
+
+    def moves_again(self, run_id: str) -> None:
+        """A new turn's step change: the run's final state may be replaced again."""
+        with self.lock(run_id):
+            self._final.discard(run_id)
+
+    # -- the thread's status line (assistant.threads.setStatus) -----------------
+
+    def set_line(self, run_id: str, step: str | None = None) -> None:
+        """ "closebot is working…" under the thread, with loading messages naming the step."""
+        run = self.store.run(run_id)
+        if not (run.channel and run.thread_ts):
+            return
+        if run.id not in self._figures or not self._figures[run.id]:
+            self._figures[run.id] = intake_figures(self.store, run.id)
+        messages = loading_messages(step, period_label(run.period), self._figures[run.id])
+        self.step_shown[run_id] = step
+        try:
+            self.messages.client.assistant_threads_setStatus(
+                channel_id=run.channel,
+                thread_ts=run.thread_ts,
+                status="is working on the close…",
+                loading_messages=[outgoing(m) for m in messages],
+            )
+        except SlackApiError as e:  # a nicety: the plan still shows where the close is
+            log.info("run %s: status not set: %s", run_id, slack_error(e))
+
+    def clear_line(self, run_id: str) -> None:
+        self.step_shown.pop(run_id, None)
+        run = self.store.run(run_id)
+        if not (run.channel and run.thread_ts):
+            return
+        try:
+            self.messages.client.assistant_threads_setStatus(
+                channel_id=run.channel, thread_ts=run.thread_ts, status=""
+            )
+        except SlackApiError as e:
+            log.info("run %s: status not cleared: %s", run_id, slack_error(e))
+
+    # -- the status message --------------------------------------------------------
+
+    def blocks(
+        self, run: Run, steps: dict[str, str], note: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The ordinary status message: the steps with their states, a note, Stop."""
+        ordered = [(s, steps.get(s, "pending")) for s in self.steps]
+        ordered += [(s, state) for s, state in steps.items() if s not in self.steps]
+        live = run.status in ("running", "waiting") and not run.stop_requested_by
+        return blocks.status_blocks(
+            status_title(run), ordered, note, stop_run_id=run.id if live else None
+        )
+
+    def update(
+        self, run_id: str, note: str | None = None, *, final: bool = False, folded: bool = False
+    ) -> None:
+        """Move the status message; `note` is plain text (mentions of the run's people kept).
+        A `final` state (the turn ended) is not replaced by a `folded` update sent late."""
+        with self.lock(run_id):
+            if folded and run_id in self._final:
+                return
+            if final:
+                self._final.add(run_id)
+            run = self.store.run(run_id)
+            if not (run.channel and run.status_ts):
+                return
+            if self.on_state_change and self._states.get(run_id) != run.status:
+                self._states[run_id] = run.status
+                try:
+                    self.on_state_change()
+                except SlackApiError as e:
+                    log.warning("Home tabs not updated: %s", slack_error(e))
+            try:
+                self.root.update(run)
+            except SlackApiError as e:  # the plan still shows the state
+                log.warning("run %s: channel message not updated: %s", run_id, slack_error(e))
+            if self.plan.move(run, run.steps, final=final, note=note):
+                return
+            said = self.plan.narration.get(run_id) if run.status in ("running", "waiting") else None
+            note = note or said
+            safe_note = self.messages.safe(note, run=run) if note else None
+            text = outgoing(status_title(run))
+            status_blocks = self.blocks(run, run.steps, safe_note)
+            shown = self.messages.shown.key(run.channel, text, status_blocks)
+            if self.messages.shown.already(run.status_ts, shown):
+                return  # the message already shows exactly this
+            self.messages.client.chat_update(
+                channel=run.channel, ts=run.status_ts, text=text, blocks=status_blocks
+            )
+            self.messages.shown.remember(run.status_ts, shown)

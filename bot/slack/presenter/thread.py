@@ -1,0 +1,85 @@
+"""A run's thread set up in the channel: the root message, then the plan (or the status
+message where Slack refuses the stream). Idempotent: a retry posts only what is missing,
+and a root message posted by a process that died before recording it is found again."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.blocks import outgoing
+from bot.slack.presenter.messages import Messages
+from bot.slack.presenter.plan import PlanStream
+from bot.slack.presenter.root import RootMessage, root_block_id, status_title
+from bot.slack.presenter.status import Status
+from bot.store import Run
+
+
+class Thread:
+    def __init__(
+        self, messages: Messages, root: RootMessage, plan: PlanStream, status: Status
+    ) -> None:
+        self.messages = messages
+        self.store = messages.store
+        self.root = root
+        self.plan = plan
+        self.status = status
+
+    def open(self, run_id: str, *, again: bool = False) -> Run:
+        """Post the root message and the status message; record where they are. Idempotent:
+        a retry after a failure posts only what is missing, and `again` (a retry or a
+        recovery, when a process may have died with the root message in flight) first looks
+        for a root message already posted, as post_form does for forms."""
+        client, store = self.messages.client, self.store
+        run = store.run(run_id)
+        assert run.channel
+        # the run's people by name, once each, before anything shows them (and for the
+        # console, the CSVs and the close's own texts, which read the cache)
+        self.messages.names.warm([run.started_by, *sorted(self.messages.approvers)])
+        if not run.thread_ts and again and (ts := self.find_root(run)):
+            store.set_run_thread(run_id, channel=run.channel, thread_ts=ts, status_ts=None)
+            run = store.run(run_id)
+        if not run.thread_ts:
+            assert run.channel
+            title, root_blocks = self.root.draw(run)
+            root = client.chat_postMessage(channel=run.channel, text=title, blocks=root_blocks)
+            store.set_run_thread(
+                run_id, channel=root["channel"], thread_ts=root["ts"], status_ts=None
+            )
+            run = store.run(run_id)
+        if not run.status_ts:
+            assert run.channel and run.thread_ts
+            status_ts = self.plan.start(run)
+            if status_ts is None:
+                status = client.chat_postMessage(
+                    channel=run.channel,
+                    thread_ts=run.thread_ts,
+                    text=outgoing(status_title(run)),
+                    blocks=self.status.blocks(run, run.steps),
+                )
+                status_ts = str(status["ts"])
+                self.plan.streams[status_ts] = False
+            store.set_run_thread(
+                run_id, channel=run.channel, thread_ts=run.thread_ts, status_ts=status_ts
+            )
+        return store.run(run_id)
+
+    def find_root(self, run: Run) -> str | None:
+        """The ts of the run's root message if it is already in the channel (a process that
+        died between posting it and recording where it went), found through
+        conversations.history from the run's start on by its block_id."""
+        assert run.channel
+        oldest = datetime.fromisoformat(run.created_at).timestamp() - 60
+        cursor = None
+        for _ in range(10):  # 10 pages of 200 messages since the run began
+            page = self.messages.client.conversations_history(
+                channel=run.channel, oldest=f"{oldest:.6f}", limit=200, cursor=cursor
+            )
+            for message in page.get("messages") or []:
+                if any(
+                    b.get("block_id") == root_block_id(run.id) for b in message.get("blocks") or []
+                ):
+                    return str(message["ts"])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor")
+            if not cursor:
+                return None
+        return None
