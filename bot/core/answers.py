@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from bot.agent_loop import ask_of
 from bot.core.errors import AlreadyAnsweredError, NotAuthorizedError
 from bot.core.identity import one_of, same_person
+from bot.core.question_records import ask_of
 from bot.core.questions import (
     Ask,
     Rationale,
