@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from bot.close.data import SAMPLE_DIR
+from bot.close.kinds import KINDS, JibLineKind
 from bot.core.questions import Question, Response
 from bot.store import Store
 from tests.close_helpers import CloseRun, choose_label, close_run, recommended
@@ -205,7 +206,7 @@ def expected(b: Books, exc: dict[str, Any], option: str) -> Net:
             if option == "claim" and shortfall > 0:
                 move(net, "1215", "4090", shortfall)
         return net
-    if kind in ("line_math", "duplicate", "stale_charge", "overhead_rate", "afe_overrun"):
+    if isinstance(KINDS[kind], JibLineKind):  # every kind of the JIB-line family
         if option == "reclass":  # the whole line, as billed, to the other side of the books
             for j in {id(j): j for j in jibs}.values():
                 category = {c.lower(): c for c in COST}[j["cost_category"].strip().lower()]

@@ -36,12 +36,9 @@ DETAIL_COLUMNS = ("ref", "line", "found", "amount_at_stake", "recommended")
 GROUP_REF_RE = re.compile(r"\[ref (alike:[A-Za-z0-9_:.\-]+)\]")
 
 
-NOUNS = {"severance": "wells", "afe_overrun": "AFEs", "overhead_rate": "invoices"}
-
-
 def noun(kind: str) -> str:
     """What one exception of the kind is about, in the plural: lines, wells, AFEs, invoices."""
-    return NOUNS.get(kind, "lines")
+    return KINDS[kind].noun
 
 
 def is_group(ref: str) -> bool:

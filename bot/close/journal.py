@@ -19,7 +19,7 @@ from bot.close.checks import (
 )
 from bot.close.data import CATEGORIES, PRODUCTS, ZERO, JibLine, RevenueLine, period_label
 from bot.close.doi_master import ACCOUNT_NAMES, money
-from bot.close.kinds import BOOKED_ON_LINE, KINDS, held_by_others, line_key, moves_lines
+from bot.close.kinds import BOOKED_ON_LINE, KINDS, held_by_others, line_key
 from bot.close.steps.jibs import loe_accrual
 from bot.close.steps.revenue import revenue_accrual
 from bot.store.chain import LINE_FIELDS
@@ -312,7 +312,12 @@ def build(
     accruals: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     decided = [e for e in exceptions if e["status"] == "resolved" and e["resolution"]]
     # in the order decided; a reclass moves what the other decisions on its line left
-    decided.sort(key=lambda e: (moves_lines(e["resolution"]), e.get("resolved_at") or ""))
+    decided.sort(
+        key=lambda e: (
+            KINDS[e["kind"]].moves_lines(e["resolution"], e["details"]["facts"]),
+            e.get("resolved_at") or "",
+        )
+    )
     on_line: dict[str, Decimal] = {}  # what the decisions so far booked, per line and account
     for exc in decided:
         kind, facts = KINDS[exc["kind"]], exc["details"]["facts"]
@@ -345,11 +350,7 @@ def build(
     info["revenue_accrual"] = _revenue_accrual(batch, close)
     for exc, lines in accruals:
         label = kind_label(exc)
-        what = (
-            "Accrual adjusted at flux"
-            if exc["kind"] == "flux_adjust"
-            else "Revenue accrual decided"
-        )
+        what = KINDS[exc["kind"]].accrual_entry
         e = batch.entry(
             f"{what}: {exc['details']['subject']} — {label} (by {exc['decided_by'] or '-'})",
             "accrual",

@@ -20,6 +20,7 @@ from bot.close.controls import SECOND_APPROVAL_HEADER
 from bot.close.data import period_label
 from bot.close.doi_master import money
 from bot.close.journal import ACCOUNTS
+from bot.close.kinds import kind_of_ref
 from bot.close.posting import REVIEW_KINDS
 from bot.close.registry import FLUX, JOURNAL, REGISTRY, SIGNOFF
 from bot.close.toolbase import REF_RE
@@ -89,6 +90,18 @@ class _State:
             if c.name == "exception_details" and c.done and not c.is_error:
                 out[c.input["exception_id"]] = c.result
         return out
+
+
+def _asked_first(ref: str) -> bool:
+    """The exception is asked before any other (an open item carried from last month)."""
+    kind = kind_of_ref(ref)
+    return kind is not None and kind.asked_first
+
+
+def _entry_described(ref: str) -> bool:
+    """The exception is an adjusting entry a person describes (booked in a redraft)."""
+    kind = kind_of_ref(ref)
+    return kind is not None and kind.entry_described
 
 
 def _parse(messages: list[dict[str, Any]]) -> _State:
@@ -346,10 +359,8 @@ class PlaybookModel:
         # 3. open exceptions not asked yet: fetch their questions, then ask up to five at once;
         # the open items carried from last month first, on a form of their own
         pending = [r for r in refs if r not in asked and r not in resolved]
-        carried = [r for r in pending if r.startswith("carried_item:")]
-        todo = (carried or [r for r in pending if not r.startswith("carried_item:")])[
-            :MAX_QUESTIONS
-        ]
+        carried = [r for r in pending if _asked_first(r)]
+        todo = (carried or [r for r in pending if not _asked_first(r)])[:MAX_QUESTIONS]
         if not todo:
             return None
         details = state.details()
@@ -400,7 +411,7 @@ class PlaybookModel:
             c.name == "resolve_exception"
             and c.done
             and not c.is_error
-            and str(c.input.get("exception_id", "")).startswith("flux_adjust:")
+            and _entry_described(str(c.input.get("exception_id", "")))
             and isinstance(c.result, dict)
             and c.result.get("status") == "resolved"
             for c in after

@@ -10,6 +10,7 @@ from bot.close.controls import ContentHash, check_approval, content_hash, short_
 from bot.close.data import ZERO, add_months
 from bot.close.doi_master import money
 from bot.close.journal import JournalError, build
+from bot.close.kinds import KINDS
 from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.toolbase import MAX_LIST, ToolBase, decided_after
 from bot.core.errors import NotFoundError
@@ -17,9 +18,14 @@ from bot.core.identity import same_person
 from bot.core.questions import HUMAN_SOURCES
 from bot.core.tools import ToolContext, ToolError
 
-# Flux review's questions: they explain the books, never change them (an adjustment is its own
-# kind, flux_adjust, and books)
-REVIEW_KINDS = ("flux_select", "flux_item", "flux_escalate", "flux_basis")
+# the kinds whose questions explain the books, never change them
+REVIEW_KINDS = tuple(k.name for k in KINDS.values() if k.review_only)
+
+
+def review_only(exc: dict[str, Any]) -> bool:
+    """Flux review's questions: they explain the books, never change them (an adjustment is its
+    own kind, and books)."""
+    return KINDS[exc["kind"]].review_only
 
 
 def undecided(exc: dict[str, Any]) -> bool:
@@ -64,18 +70,14 @@ class PostingTools(ToolBase):
         # (a typed answer) is decided as open and carried, not undecided. A flux item not yet
         # explained books nothing, so it stays open (and is carried) without holding the posting
         # back
-        open_ones = [
-            e["details"]["ref"] for e in excs if undecided(e) and e["kind"] not in REVIEW_KINDS
-        ]
+        open_ones = [e["details"]["ref"] for e in excs if undecided(e) and not review_only(e)]
         owned = [
             e["details"]["ref"]
             for e in excs
-            if e["status"] != "resolved" and not undecided(e) and e["kind"] not in REVIEW_KINDS
+            if e["status"] != "resolved" and not undecided(e) and not review_only(e)
         ]
         unexplained = [
-            e["details"]["subject"]
-            for e in excs
-            if e["status"] != "resolved" and e["kind"] in REVIEW_KINDS
+            e["details"]["subject"] for e in excs if e["status"] != "resolved" and review_only(e)
         ]
         defaulted = [
             e["details"]["ref"] for e in excs if e["decision_source"] not in (None, *HUMAN_SOURCES)
@@ -91,7 +93,7 @@ class PostingTools(ToolBase):
             + (f" — {a['memo']}" if a.get("memo") else "")
             + f" (by {e['decided_by'] or '-'})"
             for e in excs
-            if e["kind"] == "flux_adjust"
+            if KINDS[e["kind"]].entry_described
             and e["status"] == "resolved"
             and (a := e["extra"].get("adjustment"))
         ]
@@ -214,7 +216,7 @@ class PostingTools(ToolBase):
         waiting = [
             e["details"]["ref"]
             for e in ledger.exceptions(ctx.run_id)
-            if undecided(e) and e["kind"] not in REVIEW_KINDS
+            if undecided(e) and not review_only(e)
         ]
         late = decided_after(ledger, ctx.run_id, batch)
         if waiting:  # never with a decision still to take (one put off with Cancel, say)

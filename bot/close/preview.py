@@ -14,14 +14,23 @@ import hashlib
 import re
 from pathlib import Path
 
-from bot.close.data import DATE_RE
-from bot.close.steps.flux import parse_adjustment
+from bot.close.kinds import KINDS, Kind
 from bot.close.toolset import CloseTools
 from bot.core.tools import ToolContext
 from bot.store import QuestionRecord, Store
 
 EVENT = "answer_previewed"
-KINDS = ("doi_effective", "flux_adjust")  # the questions whose typed answer books something
+REF_KIND = re.compile(r"\[ref ([A-Za-z0-9_]+):")
+
+
+def _kind_asked(question: str) -> Kind | None:
+    """The kind of the exception a question names, when it is one whose typed answer books
+    something (an effective date, an adjusting entry), else None."""
+    for name in REF_KIND.findall(question):
+        kind = KINDS.get(name)
+        if kind is not None and kind.previews_typed:
+            return kind
+    return None
 
 
 def _digest(typed: str) -> str:
@@ -35,7 +44,7 @@ def preview(
     if not typed.strip() or not 1 <= number <= len(record.questions):
         return None
     question = str(record.questions[number - 1].get("question") or "")
-    if not any(f"[ref {kind}:" in question for kind in KINDS):
+    if _kind_asked(question) is None:
         return None
     tools = CloseTools(data_dir=data_dir)
     return tools.typed_preview(ToolContext(run_id=record.run_id, store=store), question, typed)
@@ -47,16 +56,8 @@ def may_need(record: QuestionRecord, number: int, typed: str) -> bool:
     if not typed.strip() or not 1 <= number <= len(record.questions):
         return False
     question = str(record.questions[number - 1].get("question") or "")
-    if "[ref doi_effective:" in question:
-        found = re.search(r"\b(\d{4}-\d{2}-\d{2})\b", typed)
-        return bool(found and DATE_RE.match(found.group(1)))
-    if "[ref flux_adjust:" in question:
-        try:
-            parse_adjustment(typed.strip())
-        except ValueError:
-            return False
-        return True
-    return False
+    kind = _kind_asked(question)
+    return kind is not None and kind.may_preview(typed)
 
 
 def seen(store: Store, record: QuestionRecord, number: int, typed: str) -> bool:

@@ -87,9 +87,10 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     """The ask_user_question question for one exception: numbers, options with what each books."""
     d = exc["details"]
     kind, facts = exc["kind"], d["facts"]
+    shape = KINDS[kind]
     ref = f" [ref {d['ref']}]"
-    header = header_for(KINDS[kind].header, str(d["subject"]))
-    if kind == "flux_adjust":
+    header = header_for(shape.header, str(d["subject"]))
+    if shape.question_type == "free_text":
         return {
             "header": header,
             "question": _short(d["question"], 1400) + ref,
@@ -109,15 +110,15 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     q: dict[str, Any] = {
         "header": header,
         "question": _short(d["question"], 1400) + ref,
-        "type": "multiple_choice" if kind == "flux_select" else "single_choice",
+        "type": shape.question_type,
         "options": options,
         "recommended": d["options"].index(d["recommended"]) + 1
         if d["recommended"] in d["options"]
         else None,
         "reasoning": d["reasoning"],
-        "allow_other": kind not in ("flux_select", "signoff", "flux_basis"),
+        "allow_other": shape.allow_other,
         # a flux item may be skipped: it then stays open (an explanation is needed to clear it)
-        "required": False if kind == "flux_item" else None,
+        "required": False if shape.may_skip else None,
     }
     return {k: v for k, v in q.items() if v is not None}
 
@@ -241,7 +242,7 @@ def item_groups(items: list[dict[str, Any]], *, owner: str, due: str) -> list[di
 def assignment_questions(exc: dict[str, Any]) -> list[dict[str, Any]]:
     """The sign-off's owner (users_select) and due date (datepicker) per row, the recommended
     ones preselected; asked in the same form as the sign-off question, after it."""
-    if exc["kind"] != "signoff":
+    if not KINDS[exc["kind"]].signs_off:
         return []
     out: list[dict[str, Any]] = []
     groups = exc["details"]["facts"].get("groups") or []
@@ -523,7 +524,7 @@ class ToolBase:
         items forward or block the lock, with an owner and a due date chosen per item (per group
         of alike items when there are many)."""
         items = self._open_items(ctx, ledger)
-        if not items or any(e["kind"] == "signoff" for e in ledger.exceptions(ctx.run_id)):
+        if not items or any(KINDS[e["kind"]].signs_off for e in ledger.exceptions(ctx.run_id)):
             return []
         run = ctx.store.run(ctx.run_id)
         owner = run.started_by or "the controller"  # an id: the owner picker preselects it
@@ -566,11 +567,9 @@ class ToolBase:
         held = held_by_others(excs)
         for e in excs:
             d = e["details"]
-            if e["kind"] == "carried_item":
-                if e["status"] == "resolved" and e["resolution"] in ("settled", "write_off"):
+            if KINDS[e["kind"]].about_open_items:  # a carried item, the sign-off
+                if e["status"] == "resolved" and KINDS[e["kind"]].closes_item(e["resolution"]):
                     closed_carried.add(d["facts"]["item_id"])
-                continue
-            if e["kind"] == "signoff":
                 continue
             if e["status"] != "resolved":
                 what = f" (answered: {e['extra'].get('other')})" if e["extra"].get("other") else ""

@@ -13,7 +13,7 @@ from bot.close.data import ZERO, add_months
 from bot.close.decisions import DecisionTools
 from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.imports.intake import imported_evidence, input_targets
-from bot.close.kinds import option_label
+from bot.close.kinds import KINDS, option_label
 from bot.close.ledger import Ledger
 from bot.close.posting import PostingTools
 from bot.close.registry import (
@@ -363,7 +363,7 @@ class CloseTools(DecisionTools, PostingTools):
         if batch is None:
             raise ToolError("no journal batch yet: run build_journal_entries first")
         skip = any(
-            e["kind"] == "tb_unbalanced" and e["resolution"] == "skip_flux"
+            KINDS[e["kind"]].skips_flux(e["resolution"] or "")
             for e in ledger.exceptions(ctx.run_id)
         )
         prior_month = add_months(period, -1)
@@ -424,7 +424,7 @@ class CloseTools(DecisionTools, PostingTools):
         waiting = [
             e
             for e in ledger.exceptions(ctx.run_id)
-            if e["kind"] == "carried_item" and e["status"] != "resolved"
+            if KINDS[e["kind"]].waits_signoff and e["status"] != "resolved"
         ]
         if not waiting:
             self._record(ctx, ledger, self._signoff_finding(ctx, ledger, period))
@@ -472,10 +472,8 @@ class CloseTools(DecisionTools, PostingTools):
                         "due": None,
                     }
                 )
-        lock = [e for e in excs if e["kind"] == "signoff"]
-        decided = [
-            e for e in excs if e["kind"] not in ("signoff", "carried_item")
-        ]  # carried: open items
+        lock = [e for e in excs if KINDS[e["kind"]].signs_off]
+        decided = [e for e in excs if not KINDS[e["kind"]].about_open_items]  # carried: open items
         doi_changes = [
             f"{r['well_id']} from {r['effective_from']}: WI {r['row']['wi']} / NRI {r['row']['nri']} ({r['status']})"
             for r in ledger.doi_rows(run_id=ctx.run_id)

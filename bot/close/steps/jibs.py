@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+from bot.close import kinds
 from bot.close.checks import (
     COST_ACCOUNTS,
     Close,
@@ -27,7 +28,7 @@ from bot.close.doi_master import (
     signed_money,
     trailing_months,
 )
-from bot.close.kinds import moves_lines
+from bot.close.kinds.jib_lines import JibLineKind, loe_rules
 from bot.close.registry import JIBS
 
 # -- step 3: JIB reconciliation ---------------------------------------------------
@@ -199,11 +200,8 @@ def _alloc_lines(lines: list[tuple[JibLine, DoiRow]], share: Decimal) -> list[di
 
 
 def _line_finding(kind: str, j: JibLine, row: DoiRow, amount: Decimal, what: str) -> Finding:
-    title = {
-        "line_math": "line math",
-        "duplicate": "duplicate line",
-        "stale_charge": "stale charge",
-    }[kind]
+    found = kinds.KINDS[kind]
+    title = found.title if isinstance(found, JibLineKind) else kind
     over = amount > 0
     return Finding(
         kind=kind,
@@ -244,21 +242,6 @@ def _line_finding(kind: str, j: JibLine, row: DoiRow, amount: Decimal, what: str
     )
 
 
-def _reclassed(close: Close) -> tuple[set[int], set[str]]:
-    """The JIB lines (by line number) and the invoices' overhead a decision reclassed."""
-    lines: set[int] = set()
-    invoices: set[str] = set()
-    for finding_id, d in close.decisions.items():
-        if d.get("status") != "resolved" or not moves_lines(str(d.get("option"))):
-            continue
-        kind, _, key = finding_id.partition(":")
-        if kind == "overhead_rate":
-            invoices.add(key)
-        elif kind in ("line_math", "duplicate", "stale_charge") and key.isdigit():
-            lines.add(int(key))
-    return lines, invoices
-
-
 def loe_accrual(close: Close) -> list[dict[str, Any]]:
     """Per well and category: the trailing 3-month average gross × the WI in force."""
     months = trailing_months(close.period)
@@ -269,27 +252,16 @@ def loe_accrual(close: Close) -> list[dict[str, Any]]:
         for month, amount in by_month.items():
             if month in months:
                 gross[key][month] += amount
-    lines, invoices = _reclassed(close)
+    # what the JIB-line kinds' decisions do to a line's part: a reclass to capital, a duplicate
+    # disputed, overhead short-paid to the JOA rate (each kind says, in bot/close/kinds/jib_lines.py)
+    counts = loe_rules(kinds.KINDS.values(), close)
     for j, _ in close.known_jib():
         if j.cost_category not in ("LOE", "Overhead") or j.afe_no or j.service_month not in months:
             continue
-        if j.line in lines or (j.cost_category == "Overhead" and j.invoice_no in invoices):
-            continue  # moved to capital by its decision: not the LOE the accrual runs at
-        duplicate = close.decisions.get(f"duplicate:{j.line}")
-        if duplicate and duplicate.get("option") != "pay_as_billed":
-            continue  # a duplicate being disputed (or not yet decided) is not cost
-        amount = j.gross_amount
-        overhead = close.decided(f"overhead_rate:{j.invoice_no}")
-        if (
-            j.cost_category == "Overhead"
-            and overhead
-            and overhead["option"] in ("short_pay", "protest")
-        ):
-            rate = close.master.overhead_rate(j.well_id, j.service_month, drilling=False)
-            amount = (
-                rate if rate is not None else amount
-            )  # what the JOA allows, not what was billed
-        gross[(j.well_id, j.cost_category)][j.service_month] += amount
+        counted = counts(j, j.gross_amount)
+        if counted is None:
+            continue
+        gross[(j.well_id, j.cost_category)][j.service_month] += counted
     out = []
     for (well_id, category), by_month in sorted(gross.items()):
         row = close.master.in_force(well_id, close.period)

@@ -1,0 +1,192 @@
+"""Changing a decision before posting: which decisions may still change (nothing posted, nothing
+set off, nothing settled by them), asking the question again ('Change a decision'), and
+recording the new answer over the old one (the audit trail keeps both)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.close.controls import APPROVAL_HEADERS, header_of
+from bot.close.decisions.answers import codes_of
+from bot.close.decisions.recording import RecordingTools
+from bot.close.kinds import KINDS, option_label
+from bot.close.ledger import Ledger
+from bot.close.toolbase import REF_RE
+from bot.core.errors import CloseBotError, NotFoundError
+from bot.core.tools import ToolContext, ToolError
+from bot.store import QuestionRecord, Store
+
+
+def change_refusal(
+    ledger: Ledger, exc: dict[str, Any], settlers: set[str] | None = None
+) -> str | None:
+    """Why the decision on `exc` cannot be changed before posting, or None when it can.
+    `settlers`: the refs whose decision settled other exceptions (read once by a caller)."""
+    if exc["resolution"] is None:
+        return "nothing was decided yet"
+    if any(b["status"] == "posted" for b in ledger.batches(exc["run_id"])):
+        return "the batch is posted; a posted decision is changed by a reversing entry"
+    if not KINDS[exc["kind"]].changeable(exc["resolution"], exc["details"]["facts"]):
+        return "this decision set off follow-ups (a DOI change, further questions); it is not changed in place"
+    if exc["extra"].get("settled_by"):
+        return f"it was settled by the decision on {exc['extra']['settled_by']}"
+    if settlers is None:
+        settlers = _settlers(ledger.exceptions(exc["run_id"]))
+    if exc["details"]["ref"] in settlers:
+        return "it settled other exceptions on the same document line"
+    return None
+
+
+def _settlers(exceptions: list[dict[str, Any]]) -> set[str]:
+    return {str(e["extra"]["settled_by"]) for e in exceptions if e["extra"].get("settled_by")}
+
+
+def changeable_decisions(store: Store, run_id: str) -> list[tuple[str, str]]:
+    """The decisions of a run that can still be changed (nothing posted), as ('QUESTION:N',
+    'subject: what was decided'): N is the question's number on its form."""
+    ledger = Ledger(store)
+    if any(b["status"] == "posted" for b in ledger.batches(run_id)):
+        return []
+    exceptions = ledger.exceptions(run_id)
+    settlers = _settlers(exceptions)
+    out = []
+    for e in exceptions:
+        if not e["question_id"] or change_refusal(ledger, e, settlers):
+            continue
+        try:
+            q = store.question(e["question_id"])
+        except NotFoundError:
+            continue
+        ref = e["details"]["ref"]
+        number = next(
+            (n for n, item in enumerate(q.questions, 1) if ref in REF_RE.findall(item["question"])),
+            None,
+        )
+        if number is None or q.status != "answered":
+            continue
+        d = e["details"]
+        decided = (
+            "left open"
+            if e["resolution"] == "other"
+            else option_label(e["kind"], e["resolution"], d["facts"])
+        )
+        out.append((f"{q.id}:{number}", f"{d['subject']}: {decided}"))
+    return out
+
+
+class CannotChange(CloseBotError):
+    """A decision that cannot be asked again now; the message says why."""
+
+
+def ask_change(
+    store: Store, run_id: str, value: str, *, by: str
+) -> tuple[QuestionRecord, str | None]:
+    """'Change a decision' (`value` 'QUESTION:N' from changeable_decisions): that question is
+    asked again as a new pending one naming it; a pending posting approval is withdrawn (it
+    would approve a batch about to be drafted again). Returns the new question and the id of
+    the approval withdrawn, if any. CannotChange (nothing changed) when it may not be now."""
+    question_id, _, number = value.partition(":")
+    if (value, "") not in {(v, "") for v, _ in changeable_decisions(store, run_id)}:
+        raise CannotChange(
+            "that decision can no longer be changed here (it is posted, set off follow-ups, or "
+            "was changed already)"
+        )
+    run = store.run(run_id)
+    pending = store.pending_question(run_id)
+    if run.status != "waiting":
+        raise CannotChange("the close is working; change a decision once it waits on you")
+    if pending is not None and header_of(pending) not in APPROVAL_HEADERS:
+        raise CannotChange("answer the open form first, then change a decision")
+    of = store.question(question_id)
+    item = of.questions[int(number) - 1]
+    ref = REF_RE.findall(item["question"])
+    exc = Ledger(store).exception(f"{run_id}:{ref[0]}") if ref else None
+    subject = exc["details"]["subject"] if exc else (item.get("header") or "a decision")
+    earlier = (
+        f" Decided before: {option_label(exc['kind'], exc['resolution'], exc['details']['facts'])}."
+        if exc and exc["resolution"] not in (None, "other")
+        else ""
+    )
+    changes = [q for q in store.questions(run_id) if q.changes == of.id]
+    with store.write():
+        withdrawn = None
+        if pending is not None:
+            store.cancel_question(pending.id, cancelled_by=by, source="change")
+            withdrawn = pending.id
+        record = store.ask_again(
+            of,
+            by=by,
+            question_id=f"{of.id}-change{len(changes) + 1}",
+            context=f"Changing a decision before posting: {subject}.{earlier} The earlier answer "
+            "stays in the record; the batch is drafted again and needs a new approval.",
+            questions=[item],
+        )
+    return record, withdrawn
+
+
+class ChangeTools(RecordingTools):
+    """A decision recorded again over the one it changes, before posting."""
+
+    @staticmethod
+    def _change_of(ctx: ToolContext, exc: dict[str, Any], question_id: str) -> str | None:
+        """The question whose decision on `exc` question `question_id` changes, if it does."""
+        try:
+            q = ctx.store.question(question_id)
+        except NotFoundError:
+            return None
+        if q.changes and q.run_id == ctx.run_id and q.changes == exc.get("question_id"):
+            return q.changes
+        return None
+
+    def _change(
+        self,
+        ctx: ToolContext,
+        ledger: Ledger,
+        exc: dict[str, Any],
+        q: QuestionRecord,
+        chosen: list[str],
+        typed: str | None,
+        option: str,
+        note: str,
+    ) -> dict[str, Any]:
+        """A decision changed before posting: the new answer is recorded over the old one (the
+        audit trail keeps both); the batch must be drafted again and approved anew."""
+        refusal = change_refusal(ledger, exc)
+        if refusal:
+            raise ToolError(f"{exc['details']['ref']}: {refusal}")
+        d = exc["details"]
+        codes = codes_of(exc, option)
+        if typed is not None and not chosen:
+            code, status, extra = "other", "open", {"other": typed, "owner": q.answered_by}
+        elif codes != chosen or not codes:
+            raise ToolError(
+                f"{q.answered_by} chose {', '.join(option_label(exc['kind'], c, d['facts']) for c in chosen) or 'nothing'} "
+                f"for {d['subject']}, not {option!r}; record what they chose"
+            )
+        else:
+            code, status = codes[0], "resolved"
+            chosen_option = KINDS[exc["kind"]].option(code, d["facts"])
+            why = q.rationale or note
+            if chosen_option.override and not why.strip():
+                raise ToolError(
+                    f"{chosen_option.label!r} on {d['ref']} overrides what the data supports: it needs the person's reason"
+                )
+            extra = {"reason": why} if chosen_option.override else {}
+        ledger.change_decision(
+            exc["id"],
+            option=code,
+            status=status,
+            extra=extra,
+            question_id=q.id,
+            decided_by=q.answered_by,
+            source=q.source,
+        )
+        return {
+            "exception_id": exc["id"],
+            "status": status,
+            "decision": option_label(exc["kind"], code, d["facts"]) if code != "other" else "open",
+            "changed_from": exc["resolution"],
+            "decided_by": q.answered_by,
+            "next": "The batch drafted before this change is void: draft it again with "
+            "build_journal_entries and ask for a new approval.",
+        }
