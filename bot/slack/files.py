@@ -23,7 +23,7 @@ from slack_sdk.errors import SlackApiError
 from bot.blocks import escape, outgoing, section
 from bot.close.data import period_label
 from bot.close.imports.intake import Imports, Received, preview
-from bot.close.imports.recognize import KINDS, optional
+from bot.close.imports.recognize import FILE_KINDS, optional
 from bot.core.errors import CloseBotError, NotAuthorizedError
 from bot.core.names import Names
 from bot.slack.blocks import files as file_blocks
@@ -139,7 +139,7 @@ class FileIntake:
         text = (
             f"I have no data for {period_label(period)} yet. Drop the period's files into this "
             "thread (CSV or Excel, in your operators' own layouts): "
-            + ", ".join(KINDS)
+            + ", ".join(FILE_KINDS)
             + ". I tell you what I read from each, ask when I can't tell, and start the close "
             "when all eleven are in."
         )
@@ -256,7 +256,7 @@ class FileIntake:
         """A pending file's headers, and whether `column` may be left unmapped."""
         f = self.imports.file(file_id)
         kind = f["kind"]
-        may_skip = bool(kind) and column in KINDS[kind].columns and optional(kind, column)
+        may_skip = bool(kind) and column in FILE_KINDS[kind].columns and optional(kind, column)
         return [h for h in self.imports._sheet(f).header if h], may_skip
 
     def authorize(self, file_id: int, user: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any
 
 from bot.close.data import ZERO, Problem
 from bot.close.doi_master import money
-from bot.close.imports.recognize import KINDS, SOURCE_COLUMN, date_of, month_of, optional
+from bot.close.imports.recognize import FILE_KINDS, SOURCE_COLUMN, date_of, month_of, optional
 from bot.close.imports.sheet import Sheet
 
 MONTH_PARSERS = ("_month", "_optional_month")
@@ -74,7 +74,7 @@ class Converted:
 
 def normalise(kind: str, column: str, raw: str) -> str:
     """A cell as the loader reads it: months and dates in ISO form, whatever the export wrote."""
-    parser = KINDS[kind].columns[column].__name__
+    parser = FILE_KINDS[kind].columns[column].__name__
     if parser in MONTH_PARSERS and raw:
         return month_of(raw) or raw
     if parser == "_date" and raw:
@@ -84,7 +84,7 @@ def normalise(kind: str, column: str, raw: str) -> str:
 
 def convert(filename: str, sheet: Sheet, kind: str, mapping: dict[str, str]) -> Converted:
     """Apply `mapping` (closebot column → the file's header) to every row and check it whole."""
-    spec = KINDS[kind]
+    spec = FILE_KINDS[kind]
     problems: list[Problem] = []
     where = f"{filename} ({sheet.name})" if sheet.name else filename
     index: dict[str, int] = {}
@@ -172,7 +172,7 @@ def _check_totals(
 ) -> list[Problem]:
     """A 'Total' row's amounts must be the sums of the rows above it."""
     problems = []
-    spec = KINDS[kind]
+    spec = FILE_KINDS[kind]
     for row_no, cells in sheet.totals:
         for column, i in index.items():
             raw = cells[i].strip() if i < len(cells) else ""

@@ -12,7 +12,7 @@ from decimal import Decimal, InvalidOperation
 from bot.close.data import FILES, MONTHS, FileSpec, add_months, parse_amount
 from bot.close.imports.sheet import Sheet
 
-KINDS: dict[str, FileSpec] = {spec.name: spec for spec in FILES}
+FILE_KINDS: dict[str, FileSpec] = {spec.name: spec for spec in FILES}
 
 # What operators, purchasers and accounting exports call closebot's columns.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -152,12 +152,12 @@ class Proposal:
 
     @property
     def share(self) -> float:
-        return self.matched / len(KINDS[self.kind].columns)
+        return self.matched / len(FILE_KINDS[self.kind].columns)
 
 
 def optional(kind: str, column: str) -> bool:
     """A column closebot can do without (text that may be blank)."""
-    parse = KINDS[kind].columns[column]
+    parse = FILE_KINDS[kind].columns[column]
     return parse.__name__ == "_text"
 
 
@@ -198,7 +198,7 @@ def _content_fits(kind: str, column: str, values: list[str]) -> bool:
 def propose(sheet: Sheet, kind: str) -> Proposal:
     """The best mapping of `sheet`'s headers onto `kind`'s columns: closebot's own name first,
     then what operators call it, then content (decimals between 0 and 1, months, products)."""
-    spec = KINDS[kind]
+    spec = FILE_KINDS[kind]
     by_norm: dict[str, str] = {}
     for h in sheet.header:
         if h and norm(h) not in by_norm:
@@ -241,7 +241,7 @@ def recognise(sheet: Sheet, filename: str) -> list[Proposal]:
     stem = re.sub(r"\.[a-z0-9]+$", "", filename.casefold())
     history = "hist" in stem
     candidates = []
-    for kind in KINDS:
+    for kind in FILE_KINDS:
         p = propose(sheet, kind)
         if p.share < MIN_SHARE:
             continue

@@ -17,7 +17,7 @@ from bot.blocks import (
 )
 from bot.close.data import Problem, period_label
 from bot.close.imports.intake import Ask, Received
-from bot.close.imports.recognize import KINDS, optional
+from bot.close.imports.recognize import FILE_KINDS, optional
 
 CONFIRM_ACTION = "closebot_file_confirm"
 KIND_BLOCK = "file_kind"
@@ -143,7 +143,7 @@ def file_form(
             )
         )
     if "kind" in ask.needs:
-        options = [_option(kind_label(k), k) for k in (ask.kinds or list(KINDS))]
+        options = [_option(kind_label(k), k) for k in (ask.kinds or list(FILE_KINDS))]
         element: dict[str, Any] = {
             "type": "static_select",
             "action_id": PICK_ACTION,
@@ -178,7 +178,7 @@ def file_form(
         )
     if "mapping" in ask.needs and ask.kind:
         headers = ask.headers[: MAX_SELECT_OPTIONS - 1]
-        for column in KINDS[ask.kind].columns:
+        for column in FILE_KINDS[ask.kind].columns:
             may_skip = optional(ask.kind, column)
             element = {  # the menu loads from closebot: eleven menus of every header are too long
                 "type": "external_select",
@@ -202,7 +202,7 @@ def file_form(
         blocks.append(
             section(
                 "*Preview*, the first rows as they would be read:\n"
-                + _preview_text(preview_rows, list(KINDS[ask.kind].columns))
+                + _preview_text(preview_rows, list(FILE_KINDS[ask.kind].columns))
             )
         )
     blocks.append(
