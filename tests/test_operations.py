@@ -79,7 +79,7 @@ def test_serve_logs_at_info_with_timestamps_a_line_per_request_and_per_turn(
         re.M,
     ), err
     assert re.search(
-        rf"^{STAMP} INFO bot\.slack\.work: run \w+: starting the close → waiting in [\d.]+ s$",
+        rf"^{STAMP} INFO bot\.slack\.work\.jobs: run \w+: starting the close → waiting in [\d.]+ s$",
         err,
         re.M,
     ), err

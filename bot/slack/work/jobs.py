@@ -1,0 +1,88 @@
+"""One job of a run on the runner's per-run queue, done under the run's lease in the store
+(so two processes on one database never advance the same run at once), with the thread's
+status line saying what it does while it works."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.slack.work import SlackWork
+
+log = logging.getLogger(__name__)
+
+
+class RunJobs:
+    def __init__(self, work: SlackWork) -> None:
+        self.work = work
+        self._doing: dict[str, str] = {}
+
+    def job(self, run_id: str, what: str, todo: Callable[[], None], *, held: bool = False) -> None:
+        """Queue `todo` for the run, done under its lease. `held`: the caller has taken a hold
+        of the lease for this job already (handed on, so the run is never unleased between)."""
+        work = self.work
+        store = work.store
+
+        def job() -> None:
+            if work.paused:  # a dead token: nothing to try until it works again
+                log.info("run %s: %s waits, Slack %s", run_id, what, work.slack_status)
+                if held:
+                    store.let_go(run_id, owner=work.owner)
+                return
+            holder = (
+                None if held else store.hold_lease(run_id, owner=work.owner, ttl=work.lease_ttl)
+            )
+            if holder:
+                log.info("run %s: %s left to %s, which holds its lease", run_id, what, holder)
+                return
+            try:
+                self._doing[run_id] = what
+                done = threading.Event()
+                self.show_working(run_id)
+                timer = threading.Thread(
+                    target=self._still_working, args=(run_id, done), daemon=True
+                )
+                timer.start()
+                started = time.monotonic()
+                try:
+                    todo()
+                finally:
+                    done.set()
+                    self._doing.pop(run_id, None)
+                    work.presenter.clear_status(run_id)
+                log.info(
+                    "run %s: %s → %s in %.1f s",
+                    run_id,
+                    what,
+                    store.run(run_id).status,
+                    time.monotonic() - started,
+                )
+            finally:
+                store.let_go(run_id, owner=work.owner)
+
+        work.runner.submit(run_id, job)
+
+    def doing(self, run_id: str) -> str:
+        """What the run is busy with, in words, for 'I'm in the middle of …'."""
+        running = [
+            s for s, state in self.work.store.run(run_id).steps.items() if state == "running"
+        ]
+        step = f"the {running[-1]} step" if running else None
+        return step or self._doing.get(run_id) or "the previous step"
+
+    def show_working(self, run_id: str) -> None:
+        """The thread's status line (assistant.threads.setStatus) naming what the run does."""
+        try:
+            running = [s for s, st in self.work.store.run(run_id).steps.items() if st == "running"]
+            self.work.presenter.set_status(run_id, running[-1] if running else None)
+        except Exception as e:  # a notice only
+            log.warning("run %s: status not shown: %s", run_id, e)
+
+    def _still_working(self, run_id: str, done: threading.Event) -> None:
+        """While a turn works, its status is set again before Slack's two minutes clear it."""
+        while not done.wait(self.work.still_working_after):
+            self.show_working(run_id)
