@@ -84,8 +84,8 @@ def test_a_batch_is_paged_by_id_without_the_lines_of_batches_written_beside_it(
 
 
 def test_a_batch_written_as_tuples_hashes_as_the_same_lines_as_dicts() -> None:
+    from bot.close.batch import LINE_ROW, Entry
     from bot.close.controls import ContentHash, content_hash
-    from bot.close.journal import LINE_ROW, Entry
 
     e = Entry(4, "JIB INV-1 · Operator · service 2026-09", "document")
     e.add("6210", debit=Decimal("10.00"), well_id="W-1", memo="a", ref="jib.csv:2", group="LOE")
@@ -265,7 +265,7 @@ def test_the_totals_remembered_as_a_batch_is_written_are_its_lines_sums(tmp_path
 def test_a_summarized_lines_ref_names_each_source_line() -> None:
     """A summed line's ref says which lines it sums: their numbers in one file, the rest of
     each ref when they share only the file, each ref whole when they share nothing."""
-    from bot.close.journal import _refs
+    from bot.close.batch import _refs
 
     assert _refs(["jib.csv:2"]) == "jib.csv:2"
     assert _refs(["jib.csv:2", "jib.csv:6"]) == "jib.csv:2,6"
