@@ -1,0 +1,65 @@
+"""A settled form, read-only: who chose what, how and when."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.questions import Ask, Outcome, answer_text
+from bot.slack.blocks.forms import fit
+from bot.slack.blocks.text import (
+    context,
+    cut,
+    escape,
+    person,
+    section,
+    split_text,
+    when_text,
+)
+
+
+def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list[dict[str, Any]]:
+    """The form after it was settled: read-only, no input elements left; `who` is the
+    answerer's name (mrkdwn made safe), else a mention of their id."""
+    status, answers, by, source, at = (
+        outcome.status,
+        outcome.answers,
+        outcome.by,
+        outcome.source,
+        outcome.at,
+    )
+    blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(ask.context)}")]
+    assigned: list[str] = []  # owners and due dates: one line each, in one section
+    for number, q in enumerate(ask.questions, start=1):
+        entry = (answers or {}).get(str(number), {})
+        shown = escape(answer_text(entry)) if status == "answered" and entry else "—"
+        if q.kind.assigns:
+            kept = escape(q.initial or "—") if entry.get("skipped") else shown
+            assigned.append(f"{escape(fit(q.question, 150))} → *{kept}*")
+            continue
+        title = escape(q.header) if q.header else f"Question {number}"
+        blocks.append(section(f"*{title}*: {escape(fit(q.question, 600))}\n→ *{shown}*"))
+    blocks.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
+    when = when_text(at)
+    who = who or person(by)
+    if status == "answered":
+        chose = "the answers above"
+        first = (answers or {}).get("1")
+        if len(ask.questions) == 1 and first:
+            chose = f"*{escape(answer_text(first))}*"
+        line = {
+            "timeout_default": f"⌛ Timed out: the recommended answers were applied · source: timeout_default · {when}",
+            "auto_default": f"🤖 Auto mode applied the recommended answers · source: auto_default · {when}",
+        }.get(source or "", f"✅ {who} chose {chose} · source: {escape(source or 'user')} · {when}")
+    elif status == "cancelled":
+        line = f"🚫 Cancelled by {who} · {when}"
+    elif status == "deferred":
+        line = (
+            f"⏸ Put off by {who} (not now) · {when} · the close goes on without it; "
+            "*Decide* on the close's message brings it back"
+        )
+    else:
+        line = f"⌛ Expired unanswered · {when}"
+    if outcome.rationale:
+        blocks.append(section(f"*Why*: {cut(escape(outcome.rationale), 2000)}"))
+    blocks.append(context(line))
+    return blocks

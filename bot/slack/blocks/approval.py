@@ -1,0 +1,103 @@
+"""The posting approval's form: the batch as a table, Approve / Keep as draft / Reject as
+buttons, only Approve behind a confirm."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from bot.core.questions import Ask
+from bot.slack.blocks.actions import CHOICE_ACTION
+from bot.slack.blocks.forms import (
+    _question_sections,
+    block_id,
+    fit,
+    who_may_answer_block,
+    why_input,
+)
+from bot.slack.blocks.limits import (
+    MAX_ACTIONS,
+    MAX_BUTTON_TEXT,
+    MAX_CONFIRM_BUTTON,
+    MAX_CONFIRM_TEXT,
+    MAX_CONFIRM_TITLE,
+)
+from bot.slack.blocks.text import cut, escape, plain, section, split_text
+
+
+def table(header: list[str], rows: list[list[str]], *, right: Iterable[int] = ()) -> dict[str, Any]:
+    """A `table` block (first row the header); columns in `right` aligned right (amounts)."""
+    width = len(header)
+    aligned = set(right)
+
+    def cell(text: str) -> dict[str, Any]:
+        return {"type": "raw_text", "text": text or " "}
+
+    return {
+        "type": "table",
+        "rows": [[cell(t) for t in header], *([cell(t) for t in row] for row in rows)][:100],
+        "column_settings": [
+            {"align": "right"} if i in aligned else {"is_wrapped": True} for i in range(width)
+        ],
+    }
+
+
+def table_text(header: list[str], rows: list[list[str]]) -> str:
+    """The same rows as text, for the notification and wherever tables are not drawn."""
+    return "\n".join(" · ".join(c for c in row if c) for row in [header, *rows])
+
+
+def approval_form(
+    ask: Ask,
+    *,
+    question_id: str,
+    who_may_answer: str,
+    nonce: str,
+    confirm: str,
+    facts: dict[str, Any] | None = None,
+    deadline: str | None = None,
+) -> list[dict[str, Any]]:
+    """The posting approval: the situation, the batch by account (`facts`), what each choice
+    does (once), a Why, who may approve, and one button per choice (Approve / Keep as
+    draft / Reject). Only the button that approves carries the `confirm` dialog: the other
+    choices post nothing. The buttons answer by themselves: no radio buttons, no Submit
+    (the documented exception to a form's one Submit, DESIGN.md's interface contract)."""
+    q = ask.questions[0]
+    blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
+    shown = _question_sections(q, 1, 1, compact=False, listed=facts is not None, details=False)
+    blocks.extend(section(t) for t in shown)
+    if facts is not None:
+        blocks.append(facts)
+    what = "\n".join(
+        f"• *{escape(o.label)}*" + (f" — {escape(o.description)}" if o.description else "")
+        for o in q.options
+    )
+    blocks.extend(section(t) for t in split_text(what))
+    if q.recommended is not None:
+        blocks.append(why_input(1, nonce))
+    blocks.append(who_may_answer_block(who_may_answer, deadline, nonce))
+    buttons = []
+    for number, option in enumerate(q.options[:MAX_ACTIONS], start=1):
+        mark = " ⭐" if q.recommended == number else ""
+        button: dict[str, Any] = {
+            "type": "button",
+            "action_id": f"{CHOICE_ACTION}{number}",
+            "text": plain(fit(option.label, MAX_BUTTON_TEXT - len(mark)) + mark, MAX_BUTTON_TEXT),
+            "value": cut(question_id, 2000),
+        }
+        if approving(option.label):
+            button["style"] = "primary"
+            button["confirm"] = {
+                "title": plain("Post to the ledger?", MAX_CONFIRM_TITLE),
+                "text": plain(confirm, MAX_CONFIRM_TEXT),
+                "confirm": plain("Post", MAX_CONFIRM_BUTTON),
+                "deny": plain("Not yet", MAX_CONFIRM_BUTTON),
+            }
+        buttons.append(button)
+    blocks.append({"type": "actions", "block_id": block_id("a", 0, nonce), "elements": buttons})
+    return blocks
+
+
+def approving(label: str) -> bool:
+    """An option that approves posting (as bot.close.controls.approves reads an answer)."""
+    return label.casefold().startswith("approve")

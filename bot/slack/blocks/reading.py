@@ -1,0 +1,84 @@
+"""A submitted form read back: the answers, the Why, a choice's own button; FormError when it
+cannot be read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.questions import Ask, Response
+from bot.slack.blocks.actions import BLOCK_PREFIX, PER_QUESTION_WHY
+from bot.slack.blocks.forms import parse_block_id
+
+
+class FormError(ValueError):
+    """A submitted form could not be read as answers."""
+
+
+def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response]:
+    """state.values of a submitted form → a Response per question (validation is the caller's)."""
+    if not isinstance(values, dict):
+        raise FormError("the form sent no values")
+    raw: dict[int, dict[str, Any]] = {}
+    for bid, actions in values.items():
+        if not isinstance(actions, dict):
+            continue
+        parsed = parse_block_id(bid)
+        if parsed is None:
+            continue
+        kind, number = parsed
+        for action in actions.values():
+            if not isinstance(action, dict):
+                raise FormError(f"question {number}: the form sent a value this bot did not build")
+            raw.setdefault(number, {})[kind] = action
+    responses: dict[int, Response] = {}
+    for number, q in enumerate(ask.questions, start=1):
+        entry = raw.get(number, {})
+        other = _typed(entry.get("o") or {}) or None
+        try:
+            responses[number] = q.kind.read(q, entry.get("q") or {}, other)
+        except (TypeError, ValueError):
+            raise FormError(
+                f"question {number}: the form sent an option this bot did not build"
+            ) from None
+    return responses
+
+
+def read_choice(ask: Ask, number: int) -> dict[int, Response]:
+    """A form answered by a choice's own button: option `number` of its one question."""
+    if len(ask.questions) != 1 or not 1 <= number <= len(ask.questions[0].options):
+        raise FormError("the form sent a choice this bot did not build")
+    return {1: Response(selected=(number,))}
+
+
+def _typed(action: dict[str, Any]) -> str:
+    """The text of a text input's state ('' when there is none, or it is not text)."""
+    value = action.get("value")
+    return value.strip() if isinstance(value, str) else ""
+
+
+def has_why_box(shown: Any) -> bool:
+    """Whether a form as Slack shows it (the payload's message blocks) has the "Why" box;
+    forms posted by releases before it (68fe5b6) have none. Unknown: assume it has."""
+    if not isinstance(shown, list):
+        return True
+    ids = [str(b.get("block_id") or "") for b in shown if isinstance(b, dict)]
+    return any(i.startswith(f"{BLOCK_PREFIX}:{PER_QUESTION_WHY}:") for i in ids) or any(
+        (parse_block_id(i) or ("", 0))[0] == "w" for i in ids
+    )
+
+
+def read_rationale(values: dict[str, dict[str, Any]]) -> str | dict[int, str] | None:
+    """The form's 'Why': per question number (each question has its own box), or the one
+    text of a form built before that (its box is question 0)."""
+    whys: dict[int, str] = {}
+    for bid, actions in (values or {}).items():
+        parsed = parse_block_id(bid)
+        if not (parsed and parsed[0] == "w" and isinstance(actions, dict)):
+            continue
+        for action in actions.values():
+            text = _typed(action) if isinstance(action, dict) else ""
+            if parsed[1] == 0:
+                return text or None
+            if text:
+                whys[parsed[1]] = text
+    return whys
