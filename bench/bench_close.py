@@ -38,15 +38,15 @@ def one_close(store: Store, tools: CloseTools) -> float:
         presenter=Quiet(),
         system_prompt=SYSTEM_PROMPT,
     )
-    run = store.create_run(
+    run = store.runs.create(
         period="2026-10", mode="console", started_by="bench", model="offline-playbook"
     )
     outcome = loop.start(run.id, start_prompt("2026-10"))
     while isinstance(outcome, Paused):
-        record = store.question(outcome.question_id)
+        record = store.questions.get(outcome.question_id)
         ask = ask_of(record)
         second = ask.questions[0].header == "Second approval"  # a different person's
-        store.claim_answer(
+        store.questions.claim(
             record.id,
             answer=answer_payload(ask, default_responses(ask)),
             answered_by="bench-approver" if second else "bench",
@@ -65,14 +65,14 @@ def main() -> None:
         store = Store(Path(tmp) / "bench.db")
         tools = CloseTools()
         times = [one_close(store, tools) for _ in range(args.runs)]
-        run = store.create_run(period="2026-10", mode="console", started_by="bench", model="x")
+        run = store.runs.create(period="2026-10", mode="console", started_by="bench", model="x")
         claims = []
         for i in range(200):
-            store.create_question(
+            store.questions.create(
                 run.id, question_id=f"q{i}", context="c", questions=[{"question": "q"}]
             )
             t = time.perf_counter()
-            store.claim_answer(
+            store.questions.claim(
                 f"q{i}", answer={"1": {"selected": [1]}}, answered_by="bench", source="console"
             )
             claims.append(time.perf_counter() - t)

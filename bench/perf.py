@@ -194,8 +194,8 @@ def submit_body(fake: FakeSlack, record: QuestionRecord) -> str:
 def answerable(store: Store) -> list[QuestionRecord]:
     """Pending questions whose form is in Slack and which the run's starter may answer."""
     found = []
-    for run in store.runs_with_status("waiting"):
-        record = store.pending_question(run.id)
+    for run in store.runs.with_status("waiting"):
+        record = store.questions.pending(run.id)
         if (
             record is not None
             and record.message_ts
@@ -226,11 +226,11 @@ def settled(fake: FakeSlack, store: Store, question_ids: list[str]) -> bool:
     """Every question answered, its form read-only, and its run moved past it (to its next
     form, posted in Slack, or to its end)."""
     for qid in question_ids:
-        record = store.question(qid)
+        record = store.questions.get(qid)
         if record.status != "answered" or has_submit(fake, record):
             return False
-        run = store.run(record.run_id)
-        pending = store.pending_question(run.id)
+        run = store.runs.get(record.run_id)
+        pending = store.questions.pending(run.id)
         if pending is None:  # finished (or failed), or answered and not yet resumed
             if run.status in ("running", "waiting"):
                 return False
@@ -554,7 +554,7 @@ def history_round(tmp: Path, steps: int, n: int) -> tuple[float, float, int]:
         system_prompt="bench",
         max_steps=steps + 5,
     )
-    run = store.create_run(period="2026-10", mode="console", started_by="bench", model="scripted")
+    run = store.runs.create(period="2026-10", mode="console", started_by="bench", model="scripted")
     loop.start(run.id, "go")
     store.close()
     marks = model.marks
@@ -690,23 +690,23 @@ def claude_close(
                 presenter=Silent(),
                 system_prompt=SYSTEM_PROMPT,
             )
-            run = store.create_run(
+            run = store.runs.create(
                 period="2026-10", mode="console", started_by="bench", model=model.name
             )
             outcome = loop.start(run.id, start_prompt("2026-10"))
             while isinstance(outcome, Paused):
-                record = store.question(outcome.question_id)
+                record = store.questions.get(outcome.question_id)
                 ask = ask_of(record)
                 header = record.questions[0].get("header")
                 by = "bench-second" if header == "Second approval" else "bench"
-                store.claim_answer(
+                store.questions.claim(
                     record.id,
                     answer=answer_payload(ask, default_responses(ask)),
                     answered_by=by,
                     source="console",
                 )
                 outcome = loop.advance(run.id)
-            calls, usage = store.usage(run.id)
+            calls, usage = store.transcript.usage(run.id)
             assert usage == fake.usage, (usage, fake.usage)
             cost = models.estimated_cost(model.name, usage)
             store.close()
@@ -809,18 +809,18 @@ def paused_db(tmp: Path, fake: FakeSlack, data: Path, copies: int) -> Path:
         presenter=Silent(),
         system_prompt=SYSTEM_PROMPT,
     )
-    run = store.create_run(
+    run = store.runs.create(
         period="2026-10",
         mode="slack",
         started_by="UALICE",
         model="offline-playbook",
         channel="CFIN",
     )
-    store.set_run_thread(run.id, channel="CFIN", thread_ts="1.000001", status_ts="1.000002")
+    store.runs.set_thread(run.id, channel="CFIN", thread_ts="1.000001", status_ts="1.000002")
     loop.start(run.id, start_prompt("2026-10"))
-    question = store.pending_question(run.id)
+    question = store.questions.pending(run.id)
     assert question is not None
-    store.set_question_message(question.id, channel="CFIN", message_ts="1.000003")
+    store.questions.set_message(question.id, channel="CFIN", message_ts="1.000003")
     store.close()
     conn = sqlite3.connect(db)
     with conn:

@@ -111,12 +111,14 @@ class AgentLoop:
 
     def start(self, run_id: str, prompt: str) -> TurnOutcome:
         """Begin a run with the user's request."""
-        self.store.append_message(run_id, role="user", content=[{"type": "text", "text": prompt}])
+        self.store.transcript.append(
+            run_id, role="user", content=[{"type": "text", "text": prompt}]
+        )
         return self.advance(run_id)
 
     def can_hear(self, run_id: str) -> bool:
         """Whether a person's message can enter the transcript now (no tool call awaits a result)."""
-        last = self.store.last_message(run_id)
+        last = self.store.transcript.last(run_id)
         return not (last and last.role == "assistant" and tool_uses(last.content))
 
     def stop(self, run_id: str, by: str) -> Stopped:
@@ -129,12 +131,12 @@ class AgentLoop:
 
     def say(self, run_id: str, text: str) -> TurnOutcome:
         """A person's message in an idle run's conversation."""
-        last = self.store.last_message(run_id)
+        last = self.store.transcript.last(run_id)
         if last and last.role == "assistant" and tool_uses(last.content):
             raise ValueError(
                 "the run is in the middle of a turn; its question must be answered first"
             )
-        self.store.append_message(run_id, role="user", content=[{"type": "text", "text": text}])
+        self.store.transcript.append(run_id, role="user", content=[{"type": "text", "text": text}])
         return self.advance(run_id)
 
     def advance(self, run_id: str) -> TurnOutcome:
@@ -144,7 +146,7 @@ class AgentLoop:
         this turn adds is written to the store first and then appended to that copy, so a
         model step costs the same with ten messages as with a thousand.
         """
-        self.store.set_run_status(run_id, "running")
+        self.store.runs.set_status(run_id, "running")
         schemas = [*self.tools.schemas(), TOOL_SCHEMA]
         transcript = Transcript(self.store, run_id)
         steps = 0  # model calls in this turn
@@ -153,7 +155,7 @@ class AgentLoop:
         restated = False  # ...once a turn
         model: Model | None = None
         while True:
-            stop_by = self.store.stop_requested(run_id)
+            stop_by = self.store.runs.stop_requested(run_id)
             if stop_by:
                 return self._stop(run_id, stop_by)
             last = transcript.last
@@ -176,7 +178,7 @@ class AgentLoop:
                 except ModelError as e:
                     return self._fail(run_id, str(e))
                 if reply.usage:  # tokens are spent whether or not the reply is usable
-                    self.store.record_model_call(
+                    self.store.transcript.record_model_call(
                         run_id, model=model.name, stop_reason=reply.stop_reason, usage=reply.usage
                     )
                 problem = reply_problem(reply)
@@ -192,7 +194,7 @@ class AgentLoop:
                     self.presenter.text(run_id, text)
                 continue
             uses = tool_uses(last.content)
-            if not uses and self.store.untold_answers(run_id):
+            if not uses and self.store.questions.untold_answers(run_id):
                 # a question put off and decided now, or a decision changed: the agent is told
                 with self.store.write():
                     transcript.append("user", self._tell_late_answers(run_id))
@@ -211,7 +213,7 @@ class AgentLoop:
                 return Paused(question_id=pending)
             results = []
             for use in uses:
-                stored = self.store.tool_result(use["id"])
+                stored = self.store.transcript.tool_result(use["id"])
                 assert stored is not None
                 block: dict[str, Any] = {
                     "type": "tool_result",
@@ -222,7 +224,7 @@ class AgentLoop:
                     block["is_error"] = True
                 results.append(block)
             with self.store.write():  # messages are taken with the results they go with
-                heard = self.store.take_messages(run_id)
+                heard = self.store.inbox.take(run_id)
                 if heard:  # written in the thread meanwhile: read at this step, not after it
                     results.append({"type": "text", "text": thread_messages(heard)})
                 results += self._tell_late_answers(run_id)  # a decision changed meanwhile
@@ -232,30 +234,30 @@ class AgentLoop:
         """Late answers not told to the agent yet, as text blocks of its next message, marked
         told (call inside the write that appends them)."""
         out = []
-        for q in self.store.untold_answers(run_id):
+        for q in self.store.questions.untold_answers(run_id):
             text = late_answer_text(ask_of(q), outcome_of(q), question_id=q.id, changes=q.changes)
             out.append({"type": "text", "text": text})
-            self.store.mark_told(q.id)
+            self.store.questions.mark_told(q.id)
         return out
 
     def parked(self, run_id: str) -> bool:
         """Whether the run waits on questions put off, with nothing to do until a person
         presses Decide (the watchdog leaves it alone): its turn ended, nothing is pending and
         no late answer waits to be told."""
-        run = self.store.run(run_id)
-        if run.status != "waiting" or self.store.pending_question(run_id) is not None:
+        run = self.store.runs.get(run_id)
+        if run.status != "waiting" or self.store.questions.pending(run_id) is not None:
             return False
-        last = self.store.last_message(run_id)
+        last = self.store.transcript.last(run_id)
         return (
             last is not None
             and last.role == "assistant"
             and not tool_uses(last.content)
-            and not self.store.untold_answers(run_id)
+            and not self.store.questions.untold_answers(run_id)
         )
 
     def _model_for(self, run_id: str) -> Model:
         """The model the run was started on (a paused run resumes on it), when the adapter can."""
-        pinned = self.store.run(run_id).model
+        pinned = self.store.runs.get(run_id).model
         switch: Any = getattr(self.model, "pinned", None)
         if pinned and pinned != self.model.name and callable(switch):
             return switch(pinned)
@@ -267,18 +269,18 @@ class AgentLoop:
         return self.tool_calls.question_wait(ask)
 
     def _finish(self, run_id: str, text: str) -> TurnOutcome:
-        steps = self.store.run(run_id).steps
+        steps = self.store.runs.get(run_id).steps
         failed = [s for s in self.tools.steps if steps.get(s) == "failed"]
         if failed:  # a step that failed is never success, whatever the model says
             names = [t.name for t in self.tools.by_step(failed[0])]
-            error = self.store.last_tool_error(run_id, names) or "see the thread"
+            error = self.store.transcript.last_tool_error(run_id, names) or "see the thread"
             return self._fail(run_id, f"the step '{failed[0]}' failed: {error}")
-        deferred = self.store.deferred_questions(run_id)
+        deferred = self.store.questions.deferred(run_id)
         if deferred:  # questions put off: the run waits on them, it is not finished
             with self.store.write():
-                steps = self.store.park_steps(run_id)
-                self.store.set_run_status(run_id, "waiting")
-                self.store.audit(
+                steps = self.store.runs.park_steps(run_id)
+                self.store.runs.set_status(run_id, "waiting")
+                self.store.audit.record(
                     run_id=run_id,
                     kind="run_waiting",
                     actor=None,
@@ -287,29 +289,31 @@ class AgentLoop:
             self.presenter.progress(run_id, steps)
             self.presenter.waiting(run_id, text)
             return Waiting(text=text, deferred=tuple(q.id for q in deferred))
-        self.presenter.progress(run_id, self.store.finish_steps(run_id))
-        self.store.set_run_status(run_id, "done")
-        calls, usage = self.store.usage(run_id)
+        self.presenter.progress(run_id, self.store.runs.finish_steps(run_id))
+        self.store.runs.set_status(run_id, "done")
+        calls, usage = self.store.transcript.usage(run_id)
         if calls:
-            text = f"{text}\n\n{usage_line(self.store.run(run_id).model, usage, calls)}".strip()
-        sealed = self.store.seal_of(run_id)
+            text = (
+                f"{text}\n\n{usage_line(self.store.runs.get(run_id).model, usage, calls)}".strip()
+            )
+        sealed = self.store.audit.seal(run_id)
         # the summary shows the head as the run finished, to compare with `audit --verify`
         shown = f"{text}\n\nAudit seal: {sealed.short()}." if sealed else text
         self.presenter.finished(run_id, shown)
         return Finished(text=text)
 
     def _stop(self, run_id: str, by: str) -> Stopped:
-        for record in self.store.questions(run_id):
+        for record in self.store.questions.of_run(run_id):
             if record.status in ("pending", "deferred"):  # Stop ends it: nothing waits
                 with contextlib.suppress(AlreadyAnsweredError):  # settled meanwhile
-                    self.store.cancel_question(record.id, cancelled_by=by, source="stop")
-        self.store.set_run_status(run_id, "cancelled", error=f"stopped by {by}")
+                    self.store.questions.cancel(record.id, cancelled_by=by, source="stop")
+        self.store.runs.set_status(run_id, "cancelled", error=f"stopped by {by}")
         self.presenter.stopped(run_id, by)
         return Stopped(by=by)
 
     def _fail(self, run_id: str, error: str) -> Failed:
         log.warning("run %s failed: %s", run_id, error)
-        self.store.set_run_status(run_id, "failed", error=error)
+        self.store.runs.set_status(run_id, "failed", error=error)
         self.presenter.failed(run_id, error)
         return Failed(error=error)
 

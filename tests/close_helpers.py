@@ -135,20 +135,20 @@ def close_run(
     store = store or Store(db)
     presenter = Recorder()
     loop = close_loop(settings, store=store, presenter=presenter)
-    run = store.create_run(period=period, mode="console", started_by=user, model=loop.model.name)
+    run = store.runs.create(period=period, mode="console", started_by=user, model=loop.model.name)
     outcome = loop.start(run.id, start_prompt(period))
     asks: list[Ask] = []
     for _ in range(max_forms):
         if not isinstance(outcome, Paused):
             break
-        record = store.question(outcome.question_id)
+        record = store.questions.get(outcome.question_id)
         ask = ask_of(record)
         asks.append(ask)
         responses = {}
         for n, q in enumerate(ask.questions, start=1):
             r = choose(q)
             if r is None:
-                store.cancel_question(record.id, cancelled_by=user, source=source)
+                store.questions.cancel(record.id, cancelled_by=user, source=source)
                 break
             responses[n] = r
         else:
@@ -157,7 +157,7 @@ def close_run(
             who = {"Posting": first_approver or user, "Second approval": second_approver}.get(
                 ask.questions[0].header or "", user
             )
-            store.claim_answer(
+            store.questions.claim(
                 record.id, answer=answer, answered_by=who, source=source, rationale=rationale
             )
         outcome = loop.advance(run.id)

@@ -159,17 +159,17 @@ class Harness:
         response = self.command(period, user=user, channel=channel)
         assert response.status == 200, response.body
         self.idle()
-        return self.store.runs(limit=1)[0]
+        return self.store.runs.recent(limit=1)[0]
 
     def message(self, ts: str) -> dict[str, Any]:
         return self.fake.messages[ts]
 
     def status(self, run: Run) -> str:
         """The run's status message (the streamed plan), as text."""
-        return status_text(self.message(self.store.run(run.id).status_ts or ""))
+        return status_text(self.message(self.store.runs.get(run.id).status_ts or ""))
 
     def form_of(self, question_id: str) -> dict[str, Any]:
-        record = self.store.question(question_id)
+        record = self.store.questions.get(question_id)
         assert record.message_ts, "the form was never posted"
         return self.message(record.message_ts)
 
@@ -208,7 +208,7 @@ class Harness:
         return response
 
     def pending(self, run_id: str) -> str:
-        record = self.store.pending_question(run_id)
+        record = self.store.questions.pending(run_id)
         assert record is not None, "no question is pending"
         return record.id
 
@@ -239,7 +239,7 @@ class Harness:
     def recommended_picks(self, question_id: str) -> dict[int, Any]:
         """The form's recommended answers, as picks (free text gets a line of text)."""
         picks: dict[int, Any] = {}
-        for n, q in enumerate(self.store.question(question_id).questions, start=1):
+        for n, q in enumerate(self.store.questions.get(question_id).questions, start=1):
             if q.get("type") in ("user", "date"):
                 continue  # untouched: the preselected owner or due date is sent
             if q.get("type") == "free_text":
@@ -256,7 +256,7 @@ class Harness:
         """Answer every form with its recommendation until one whose first question has `header`."""
         for _ in range(limit):
             question_id = self.pending(run_id)
-            if self.store.question(question_id).questions[0].get("header") == header:
+            if self.store.questions.get(question_id).questions[0].get("header") == header:
                 return question_id
             self.submit(question_id, self.recommended_picks(question_id), user=user)
             self.idle()
@@ -267,7 +267,7 @@ class Harness:
         approves posting and a second approver gives the second approval."""
         approvers = {"Posting": "UAPPROVER", "Second approval": "UAPPROVER2"}
         for _ in range(limit):
-            record = self.store.pending_question(run_id)
+            record = self.store.questions.pending(run_id)
             if record is None:
                 return
             who = approvers.get(record.questions[0].get("header") or "", user)

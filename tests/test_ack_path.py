@@ -63,7 +63,7 @@ def test_close_acks_in_one_transaction_and_starts_its_work_only_once_answered(
     status, raw, answer = call(app, sp.slash_command("2026-10"))
     assert status == 200 and "Starting the October 2026 close" in json.loads(raw)["text"]
     assert len(begun) == 1  # the signature and the run, together
-    run = bot.store.runs()[0]
+    run = bot.store.runs.recent()[0]
     assert not bot.service.runner.busy(run.id), "work started before the answer was written"
     assert not bot.service.runner.wait_idle(0.05)  # held work still counts: not idle yet
     assert not [c for c in fake.calls if c.method == "chat.postMessage"]
@@ -71,7 +71,7 @@ def test_close_acks_in_one_transaction_and_starts_its_work_only_once_answered(
     answer.close()  # what the server does once the last byte is out
     bot.store.db.conn.set_trace_callback(None)
     bot.idle()
-    assert bot.store.pending_question(run.id) is not None  # the close went on to its first form
+    assert bot.store.questions.pending(run.id) is not None  # the close went on to its first form
     bot.close()
 
 
@@ -92,7 +92,7 @@ def test_a_replay_after_the_ack_changes_nothing_and_queues_nothing(
     status, raw, again = call(app, body, delivery())
     assert (status, raw) == (200, b"")
     assert list(getattr(again, "jobs", [])) == []
-    assert len(bot.store.runs()) == 1
+    assert len(bot.store.runs.recent()) == 1
     bot.close()
 
 
@@ -124,9 +124,9 @@ def test_the_same_submit_delivered_twice_at_once_is_claimed_once_and_both_get_20
         t.join(timeout=20)
     assert sorted(s for s, _ in results) == [200, 200]
     bot.idle()
-    record = bot.store.question(question_id)
+    record = bot.store.questions.get(question_id)
     assert record.status == "answered" and record.answered_by == "UALICE"
-    answered = [e for e in bot.store.audit_events(run.id) if e.kind == "question_answered"]
+    answered = [e for e in bot.store.audit.events(run.id) if e.kind == "question_answered"]
     assert len(answered) == 1
     # neither delivery told the person their own answer was "already answered"
     assert not [t for t in bot.ephemerals_to("UALICE") if "already" in t]
@@ -144,7 +144,7 @@ def test_a_request_whose_listener_writes_nothing_is_still_recorded_once(
     status, _, answer = call(app, body, env)
     getattr(answer, "close", lambda: None)()  # as the server does once the answer is out
     assert status == 200
-    assert bot.store.first_sighting(f"sig:{signature}") is False  # recorded by the request
+    assert bot.store.replay.first_sighting(f"sig:{signature}") is False  # recorded by the request
     bot.close()
 
 

@@ -103,7 +103,7 @@ def test_a_dm_asking_whats_waiting_on_me_is_answered(bot: Harness, fake: FakeSla
     dm(bot, "What's waiting on me?")
     assert dm_replies(fake) == ["Nothing waits on you right now."]
     run = bot.start()
-    header = bot.store.pending_question(run.id)
+    header = bot.store.questions.pending(run.id)
     assert header is not None
     dm(bot, "what's waiting on me?")
     said = dm_replies(fake)[-1]
@@ -122,17 +122,17 @@ def test_close_october_in_a_dm_starts_the_same_close_and_an_unclear_one_asks_whi
     assert "October 2026" in json.dumps(form["blocks"]) and "November 2026" in json.dumps(
         form["blocks"]
     )
-    assert bot.store.runs() == []
+    assert bot.store.runs.recent() == []
     dm(bot, "Close October please")
-    (run,) = bot.store.runs()
+    (run,) = bot.store.runs.recent()
     assert (run.period, run.channel, run.started_by) == ("2026-10", "DUALICE", "UALICE")
-    run = bot.store.run(run.id)
+    run = bot.store.runs.get(run.id)
     assert run.thread_ts and run.status == "waiting"
     # In a DM the stream needs no recipient (a channel's does)
     (start,) = [p for p in fake.to("chat.startStream") if p["channel"] == "DUALICE"]
     assert start["task_display_mode"] == "plan"
     dm(bot, "close october")  # again: the live close is pointed to, not doubled
-    assert "already under way" in dm_replies(fake)[-1] and len(bot.store.runs()) == 1
+    assert "already under way" in dm_replies(fake)[-1] and len(bot.store.runs.recent()) == 1
 
 
 def test_open_items_and_who_decided_are_answered_from_the_books(
@@ -169,7 +169,7 @@ def test_status_and_whats_open_in_a_closes_thread_are_answered_privately_form_pe
     bot: Harness, fake: FakeSlack
 ) -> None:
     run = bot.start()
-    assert bot.store.pending_question(run.id) is not None
+    assert bot.store.questions.pending(run.id) is not None
     before = len(fake.thread(run.thread_ts or ""))
     bot.say(run, "status")
     bot.idle()
@@ -179,4 +179,4 @@ def test_status_and_whats_open_in_a_closes_thread_are_answered_privately_form_pe
     bot.idle()
     assert fake.wait_for(lambda: bool(bot.ephemerals_to("UAPPROVER")))
     assert len(fake.thread(run.thread_ts or "")) == before  # the thread stays quiet
-    assert bot.store.take_messages(run.id) == []  # not held for the agent
+    assert bot.store.inbox.take(run.id) == []  # not held for the agent

@@ -58,7 +58,7 @@ def make_loop(
 
 
 def new_run(store: Store) -> str:
-    return store.create_run(
+    return store.runs.create(
         period="2026-10", mode="console", started_by="alice", model="scripted"
     ).id
 
@@ -77,13 +77,13 @@ def test_pause_is_persisted_and_a_fresh_store_and_loop_resume_with_the_labels(
     run_id = new_run(store)
     outcome = loop.start(run_id, "close 2026-10")
     assert outcome == Paused("t1")
-    assert store.run(run_id).status == "waiting"
+    assert store.runs.get(run_id).status == "waiting"
     assert presenter.kinds() == ["text", "question"]
     store.close()
 
     # A new process: new Store, new model, new loop — only the file carries over.
     store2 = Store(db_path)
-    store2.claim_answer(
+    store2.questions.claim(
         "t1",
         answer={
             "1": {
@@ -108,7 +108,7 @@ def test_pause_is_persisted_and_a_fresh_store_and_loop_resume_with_the_labels(
     body = json.loads(result["content"])
     assert body["status"] == "answered" and body["answered_by"] == "U1" and body["source"] == "user"
     assert body["answers"]["1"]["labels"] == ["Accept operator's decimal"]
-    assert store2.run(run_id).status == "done"
+    assert store2.runs.get(run_id).status == "done"
     assert presenter2.kinds()[-1] == "finished"
 
 
@@ -127,8 +127,11 @@ def test_tool_and_question_in_one_message_make_one_user_message_in_order(store: 
         "2026-10",
         "2026-09",
     ]  # ordinary tools ran and were stored before the pause
-    assert store.tool_result("a") is not None and store.tool_result("b") is not None
-    store.claim_answer(
+    assert (
+        store.transcript.tool_result("a") is not None
+        and store.transcript.tool_result("b") is not None
+    )
+    store.questions.claim(
         "q",
         answer={"1": {"question": "x", "selected": [2], "labels": ["Short-pay and dispute"]}},
         answered_by="U1",
@@ -141,7 +144,7 @@ def test_tool_and_question_in_one_message_make_one_user_message_in_order(store: 
     assert [r["tool_use_id"] for r in results] == ["a", "q", "b"]
     assert json.loads(results[0]["content"]) == {"period": "2026-10", "wells": 12}
     assert json.loads(results[1]["content"])["answers"]["1"]["labels"] == ["Short-pay and dispute"]
-    roles = [m.role for m in store.messages(run_id)]
+    roles = [m.role for m in store.transcript.messages(run_id)]
     assert roles == ["user", "assistant", "user", "assistant"]
 
 
@@ -153,9 +156,9 @@ def test_cancel_and_expiry_reach_the_model_as_explicit_statuses(store: Store, ho
     run_id = new_run(store)
     loop.start(run_id, "go")
     if how == "cancelled":
-        store.cancel_question("q", cancelled_by="U1", source="user")
+        store.questions.cancel("q", cancelled_by="U1", source="user")
     else:
-        store.expire_question("q")
+        store.questions.expire("q")
     model.enqueue(text("Left open."))
     loop.advance(run_id)
     body = json.loads(last_user_results(model)[0]["content"])
@@ -191,7 +194,7 @@ def test_an_invalid_ask_goes_back_to_the_model_as_an_error(store: Store) -> None
     (result,) = last_user_results(model)
     assert result["is_error"] is True
     assert "questions[1].options: 1 options, a choice question takes 2 to 100" in result["content"]
-    assert "question" not in presenter.kinds() and store.questions(run_id) == []
+    assert "question" not in presenter.kinds() and store.questions.of_run(run_id) == []
 
 
 def test_tool_failures_and_unknown_tools_are_results_the_model_reads(store: Store) -> None:
@@ -229,7 +232,7 @@ def test_steps_are_bounded(store: Store) -> None:
     outcome = loop.start(run_id, "go")
     assert isinstance(outcome, Failed) and "stopped after 3 steps" in outcome.error
     assert len(model.history) == 3
-    assert store.run(run_id).status == "failed" and presenter.kinds()[-1] == "failed"
+    assert store.runs.get(run_id).status == "failed" and presenter.kinds()[-1] == "failed"
 
 
 def test_a_model_failure_fails_the_run_and_keeps_the_transcript_for_resume(store: Store) -> None:
@@ -240,10 +243,15 @@ def test_a_model_failure_fails_the_run_and_keeps_the_transcript_for_resume(store
     run_id = new_run(store)
     outcome = loop.start(run_id, "go")
     assert isinstance(outcome, Failed) and "529" in outcome.error
-    assert store.run(run_id).error == outcome.error
+    assert store.runs.get(run_id).error == outcome.error
     model.enqueue(text("back"))
     assert loop.advance(run_id) == Finished("back")
-    assert [m.role for m in store.messages(run_id)] == ["user", "assistant", "user", "assistant"]
+    assert [m.role for m in store.transcript.messages(run_id)] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
 
 
 def test_progress_marks_the_step_in_hand_as_waiting_on_a_person(store: Store) -> None:
@@ -275,7 +283,7 @@ def test_say_refuses_while_a_question_is_pending(store: Store) -> None:
     loop.start(run_id, "go")
     with pytest.raises(ValueError, match="must be answered first"):
         loop.say(run_id, "hello?")
-    assert len(store.messages(run_id)) == 2
+    assert len(store.transcript.messages(run_id)) == 2
 
 
 def test_two_asks_in_one_message_are_shown_one_at_a_time(store: Store) -> None:
@@ -287,8 +295,8 @@ def test_two_asks_in_one_message_are_shown_one_at_a_time(store: Store) -> None:
     loop, presenter = make_loop(store, model)
     run_id = new_run(store)
     assert loop.start(run_id, "go") == Paused("q1")
-    assert [q.id for q in store.questions(run_id)] == ["q1"]  # the second is not asked yet
-    store.claim_answer(
+    assert [q.id for q in store.questions.of_run(run_id)] == ["q1"]  # the second is not asked yet
+    store.questions.claim(
         "q1",
         answer={"1": {"question": "x", "selected": [1], "labels": ["Accept operator's decimal"]}},
         answered_by="U1",
@@ -296,7 +304,7 @@ def test_two_asks_in_one_message_are_shown_one_at_a_time(store: Store) -> None:
     )
     assert loop.advance(run_id) == Paused("q2")
     assert presenter.kinds().count("question") == 2 and len(model.history) == 1
-    store.claim_answer(
+    store.questions.claim(
         "q2",
         answer={"1": {"question": "x", "selected": [2], "labels": ["Short-pay and dispute"]}},
         answered_by="U1",
@@ -318,20 +326,20 @@ def test_a_question_put_off_leaves_the_run_waiting_and_its_late_answer_reaches_t
     loop, presenter = make_loop(store, model)
     run_id = new_run(store)
     loop.start(run_id, "go")
-    store.defer_question("q", deferred_by="U1", source="user")  # Cancel: not now
+    store.questions.defer("q", deferred_by="U1", source="user")  # Cancel: not now
     model.enqueue(text("The WI question waits; nothing is drafted."))
     outcome = loop.advance(run_id)
     told = json.loads(last_user_results(model)[0]["content"])
     assert told["status"] == "deferred" and "Do not assume an answer" in told["message"]
     assert outcome == Waiting(text="The WI question waits; nothing is drafted.", deferred=("q",))
-    assert store.run(run_id).status == "waiting" and loop.parked(run_id)
+    assert store.runs.get(run_id).status == "waiting" and loop.parked(run_id)
     assert presenter.kinds()[-1] == "waiting" and "finished" not in presenter.kinds()
     calls = len(model.history)
     assert isinstance(loop.advance(run_id), Waiting) and len(model.history) == calls  # no model
     # Decide: the same question pending again, then answered
-    store.reopen_question("q", by="U1")
-    assert not loop.parked(run_id) and store.pending_question(run_id) is not None
-    store.claim_answer(
+    store.questions.reopen("q", by="U1")
+    assert not loop.parked(run_id) and store.questions.pending(run_id) is not None
+    store.questions.claim(
         "q", answer={"1": {"labels": ["Hold in suspense"]}}, answered_by="U1", source="user"
     )
     model.enqueue(text("Recorded: held in suspense."))
@@ -341,5 +349,5 @@ def test_a_question_put_off_leaves_the_run_waiting_and_its_late_answer_reaches_t
     body = late_answer_of(late["content"][0]["text"])
     assert body is not None and body["question_id"] == "q" and body["status"] == "answered"
     assert body["answers"]["1"]["labels"] == ["Hold in suspense"]
-    assert store.untold_answers(run_id) == []  # told once
-    assert store.run(run_id).status == "done"
+    assert store.questions.untold_answers(run_id) == []  # told once
+    assert store.runs.get(run_id).status == "done"

@@ -120,18 +120,18 @@ def test_keep_as_draft_and_reject_post_nothing_and_reject_needs_its_why(
     assert batch is not None
     # Reject goes against the recommendation: without a Why it is refused, nothing taken
     press(bot, approval, 3, user="UAPPROVER", why=None)
-    assert bot.store.question(approval).status == "pending"
+    assert bot.store.questions.get(approval).status == "pending"
     assert any("say why in 'Why'" in n for n in bot.ephemerals_to("UAPPROVER"))
     # Keep as draft, with its reason: taken at once (no dialog), and nothing is posted
     press(bot, approval, 2, user="UAPPROVER", why="the AFE overrun is not supported yet")
-    record = bot.store.question(approval)
+    record = bot.store.questions.get(approval)
     assert (record.status, record.answered_by, record.overridden) == ("answered", "UAPPROVER", 1)
     assert record.answer is not None and record.answer["1"]["labels"] == ["Keep as draft"]
     assert record.rationale == "the AFE overrun is not supported yet"
     bot.finish(run.id)
     assert Ledger(bot.store).posted_batch("2026-10") is None
     assert Ledger(bot.store).batch(batch["id"])["status"] == "draft"
-    assert not bot.store.audit_events(run.id, kind="journal_posted")
+    assert not bot.store.audit.events(run.id, kind="journal_posted")
     answered = json.dumps(bot.form_of(approval)["blocks"], ensure_ascii=False)
     assert "*Keep as draft*" in answered and not buttons(bot.form_of(approval))
 
@@ -171,19 +171,19 @@ def test_approve_by_someone_who_may_not_approve_is_refused_privately_and_audited
         for user in ("UALICE", "UCARA"):
             assert press_over_http(user) == 200
             bot.idle()
-            assert bot.store.question(approval).status == "pending"
+            assert bot.store.questions.get(approval).status == "pending"
         alice = " ".join(bot.ephemerals_to("UALICE"))
         assert "segregation of duties: you started this close" in alice.casefold()
         assert "nothing was changed" in alice
         assert any("Only <@UALICE>" in t for t in bot.ephemerals_to("UCARA"))
-        refused = bot.store.audit_events(run.id, kind="answer_refused")
+        refused = bot.store.audit.events(run.id, kind="answer_refused")
         assert [e.actor for e in refused] == ["UALICE", "UCARA"]
         assert refused[0].detail["question_id"] == approval
         assert not [m for m in bot.thread_texts(run) if "segregation" in m.casefold()]
         # an approver's Approve posts the batch
         assert press_over_http("UAPPROVER") == 200
         bot.idle()
-        record = bot.store.question(approval)
+        record = bot.store.questions.get(approval)
         assert (record.status, record.answered_by) == ("answered", "UAPPROVER")
         bot.finish(run.id)
         posted = Ledger(bot.store).posted_batch("2026-10")

@@ -90,7 +90,7 @@ def test_the_posting_tool_refuses_a_case_variant_of_the_starter_or_of_the_first_
         None, db_path.with_name("both.db"), first_approver="Bob", second_approver="carol", env=env
     )
     assert both.batch()["status"] == "posted" and both.batch()["posted_by"] == "Bob"
-    refusals = starter.store.audit_events(starter.run_id, kind="posting_refused")
+    refusals = starter.store.audit.events(starter.run_id, kind="posting_refused")
     assert refusals and refusals[0].actor == "ALICE"
 
 
@@ -103,17 +103,17 @@ def test_in_slack_the_starter_gives_neither_approval_even_as_an_approver(
         approval = bot.answer_until(run.id, "Posting", user="UAPPROVER")
         bot.submit(approval, {1: 1}, user="UAPPROVER")  # the starter, although an approver
         bot.idle()
-        assert bot.store.question(approval).status == "pending"
+        assert bot.store.questions.get(approval).status == "pending"
         bot.submit(approval, {1: 1}, user="UAPPROVER2")
         bot.idle()
         second = bot.pending(run.id)
-        assert bot.store.question(second).questions[0]["header"] == "Second approval"
+        assert bot.store.questions.get(second).questions[0]["header"] == "Second approval"
         bot.submit(second, {1: 1}, user="UAPPROVER")  # the starter again, for the second one
         bot.idle()
-        assert bot.store.question(second).status == "pending"
+        assert bot.store.questions.get(second).status == "pending"
         notices = [n for n in bot.ephemerals_to("UAPPROVER") if "you started this close" in n]
         assert len(notices) == 2 and "give the second approval" in notices[1]
-        refused = bot.store.audit_events(run.id, kind="answer_refused")
+        refused = bot.store.audit.events(run.id, kind="answer_refused")
         assert [(e.actor, e.detail["question_id"]) for e in refused] == [
             ("UAPPROVER", approval),
             ("UAPPROVER", second),
@@ -123,7 +123,7 @@ def test_in_slack_the_starter_gives_neither_approval_even_as_an_approver(
         bot.finish(run.id, user="UAPPROVER")
         batch = Ledger(bot.store).current_batch(run.id)
         assert batch is not None and batch["status"] == "posted"
-        posted = bot.store.audit_events(run.id, kind="journal_posted")[0]
+        posted = bot.store.audit.events(run.id, kind="journal_posted")[0]
         assert (posted.actor, posted.detail["second_approver"]) == ("UAPPROVER2", "UAPPROVER3")
     finally:
         bot.close()
@@ -143,19 +143,19 @@ def test_a_console_second_approval_from_the_same_login_is_refused_and_audited(
     )
     assert f"closebot approve {run_id}" in done.stdout
     store = Store(db_path)
-    second = store.pending_question(run_id)
+    second = store.questions.pending(run_id)
     assert second is not None and second.questions[0]["header"] == "Second approval"
-    refused = store.audit_events(run_id, kind="answer_refused")
+    refused = store.audit.events(run_id, kind="answer_refused")
     assert [(e.actor, e.detail["question_id"], e.detail["channel"]) for e in refused] == [
         (LOGIN, second.id, "console")
     ]
     # the same login through the documented command: refused before any form, and audited
     again = closebot("approve", run_id, stdin="1\n")
     assert again.returncode == 1 and f"{LOGIN} may not give this approval" in again.stderr
-    assert [e.actor for e in store.audit_events(run_id, kind="approve_refused")] == [LOGIN]
-    assert store.question(second.id).status == "pending"
+    assert [e.actor for e in store.audit.events(run_id, kind="approve_refused")] == [LOGIN]
+    assert store.questions.get(second.id).status == "pending"
     assert Ledger(store).current_batch(run_id)["status"] == "draft"
-    assert not any("Workover" in (q.answered_by or "") for q in store.questions(run_id))
+    assert not any("Workover" in (q.answered_by or "") for q in store.questions.of_run(run_id))
 
 
 @pytest.fixture
@@ -215,20 +215,20 @@ def test_a_second_login_gives_the_second_approval_with_closebot_approve(shared_d
         approved.stdout
     )
     store = Store(shared_db)
-    posted = store.audit_events(run_id, kind="journal_posted")[0]
+    posted = store.audit.events(run_id, kind="journal_posted")[0]
     assert (posted.actor, posted.detail["second_approver"]) == (LOGIN, OTHER_LOGIN)
     second = next(
-        q for q in store.questions(run_id) if q.questions[0]["header"] == "Second approval"
+        q for q in store.questions.of_run(run_id) if q.questions[0]["header"] == "Second approval"
     )
     evidence = next(
         e
-        for e in store.audit_events(run_id, kind="question_answered")
+        for e in store.audit.events(run_id, kind="question_answered")
         if e.detail["question_id"] == second.id
     )
     assert evidence.detail["os_login"] == OTHER_LOGIN and second.answered_by == OTHER_LOGIN
     rest = closebot("resume", run_id, stdin=AFTER_POSTING, env=env)
     assert rest.returncode == 0, rest.stdout[-2000:]
-    assert store.run(run_id).status == "done"
+    assert store.runs.get(run_id).status == "done"
 
 
 def test_with_approvers_set_the_console_posts_through_an_approvers_login(shared_db: Path) -> None:
@@ -243,13 +243,13 @@ def test_with_approvers_set_the_console_posts_through_an_approvers_login(shared_
     assert "Not approved: Segregation of duties: you started this close" in first.stdout
     run_id = run_id_of(first.stdout)
     store = Store(shared_db)
-    assert [e.actor for e in store.audit_events(run_id, kind="answer_refused")] == [LOGIN]
+    assert [e.actor for e in store.audit.events(run_id, kind="answer_refused")] == [LOGIN]
     approved = as_other_login(shared_db, "approve", run_id, stdin="1\n", env=env)
     assert approved.returncode == 0, approved.stdout[-2000:] + approved.stderr
     batch = Ledger(store).current_batch(run_id)
     assert batch is not None and (batch["status"], batch["posted_by"]) == ("posted", OTHER_LOGIN)
     rest = closebot("resume", run_id, stdin=AFTER_POSTING, env=env)
-    assert rest.returncode == 0 and store.run(run_id).status == "done"
+    assert rest.returncode == 0 and store.runs.get(run_id).status == "done"
 
 
 def _two_recommended() -> Any:
@@ -309,7 +309,7 @@ def test_at_the_console_each_overriding_answer_is_logged_with_its_own_why(db_pat
     assert (afe["overridden"], afe["rationale"]) == ("yes", "AFE approved after the fact")
     assert (overhead["overridden"], overhead["rationale"]) == ("yes", "Caprock JOA amendment")
     store = Store(db_path)
-    record = next(q for q in store.questions(run_id) if q.id == afe["question_id"])
+    record = next(q for q in store.questions.of_run(run_id) if q.id == afe["question_id"])
     assert record.answer is not None
     assert [record.answer[n].get("why") for n in ("1", "2")] == [
         "AFE approved after the fact",
@@ -317,7 +317,7 @@ def test_at_the_console_each_overriding_answer_is_logged_with_its_own_why(db_pat
     ]
     answered = next(
         e
-        for e in store.audit_events(run_id, kind="question_answered")
+        for e in store.audit.events(run_id, kind="question_answered")
         if e.detail["question_id"] == record.id
     )
     assert answered.detail["answer"]["2"]["why"] == "Caprock JOA amendment"

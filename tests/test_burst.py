@@ -72,17 +72,17 @@ def test_concurrent_submits_resume_each_run_exactly_once(
 
     assert statuses == [200] * len(bodies)
     for run, question_id in zip(runs, questions, strict=True):
-        record = bot.store.question(question_id)
+        record = bot.store.questions.get(question_id)
         assert record.status == "answered" and record.answered_by in ("UALICE", "UAPPROVER")
         answered = [
             e
-            for e in bot.store.audit_events(run.id, kind="question_answered")
+            for e in bot.store.audit.events(run.id, kind="question_answered")
             if e.detail["question_id"] == question_id
         ]
         assert len(answered) == 1  # claimed once
         assert SUBMIT_ACTION not in str(bot.form_of(question_id)["blocks"])  # read-only
-        after = bot.store.pending_question(run.id)
+        after = bot.store.questions.pending(run.id)
         assert after is None or after.id != question_id  # the run moved on
-        assert bot.store.run(run.id).status in ("waiting", "done")
+        assert bot.store.runs.get(run.id).status in ("waiting", "done")
     told = [p for p in fake.to("chat.postEphemeral") if "already answered" in p.get("text", "")]
     assert len(told) == RUNS  # every second click was told, none lost

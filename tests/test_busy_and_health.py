@@ -93,10 +93,10 @@ def test_a_submit_while_another_process_holds_the_lock_is_acked_busy_and_kept_fo
         locker.release()
     bot.idle()
     assert bot.ephemerals_to("UALICE") == [BUSY]
-    assert bot.store.question("toolu_q1").status == "pending"  # the click changed nothing
+    assert bot.store.questions.get("toolu_q1").status == "pending"  # the click changed nothing
     bot.submit("toolu_q1", {1: 1})  # and works once the lock is gone
     bot.idle()
-    assert bot.store.run(run.id).status == "done"
+    assert bot.store.runs.get(run.id).status == "done"
 
 
 def test_a_close_command_under_a_lock_gets_busy_not_a_500(bot: Harness, db_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_a_close_command_under_a_lock_gets_busy_not_a_500(bot: Harness, db_path:
     finally:
         locker.release()
     assert response.status == 200 and json.loads(response.body)["text"] == BUSY
-    assert bot.store.runs() == []
+    assert bot.store.runs.recent() == []
 
 
 def test_a_thread_message_under_a_lock_is_answered_busy(bot: Harness, db_path: Path) -> None:
@@ -183,16 +183,16 @@ def test_healthz_counts_stuck_runs(fake: FakeSlack, db_path: Path) -> None:
     server = HttpServer(h.service, host="127.0.0.1", port=0)
     server.start()
     try:
-        run = h.store.create_run(
+        run = h.store.runs.create(
             period="2026-10", mode="slack", started_by="UALICE", model="scripted", channel="CFIN"
         )
-        h.store.set_run_thread(run.id, channel="CFIN", thread_ts="1.0", status_ts="1.1")
+        h.store.runs.set_thread(run.id, channel="CFIN", thread_ts="1.0", status_ts="1.1")
         clock.advance(minutes=1)
         assert get(f"http://127.0.0.1:{server.port}/healthz")[1]["runs_stuck"] == 0
         clock.advance(minutes=5)
         status, body = get(f"http://127.0.0.1:{server.port}/healthz")
         assert status == 200 and body["runs_stuck"] == 1  # reported; the watchdog resumes it
-        assert h.store.stuck_runs(idle_for=timedelta(minutes=2))[0].id == run.id
+        assert h.store.runs.stuck(idle_for=timedelta(minutes=2))[0].id == run.id
     finally:
         server.stop()
         h.close()

@@ -57,8 +57,8 @@ def test_events_from_before_the_chain_verify_as_unchained_and_new_ones_chain_aft
         old.table("audit_events").insert(_event(n))
     old.conn.close()
     store = Store(db_path)
-    store.audit(run_id="r1", kind="after_upgrade", actor="bob")
-    verdict = store.audit_verdict("r1")
+    store.audit.record(run_id="r1", kind="after_upgrade", actor="bob")
+    verdict = store.audit.verdict("r1")
     assert (verdict.checked, verdict.broken, verdict.unchained) == (3, None, 2)
     rows = store.db.execute(
         "select hash, hash_alg, prev_hash from audit_events order by id"
@@ -74,13 +74,13 @@ def test_removing_the_hash_of_an_event_written_after_the_upgrade_breaks_the_chai
     old.table("audit_events").insert(_event(1))
     old.conn.close()
     store = Store(db_path)
-    store.audit(run_id="r1", kind="after_upgrade", actor="bob")
+    store.audit.record(run_id="r1", kind="after_upgrade", actor="bob")
     store.db.execute(
         "update audit_events set hash = null, prev_hash = null, hash_alg = null "
         "where kind = 'after_upgrade'"
     )
     store.db.conn.commit()
-    verdict = store.audit_verdict("r1")
+    verdict = store.audit.verdict("r1")
     assert verdict.broken is not None and verdict.broken["kind"] == "after_upgrade"
     assert "no hash" in verdict.why
 
@@ -97,12 +97,12 @@ def test_a_chain_hashed_before_algorithms_had_names_verifies_and_an_edit_still_s
         prev = digest
     old.conn.close()
     store = Store(db_path)
-    store.audit(run_id="r1", kind="after_upgrade", actor="bob")
-    verdict = store.audit_verdict("r1")
+    store.audit.record(run_id="r1", kind="after_upgrade", actor="bob")
+    verdict = store.audit.verdict("r1")
     assert (verdict.checked, verdict.broken, verdict.unchained) == (4, None, 0)
     store.db.execute("update audit_events set actor = 'mallory' where kind = 'k2'")
     store.db.conn.commit()
-    verdict = store.audit_verdict("r1")
+    verdict = store.audit.verdict("r1")
     assert verdict.broken is not None and verdict.broken["kind"] == "k2"
     assert "edited" in verdict.why
 
@@ -115,15 +115,15 @@ def test_an_unknown_algorithm_and_a_downgrade_are_broken(
 
     monkeypatch.setitem(chain.ALGORITHMS, "test-v3", chain.Algorithm(True, later))
     store = Store(db_path)
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
     monkeypatch.setattr(chain, "CURRENT", "test-v3")
-    store.audit(run_id=run.id, kind="second", actor="alice")
+    store.audit.record(run_id=run.id, kind="second", actor="alice")
     monkeypatch.setattr(chain, "CURRENT", "sha256-v1")
-    store.audit(run_id=run.id, kind="third", actor="alice")
-    verdict = store.audit_verdict(run.id)
+    store.audit.record(run_id=run.id, kind="third", actor="alice")
+    verdict = store.audit.verdict(run.id)
     assert verdict.broken is not None and verdict.broken["kind"] == "third"
     assert "downgrade" in verdict.why
     monkeypatch.delitem(chain.ALGORITHMS, "test-v3")
-    verdict = store.audit_verdict(run.id)
+    verdict = store.audit.verdict(run.id)
     assert verdict.broken is not None and verdict.broken["kind"] == "second"
     assert "does not know (test-v3)" in verdict.why

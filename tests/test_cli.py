@@ -115,7 +115,7 @@ def test_bad_input_gets_one_clear_line_and_changes_nothing(
     errors = [line for line in done.stderr.splitlines() if line.startswith("closebot: error")]
     assert len(errors) == 1 and errors[0].startswith(message), done.stderr
     if db_path.exists():
-        assert Store(db_path).runs() == []
+        assert Store(db_path).runs.recent() == []
 
 
 def test_a_file_that_is_not_a_database_is_refused_clearly(tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ def test_cancel_puts_the_form_off_the_run_waits_and_resume_brings_it_back(db_pat
     assert "the close waits on 1 question you put off (Intake" in first.stdout
     assert f"Bring them back with: closebot resume {run_id}" in first.stdout
     store = Store(db_path)
-    run = store.run(run_id)
+    run = store.runs.get(run_id)
     assert run.status == "waiting" and run.steps.get("Journal entries", "pending") == "pending"
     # the close went on: the JIB step after the put-off form ran and asked its questions
     assert run.steps["JIB reconciliation & LOE accrual"] == "done"
@@ -156,8 +156,8 @@ def test_cancel_puts_the_form_off_the_run_waits_and_resume_brings_it_back(db_pat
     assert second.returncode == 0, second.stdout
     assert "Bringing back a question you put off." in second.stdout
     store = Store(db_path)
-    assert store.run(run_id).status == "done"
-    assert [q.status for q in store.questions(run_id)].count("deferred") == 0
+    assert store.runs.get(run_id).status == "done"
+    assert [q.status for q in store.questions.of_run(run_id)].count("deferred") == 0
     store.close()
 
 
@@ -166,11 +166,11 @@ def test_input_ending_mid_question_pauses_and_resume_finishes(db_path: Path) -> 
     assert first.returncode == 3
     run_id = run_id_of(first.stdout)
     assert f"Continue with: closebot resume {run_id}" in first.stdout
-    assert Store(db_path).run(run_id).status == "waiting"
+    assert Store(db_path).runs.get(run_id).status == "waiting"
     second = closebot("resume", run_id, stdin="5\n3\n1\n" + "1\n" * 30, env=ONE)
     assert second.returncode == 0, second.stdout
     assert f"Book at DOI, short-pay and dispute — decided by {LOGIN} (console)" in second.stdout
-    assert Store(db_path).run(run_id).status == "done"
+    assert Store(db_path).runs.get(run_id).status == "done"
 
 
 def _read_until(
@@ -209,7 +209,7 @@ def test_resume_after_the_process_was_killed_with_a_question_pending(db_path: Pa
     run_id = run_id_of(seen)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=TIMEOUT)
-    assert Store(db_path).pending_question(run_id) is not None
+    assert Store(db_path).questions.pending(run_id) is not None
 
     resumed = closebot("resume", run_id, stdin="5\n2\n3\n" + "1\n" * 30, env=ONE)
     assert resumed.returncode == 0, resumed.stdout
@@ -255,7 +255,7 @@ def test_auto_mode_ends_the_run_naming_a_required_question_with_no_default(store
         )
     )
     loop, _ = scripted_loop(store, model)
-    run = store.create_run(period="2026-10", mode="auto", started_by="alice", model="scripted")
+    run = store.runs.create(period="2026-10", mode="auto", started_by="alice", model="scripted")
     out = io.StringIO()
     code = drive(
         loop,
@@ -271,7 +271,9 @@ def test_auto_mode_ends_the_run_naming_a_required_question_with_no_default(store
         "auto mode cannot answer: question 1 ('Which bank account?') is required and has no recommended answer"
         in out.getvalue()
     )
-    assert store.run(run.id).status == "failed" and store.question("q").status == "cancelled"
+    assert (
+        store.runs.get(run.id).status == "failed" and store.questions.get("q").status == "cancelled"
+    )
 
 
 def test_console_takes_multi_select_skips_optional_and_free_text(store: Store) -> None:
@@ -290,7 +292,7 @@ def test_console_takes_multi_select_skips_optional_and_free_text(store: Store) -
     model.enqueue(tool_use("q", "ask_user_question", **ask_input(*questions)))
     model.enqueue({"type": "text", "text": "ok"})
     loop, _ = scripted_loop(store, model)
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="scripted")
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="scripted")
     out = io.StringIO()
     answerer = ConsoleAnswerer(stdin=io.StringIO("1,4\n1,3\n\n\nsee memo 14\n"), out=out)
     code = drive(
@@ -299,7 +301,7 @@ def test_console_takes_multi_select_skips_optional_and_free_text(store: Store) -
     assert code == 0
     assert "✗ question 1 (Which checks?): 4 is not an option (1–3)" in out.getvalue()
     assert "✗ question 3 (Anything for the log?) is required" in out.getvalue()
-    assert store.question("q").answer == {
+    assert store.questions.get("q").answer == {
         "1": {
             "question": "Which checks?",
             "selected": [1, 3],
@@ -342,13 +344,13 @@ def test_change_lists_the_decisions_and_a_change_redrafts_for_a_new_approval(
     new = Ledger(store).current_batch(run_id)
     assert new is not None and new["id"] != old["id"] and new["status"] == "draft"
     assert Ledger(store).batch(old["id"])["status"] == "superseded"
-    (event,) = store.audit_events(run_id, kind="decision_changed")
+    (event,) = store.audit.events(run_id, kind="decision_changed")
     assert (event.actor, event.detail["was"]["option"], event.detail["option"]) == (
         LOGIN,
         "short_pay",
         "suspense",
     )
-    pending = store.pending_question(run_id)
+    pending = store.questions.pending(run_id)
     assert pending is not None and new["id"] in pending.questions[0]["question"]
     store.close()
 
@@ -378,14 +380,14 @@ def test_console_keeps_or_sets_owners_and_due_dates_item_by_item(store: Store) -
         model.enqueue(tool_use(f"q{n}", "ask_user_question", **ask_input(decision, *rows)))
         model.enqueue({"type": "text", "text": "ok"})
         loop, _ = scripted_loop(store, model)
-        run = store.create_run(period="2026-10", mode="console", started_by="alice", model="s")
+        run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="s")
         out = io.StringIO()
         answerer = ConsoleAnswerer(stdin=io.StringIO(typed), out=out)
         code = drive(
             loop, store, run.id, loop.start(run.id, "go"), answerer=answerer, user="alice", out=out
         )
         assert code == 0, out.getvalue()
-        answer = store.question(f"q{n}").answer or {}
+        answer = store.questions.get(f"q{n}").answer or {}
         got = {k: v.get("user") or v.get("date") for k, v in answer.items() if k != "1"}
         assert got == expected
         shown = out.getvalue()

@@ -998,7 +998,7 @@ def test_the_csv_evidence_carries_names_batch_hash_and_dates(db_path: Path) -> N
 
     run = close_run(None, db_path)
     rows = decision_rows(run.store, run.run_id)
-    posted = run.store.audit_events(run.run_id, kind="journal_posted")[0].detail
+    posted = run.store.audit.events(run.run_id, kind="journal_posted")[0].detail
     approval = next(r for r in rows if r["question_id"] == posted["approval_question_id"])
     assert approval["batch_id"] == run.batch()["id"]
     assert approval["content_hash"] == run.batch()["content_hash"]

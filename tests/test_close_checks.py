@@ -34,7 +34,7 @@ def test_a_clean_period_runs_all_eight_steps_and_asks_only_to_post(
     assert run.exceptions() == []
     batch = run.batch()
     assert batch["status"] == "posted" and batch["total_debit"] == batch["total_credit"]
-    steps = run.store.run(run.run_id).steps
+    steps = run.store.runs.get(run.run_id).steps
     assert [steps.get(s) for s in STEPS] == ["done"] * 8
     assert "*Open items*: none" in (run.presenter.finished_text or "")
 
@@ -179,7 +179,7 @@ def test_an_unknown_property_is_asked_while_the_rest_of_the_close_goes_on(
     assert isinstance(run.outcome, Finished)
     exc = run.exception("unknown_property:jib:6")
     assert "property AC-9" in exc["details"]["question"] and exc["resolution"] == "map:W-A"
-    steps = run.store.run(run.run_id).steps
+    steps = run.store.runs.get(run.run_id).steps
     assert [steps.get(s) for s in STEPS] == ["done"] * 8
     mapped = [x for x in run.lines() if names_line(x["ref"], "jib.csv", 6)]
     assert mapped[0]["account"] == "6210" and mapped[0]["well_id"] == "W-A"
@@ -212,6 +212,6 @@ def test_a_step_that_fails_fails_the_run_with_the_step_named(kit: Path, db_path:
     run = close_run(kit, db_path)
     assert isinstance(run.outcome, Failed)
     assert "the step 'Intake' failed" in run.outcome.error and "prices.csv" in run.outcome.error
-    steps = run.store.run(run.run_id).steps
-    assert steps["Intake"] == "failed" and run.store.run(run.run_id).status == "failed"
+    steps = run.store.runs.get(run.run_id).steps
+    assert steps["Intake"] == "failed" and run.store.runs.get(run.run_id).status == "failed"
     assert all(steps.get(s, "pending") == "pending" for s in STEPS[1:])

@@ -137,7 +137,7 @@ def test_data_check_reports_every_problem_and_exits_2_and_run_creates_nothing(
     db = tmp_path / "closebot.db"
     ran = closebot("run", "2026-10", "--auto", "--data", str(tmp_path / "data"), "--db", str(db))
     assert ran.returncode == 2 and "3 problems" in ran.stderr and "Traceback" not in ran.stderr
-    assert Store(db).runs() == []
+    assert Store(db).runs.recent() == []
 
 
 def test_data_check_one_period_and_a_clean_folder(tmp_path: Path) -> None:

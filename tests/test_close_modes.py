@@ -101,7 +101,7 @@ def test_a_step_that_fails_mid_run_exits_1_naming_the_step(tmp_path: Path, db_pa
     assert "the step 'WI/NRI validation' failed" in resumed.stdout and "afe.csv" in resumed.stdout
     assert "✗ WI/NRI validation: failed" in resumed.stdout
     assert "Traceback" not in resumed.stdout + resumed.stderr
-    assert Store(db_path).run(run_id).status == "failed"
+    assert Store(db_path).runs.get(run_id).status == "failed"
 
 
 def test_a_resumed_run_whose_files_changed_says_the_data_changed(
@@ -121,7 +121,7 @@ def test_a_resumed_run_whose_files_changed_says_the_data_changed(
     assert "the data changed: jib.csv of 2026-10" in resumed.stdout
     assert "Traceback" not in resumed.stdout + resumed.stderr
     store = Store(db_path)
-    assert store.run(run_id).status == "failed"
+    assert store.runs.get(run_id).status == "failed"
     assert Ledger(store).current_batch(run_id) is None  # nothing drafted from the changed files
 
 
@@ -136,7 +136,7 @@ def test_a_failed_step_shows_as_failed_in_slack(
     bot = Harness(fake, db_path, CLOSEBOT_DATA=str(data))
     try:
         run = bot.start()
-        assert bot.store.run(run.id).status == "failed"
+        assert bot.store.runs.get(run.id).status == "failed"
         status = bot.status(run)
         assert "Intake — failed" in status and status.count("not run yet") == 7
         texts = [m["text"] for m in fake.thread(run.thread_ts or "")]
@@ -159,7 +159,7 @@ def test_slack_closes_october_then_november_which_asks_nothing_of_the_data(
         november = bot.start("2026-11")
         # October's open items open November, before its own steps; then only the flux of the
         # draft before the approval
-        first = bot.store.question(bot.pending(november.id))
+        first = bot.store.questions.get(bot.pending(november.id))
         assert {q["header"] for q in first.questions} == {"Open item"}
         assert november.steps.get("WI/NRI validation", "pending") == "pending"
         bot.finish(november.id)
@@ -167,7 +167,7 @@ def test_slack_closes_october_then_november_which_asks_nothing_of_the_data(
         assert batch["status"] == "posted"
         reversal = [x for x in ledger.lines(batch["id"]) if x["source"] == "reversal"]
         assert all(x["ref"] == f"batch {ledger.current_batch(october.id)['id']}" for x in reversal)
-        headers = [q.questions[0]["header"] for q in bot.store.questions(november.id)]
+        headers = [q.questions[0]["header"] for q in bot.store.questions.of_run(november.id)]
         carried = headers.count("Open item")
         assert carried and headers[:carried] == ["Open item"] * carried
         posting = headers.index("Posting")

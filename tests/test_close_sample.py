@@ -32,7 +32,7 @@ def decision_lines(run: CloseRun, text: str) -> list[dict[str, object]]:
 
 def test_october_runs_all_eight_steps_and_posts_one_balanced_batch(october: CloseRun) -> None:
     assert isinstance(october.outcome, Finished)
-    steps = october.store.run(october.run_id).steps
+    steps = october.store.runs.get(october.run_id).steps
     assert [steps.get(s) for s in STEPS] == ["done"] * 8
     summary = october.presenter.finished_text or ""
     assert "— finished\n" in summary and "Sign-off: done" in summary and "not run" not in summary

@@ -58,9 +58,9 @@ def answer(
 ) -> None:
     from bot.agent_loop import ask_of
 
-    ask = ask_of(store.question(question_id))
+    ask = ask_of(store.questions.get(question_id))
     responses = {n: Response(selected=(choice,)) for n, choice in picks.items()}
-    store.claim_answer(
+    store.questions.claim(
         question_id, answer=answer_payload(ask, responses), answered_by=by, source=source
     )
 
@@ -71,14 +71,14 @@ def test_a_decision_that_contradicts_the_persons_answer_is_refused_and_nothing_r
     """The person chose short-pay for Baker; the model tries to record 'accept' — and a decision
     for Smith on a question that never named Smith."""
     model = ScriptedModel()
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="scripted")
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="scripted")
     model.enqueue(tool_use("t1", "validate_interests", period="2026-10"))
     loop = scripted(store, model)
     details_call = tool_use("t2", "exception_details", exception_id="wi_nri:W-OK-001")
     model.enqueue(details_call)
     model.enqueue({"type": "text", "text": "asking"})
     loop.start(run.id, "go")
-    question = json.loads(store.tool_result("t2").content)["question"]  # type: ignore[union-attr]
+    question = json.loads(store.transcript.tool_result("t2").content)["question"]  # type: ignore[union-attr]
     model.enqueue(tool_use("q1", "ask_user_question", context="Baker", questions=[question]))
     model.enqueue(
         tool_use(
@@ -100,7 +100,7 @@ def test_a_decision_that_contradicts_the_persons_answer_is_refused_and_nothing_r
     loop.say(run.id, "ask")
     answer(store, "q1", {1: 3})  # Book at DOI, short-pay and dispute
     loop.advance(run.id)
-    r1, r2 = store.tool_result("r1"), store.tool_result("r2")
+    r1, r2 = store.transcript.tool_result("r1"), store.transcript.tool_result("r2")
     assert (
         r1 is not None
         and r1.is_error
@@ -110,7 +110,7 @@ def test_a_decision_that_contradicts_the_persons_answer_is_refused_and_nothing_r
     ledger = Ledger(store)
     assert ledger.exception(f"{run.id}:wi_nri:W-OK-001")["status"] == "open"
     assert ledger.exception(f"{run.id}:wi_nri:W-TX-001")["status"] == "open"
-    assert not store.audit_events(run.id, kind="exception_resolved")
+    assert not store.audit.events(run.id, kind="exception_resolved")
 
 
 def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
@@ -130,10 +130,12 @@ def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
     redraft = tools.build_journal_entries(ctx, "2026-10")
     assert redraft["batch_id"] != approved["id"]
     approval = next(
-        q for q in store.questions(run.run_id) if q.questions[0].get("header") == "Posting"
+        q for q in store.questions.of_run(run.run_id) if q.questions[0].get("header") == "Posting"
     )
     second = next(
-        q for q in store.questions(run.run_id) if q.questions[0].get("header") == "Second approval"
+        q
+        for q in store.questions.of_run(run.run_id)
+        if q.questions[0].get("header") == "Second approval"
     )
     with pytest.raises(ToolError, match="does not ask about batch"):
         tools.post_journal_entries(ctx, redraft["batch_id"], approval.id, second.id)
@@ -165,7 +167,7 @@ def test_posting_refuses_a_draft_older_than_a_decision_that_books(db_path: Path)
     draft = ledger.current_batch(run.run_id)
     assert draft is not None and draft["status"] == "draft"
     approval = next(
-        q for q in store.questions(run.run_id) if q.questions[0].get("header") == "Posting"
+        q for q in store.questions.of_run(run.run_id) if q.questions[0].get("header") == "Posting"
     )
     approved = {"1": {"labels": ["Approve and post"]}}  # as if bob had approved this draft
     store.db.execute(
@@ -187,7 +189,7 @@ def test_posting_refuses_a_draft_older_than_a_decision_that_books(db_path: Path)
     with pytest.raises(ToolError, match=r"decided after batch .* was drafted"):
         tools.post_journal_entries(ctx, draft["id"], approval.id)
     assert ledger.batch(draft["id"])["status"] == "draft"
-    refused = store.audit_events(run.run_id, kind="posting_refused")
+    refused = store.audit.events(run.run_id, kind="posting_refused")
     assert refused and "afe_overrun:AFE-ABO-2025-014" in refused[-1].detail["reason"]
     # and until a redraft holds it, it is an open item that blocks the lock
     summary = tools.close_summary(ctx, "2026-10")
@@ -204,7 +206,7 @@ def test_an_entry_over_the_limit_needs_two_different_approvers(db_path: Path) ->
     assert "different approver than the first (alice)" in same.outcome.error
     two = close_run(None, db_path.with_name("two.db"), second_approver="bob")
     assert two.batch()["status"] == "posted"
-    posted = two.store.audit_events(two.run_id, kind="journal_posted")[0].detail
+    posted = two.store.audit.events(two.run_id, kind="journal_posted")[0].detail
     assert posted["second_approver"] == "bob" and posted["self_approved"] is True
     assert "self-approved" in (two.presenter.finished_text or "")
     # a second close of the period is refused naming both approvers, at the console and in Slack
@@ -246,23 +248,23 @@ def test_the_starter_cannot_approve_when_approvers_are_set(fake: FakeSlack, db_p
         approval = bot.answer_until(run.id, "Posting")
         bot.submit(approval, {1: 1})
         bot.idle()
-        assert bot.store.question(approval).status == "pending"
+        assert bot.store.questions.get(approval).status == "pending"
         (notice,) = [n for n in bot.ephemerals_to("UALICE") if "egregation" in n]
         assert (
             "Segregation of duties: you started this close" in notice and "<@UAPPROVER>" in notice
         )
-        assert bot.store.audit_events(run.id, kind="answer_refused")
+        assert bot.store.audit.events(run.id, kind="answer_refused")
         bot.submit(approval, {1: 1}, user="UAPPROVER")
         bot.idle()
         second = bot.pending(run.id)
-        assert bot.store.question(second).questions[0]["header"] == "Second approval"
+        assert bot.store.questions.get(second).questions[0]["header"] == "Second approval"
         bot.submit(second, {1: 1}, user="UAPPROVER")  # the same approver twice
         bot.idle()
-        assert bot.store.question(second).status == "pending"
+        assert bot.store.questions.get(second).status == "pending"
         assert any("different approver than the first" in n for n in bot.ephemerals_to("UAPPROVER"))
         bot.submit(second, {1: 1}, user="UAPPROVER2")
         bot.idle()
-        assert bot.store.question(second).answered_by == "UAPPROVER2"
+        assert bot.store.questions.get(second).answered_by == "UAPPROVER2"
         bot.finish(run.id)
         batch = Ledger(bot.store).current_batch(run.id)
         assert (
@@ -350,12 +352,14 @@ def test_auto_mode_never_posts_nor_changes_the_doi(db_path: Path) -> None:
     ledger = Ledger(store)
     assert ledger.current_batch(run_id)["status"] == "draft"
     assert [r["status"] for r in ledger.all_doi_rows("W-TX-001")] == ["proposed"]
-    approval = next(q for q in store.questions(run_id) if q.questions[0].get("header") == "Posting")
+    approval = next(
+        q for q in store.questions.of_run(run_id) if q.questions[0].get("header") == "Posting"
+    )
     assert (
         "Decisions applied by default (not a person's): unknown_property:jib:6, wi_nri:W-OK-001"
         in " ".join(approval.questions[0]["question"].split())
     )
-    assert [store.run(run_id).steps.get(s) for s in STEPS[:6]] == ["done"] * 6
+    assert [store.runs.get(run_id).steps.get(s) for s in STEPS[:6]] == ["done"] * 6
     assert Decimal(ledger.current_batch(run_id)["total_debit"]) > 0
 
 
@@ -416,7 +420,7 @@ def test_concurrent_approvals_of_one_period_post_once(tmp_path: Path) -> None:
         ledger = Ledger(setup)
         batches = []
         for n in range(3):
-            run = setup.create_run(period="2026-10", mode="slack", started_by=f"U{n}", model="m")
+            run = setup.runs.create(period="2026-10", mode="slack", started_by=f"U{n}", model="m")
             batches.append(ledger.save_batch(run.id, period="2026-10", lines=[line, other])["id"])
         setup.close()
         outcomes = race_to_post(db, batches)

@@ -80,7 +80,7 @@ def test_a_turn_moves_the_status_message_once_and_ends_on_its_true_state(
     refuse_streams(fake)  # the status message as an ordinary message, moved by chat.update
     bot = Harness(fake, db_path)
     run = bot.start()  # intake runs, then the first question
-    status_ts = bot.store.run(run.id).status_ts
+    status_ts = bot.store.runs.get(run.id).status_ts
     assert status_ts
     first_turn = status_updates(fake, status_ts)
     assert len(first_turn) == 1, len(first_turn)
@@ -98,18 +98,18 @@ def test_a_folded_update_still_in_flight_never_lands_after_the_final_state(
     bot = Harness(fake, db_path)
     run = bot.start()
     presenter = bot.service.presenter
-    status_ts = bot.store.run(run.id).status_ts
+    status_ts = bot.store.runs.get(run.id).status_ts
     assert status_ts
-    step = next(s for s, state in bot.store.run(run.id).steps.items() if state == "waiting")
-    bot.store.set_step(run.id, step, "running")
+    step = next(s for s, state in bot.store.runs.get(run.id).steps.items() if state == "waiting")
+    bot.store.runs.set_step(run.id, step, "running")
     hold = fake.hold("chat.update", when=lambda p: p.get("ts") == status_ts)
     # The folded update leaves with the step running, and Slack is slow to take it.
     folded = threading.Thread(target=presenter.update_status, args=(run.id,))
     folded.start()
     assert hold.arrived.wait(timeout=10)
     # Meanwhile the run ends, and its final state is sent.
-    bot.store.finish_steps(run.id)
-    bot.store.set_run_status(run.id, "done")
+    bot.store.runs.finish_steps(run.id)
+    bot.store.runs.set_status(run.id, "done")
     final = threading.Thread(target=presenter.update_status, args=(run.id,))
     final.start()
     # The final update waits for the one in flight (bounded: without the wait, it lands now).
@@ -130,7 +130,7 @@ def test_a_folded_update_sent_after_a_failure_leaves_the_failure_showing(
     bot = Harness(fake, db_path)
     run = bot.start()
     presenter = bot.service.presenter
-    status_ts = bot.store.run(run.id).status_ts
+    status_ts = bot.store.runs.get(run.id).status_ts
     assert status_ts
     presenter.progress(run.id, {})  # a step change, its update folded for later
     bot.service.work.loop.fail(run.id, "the ledger could not be read")
@@ -151,9 +151,9 @@ def test_a_whole_close_moves_each_message_once_a_turn_and_ends_on_its_final_stat
     run = bot.start()
     bot.finish(run.id)
     took = time.monotonic() - began
-    final = bot.store.run(run.id)
+    final = bot.store.runs.get(run.id)
     assert final.status == "done" and final.status_ts
-    forms = [q.message_ts for q in bot.store.questions(run.id)]
+    forms = [q.message_ts for q in bot.store.questions.of_run(run.id)]
     turns = 1 + len(forms)  # the first, and one after each answer
     updates = Counter(p["ts"] for p in fake.to("chat.update"))
     # The debounce's bound: one per turn, plus one per window a turn outlasted.

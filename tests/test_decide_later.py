@@ -32,7 +32,7 @@ def elements(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def root(bot: Harness, run_id: str) -> dict[str, Any]:
-    return bot.message(bot.store.run(run_id).thread_ts or "")
+    return bot.message(bot.store.runs.get(run_id).thread_ts or "")
 
 
 def inputs(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -42,7 +42,7 @@ def inputs(message: dict[str, Any]) -> list[dict[str, Any]]:
 def answer_all_but(bot: Harness, run_id: str, header: str | None = None) -> None:
     """Answer every form with its recommendation until none is pending (or one with `header`)."""
     for _ in range(30):
-        record = bot.store.pending_question(run_id)
+        record = bot.store.questions.pending(run_id)
         if record is None or (header and record.questions[0].get("header") == header):
             return
         who = "UAPPROVER" if record.questions[0].get("header") == "Posting" else "UALICE"
@@ -58,13 +58,13 @@ def test_cancel_leaves_the_run_waiting_with_a_decide_button_and_no_check_mark(
     put_off = bot.pending(run.id)  # the WI/NRI form
     assert bot.click(CANCEL_ACTION, put_off).status == 200
     bot.idle()
-    record = bot.store.question(put_off)
+    record = bot.store.questions.get(put_off)
     assert (record.status, record.answered_by) == ("deferred", "UALICE")
     # the close goes on: the other steps' forms come, and are answered
-    assert bot.store.pending_question(run.id) is not None
+    assert bot.store.questions.pending(run.id) is not None
     answer_all_but(bot, run.id)
-    waiting = bot.store.run(run.id)
-    assert waiting.status == "waiting" and bot.store.pending_question(run.id) is None
+    waiting = bot.store.runs.get(run.id)
+    assert waiting.status == "waiting" and bot.store.questions.pending(run.id) is None
     assert bot.service.work.loop.parked(run.id)
     # the exceptions it asked stay open and undecided; nothing is drafted or posted
     ledger = Ledger(bot.store)
@@ -90,8 +90,8 @@ def test_cancel_leaves_the_run_waiting_with_a_decide_button_and_no_check_mark(
     assert inputs(form) == [] and "Put off by" in json.dumps(form["blocks"], ensure_ascii=False)
     # the watchdog leaves a parked run alone: nothing to resume until Decide
     assert bot.service.work.heal()["runs"] == []
-    assert bot.store.audit_events(run.id, kind="question_deferred")
-    assert bot.store.audit_events(run.id, kind="run_waiting")
+    assert bot.store.audit.events(run.id, kind="question_deferred")
+    assert bot.store.audit.events(run.id, kind="run_waiting")
 
 
 def test_decide_brings_the_form_back_and_the_close_finishes_and_posts(
@@ -99,19 +99,19 @@ def test_decide_brings_the_form_back_and_the_close_finishes_and_posts(
 ) -> None:
     run = bot.start()
     put_off = bot.pending(run.id)
-    first_form_ts = bot.store.question(put_off).message_ts
+    first_form_ts = bot.store.questions.get(put_off).message_ts
     bot.click(CANCEL_ACTION, put_off)
     bot.idle()
     answer_all_but(bot, run.id)
-    assert bot.store.run(run.id).status == "waiting"
+    assert bot.store.runs.get(run.id).status == "waiting"
     # a colleague may not bring it back
     bot.press(DECIDE_ACTION, put_off, user="UCARA")
     bot.idle()
-    assert bot.store.question(put_off).status == "deferred"
+    assert bot.store.questions.get(put_off).status == "deferred"
     assert bot.ephemerals_to("UCARA")
     bot.press(DECIDE_ACTION, put_off)
     bot.idle()
-    again = bot.store.question(put_off)
+    again = bot.store.questions.get(put_off)
     assert again.status == "pending" and again.reopened_at
     # a fresh form: a new message, answerable, the same question
     assert again.message_ts and again.message_ts != first_form_ts
@@ -127,13 +127,13 @@ def test_decide_brings_the_form_back_and_the_close_finishes_and_posts(
     approval = bot.answer_until(run.id, "Posting")
     assert approval
     bot.finish(run.id)
-    done = bot.store.run(run.id)
+    done = bot.store.runs.get(run.id)
     assert done.status == "done"
     batch = Ledger(bot.store).current_batch(run.id)
     assert batch and batch["status"] == "posted"
     text = json.dumps(root(bot, run.id)["blocks"], ensure_ascii=False)
     assert "✅ Finished: every step ran" in text
-    kinds = [e.kind for e in bot.store.audit_events(run.id)]
+    kinds = [e.kind for e in bot.store.audit.events(run.id)]
     assert kinds.index("question_deferred") < kinds.index("question_reopened")
     assert kinds.index("question_reopened") < kinds.index("run_done")
 
@@ -143,7 +143,7 @@ def test_a_typed_other_that_names_an_option_gets_a_follow_up(bot: Harness) -> No
     question_id = bot.pending(run.id)
     bot.submit(question_id, {2: 1}, other={1: "Put the difference in suspense for now"})
     bot.idle()
-    follow = bot.store.pending_question(run.id)
+    follow = bot.store.questions.pending(run.id)
     assert follow is not None and follow.id != question_id
     form = bot.form_of(follow.id)
     text = json.dumps(form["blocks"], ensure_ascii=False)
@@ -171,7 +171,7 @@ def test_a_typed_other_that_names_no_option_stays_open_with_its_owner(bot: Harne
     exc = Ledger(bot.store).exception(f"{run.id}:wi_nri:W-OK-001")
     assert exc["status"] == "open" and exc["extra"]["owner"] == "UALICE"
     approval = bot.answer_until(run.id, "Posting")
-    q = bot.store.question(approval).questions[0]
+    q = bot.store.questions.get(approval).questions[0]
     # an item left open with an owner is no reason to keep the batch as a draft
     assert q["recommended"] == 1 and "Left open with an owner" in q["question"]
     bot.finish(run.id)
@@ -211,7 +211,7 @@ def test_changing_a_decision_redrafts_and_needs_a_new_approval(bot: Harness) -> 
     bot.submit(approval, {1: 1}, user="UAPPROVER")
     bot.idle()
     second = bot.pending(run.id)
-    assert bot.store.question(second).questions[0]["header"] == "Second approval"
+    assert bot.store.questions.get(second).questions[0]["header"] == "Second approval"
     shown = root(bot, run.id)
     menu = next(e for e in elements(shown) if e["action_id"] == CHANGE_ACTION)
     assert menu["placeholder"]["text"] == "Change a decision"
@@ -220,9 +220,9 @@ def test_changing_a_decision_redrafts_and_needs_a_new_approval(bot: Harness) -> 
     choose(bot, shown, f"{first}:1")
     bot.idle()
     # the pending approval is withdrawn; the decision is asked again as its own form
-    withdrawn = bot.store.question(second)
+    withdrawn = bot.store.questions.get(second)
     assert (withdrawn.status, withdrawn.source) == ("cancelled", "change")
-    change = bot.store.pending_question(run.id)
+    change = bot.store.questions.pending(run.id)
     assert change is not None and change.changes == first and len(change.questions) == 1
     form = bot.form_of(change.id)
     radio = next(b["element"] for b in inputs(form) if b["element"]["type"] == "radio_buttons")
@@ -233,7 +233,7 @@ def test_changing_a_decision_redrafts_and_needs_a_new_approval(bot: Harness) -> 
     )
     bot.submit(change.id, {1: suspense}, why={1: "the operator confirmed the interest"})
     bot.idle()
-    told = bot.store.tool_result(second)  # the agent reads the approval as withdrawn
+    told = bot.store.transcript.tool_result(second)  # the agent reads the approval as withdrawn
     assert told is not None and json.loads(told.content)["status"] == "cancelled"
     assert "Withdrawn" in json.loads(told.content)["message"]
     exc = ledger.exception(f"{run.id}:wi_nri:W-OK-001")
@@ -243,7 +243,7 @@ def test_changing_a_decision_redrafts_and_needs_a_new_approval(bot: Harness) -> 
     assert new_batch and new_batch["id"] != old_batch["id"]
     assert ledger.batch(old_batch["id"])["status"] == "superseded"
     assert new_batch["content_hash"] != old_batch["content_hash"]
-    new_approval = bot.store.pending_question(run.id)
+    new_approval = bot.store.questions.pending(run.id)
     assert new_approval is not None and new_approval.id != approval
     assert new_batch["id"] in new_approval.questions[0]["question"]
     assert new_approval.questions[0]["header"] == "Posting"
@@ -261,9 +261,9 @@ def test_changing_a_decision_redrafts_and_needs_a_new_approval(bot: Harness) -> 
         assert is_error and why in content
     assert ledger.batch(new_batch["id"])["status"] == "draft"
     # the audit trail shows the edit: the old answer kept, who changed what
-    old = bot.store.question(first)
+    old = bot.store.questions.get(first)
     assert old.status == "answered" and old.answer and "1" in old.answer
-    changed = bot.store.audit_events(run.id, kind="decision_changed")
+    changed = bot.store.audit.events(run.id, kind="decision_changed")
     assert len(changed) == 1
     detail = changed[0].detail
     assert detail["was"]["option"] == "short_pay" and detail["option"] == "suspense"
@@ -282,20 +282,20 @@ def test_cancel_on_a_change_keeps_the_decision_and_asks_the_approval_again(bot: 
     assert batch is not None
     choose(bot, root(bot, run.id), f"{first}:1")
     bot.idle()
-    change = bot.store.pending_question(run.id)
+    change = bot.store.questions.pending(run.id)
     assert change is not None and change.changes == first
     assert "Decided before: Book at DOI, short-pay and dispute." in change.context
     assert bot.click(CANCEL_ACTION, change.id).status == 200
     bot.idle()
-    assert bot.store.question(change.id).status == "cancelled"  # dropped, not put off
-    again = bot.store.pending_question(run.id)
+    assert bot.store.questions.get(change.id).status == "cancelled"  # dropped, not put off
+    again = bot.store.questions.pending(run.id)
     assert again is not None and again.id != approval
     assert (
         again.questions[0]["header"] == "Posting" and batch["id"] in again.questions[0]["question"]
     )
     exc = ledger.exception(f"{run.id}:wi_nri:W-OK-001")
     assert (exc["resolution"], exc["question_id"]) == ("short_pay", first)
-    assert bot.store.audit_events(run.id, kind="decision_changed") == []
+    assert bot.store.audit.events(run.id, kind="decision_changed") == []
     bot.finish(run.id)
     posted = ledger.current_batch(run.id)
     assert posted and posted["id"] == batch["id"] and posted["status"] == "posted"

@@ -171,7 +171,7 @@ def test_a_malformed_signed_body_gets_a_4xx_and_changes_nothing(
     assert 400 <= status < 500, (status, answer)
     assert b"Traceback" not in answer
     bot.idle()
-    assert bot.store.runs() == [] and [c.method for c in fake.calls] == ["auth.test"]
+    assert bot.store.runs.recent() == [] and [c.method for c in fake.calls] == ["auth.test"]
 
 
 def test_there_are_at_least_36_malformed_bodies() -> None:
@@ -208,7 +208,7 @@ def test_forged_or_stale_requests_get_401(
         headers = signed(body, FORM, timestamp=int(time.time()) - 3600)
     got, _ = post(url, body, {"content-type": FORM, **headers})
     assert got == status
-    assert bot.store.runs() == []
+    assert bot.store.runs.recent() == []
 
 
 def test_other_methods_and_oversized_bodies_are_refused(served: tuple[Harness, str]) -> None:
@@ -217,7 +217,7 @@ def test_other_methods_and_oversized_bodies_are_refused(served: tuple[Harness, s
     huge = sp.slash_command("x" * (6 * 1024 * 1024)).encode()
     status, answer = post(url, huge, signed(huge, FORM))
     assert status == 413 and b"xxxx" not in answer  # the text is not echoed back
-    assert bot.store.runs() == []
+    assert bot.store.runs.recent() == []
 
 
 def test_a_long_close_text_is_refused_without_echoing_it(served: tuple[Harness, str]) -> None:
@@ -227,7 +227,7 @@ def test_a_long_close_text_is_refused_without_echoing_it(served: tuple[Harness, 
     reply = json.loads(answer)
     assert status == 200 and reply["text"].startswith("That is not a period.")
     assert "yyyy" not in reply["text"] and "<!channel>" not in reply["text"]
-    assert bot.store.runs() == []
+    assert bot.store.runs.recent() == []
 
 
 def test_a_replayed_signed_close_is_answered_once(
@@ -241,7 +241,7 @@ def test_a_replayed_signed_close_is_answered_once(
     assert first == 200 and "Starting the October 2026 close" in json.loads(answer)["text"]
     assert again == 200 and replayed == b""
     bot.idle()
-    assert len(bot.store.runs()) == 1
+    assert len(bot.store.runs.recent()) == 1
 
 
 def test_a_latin1_byte_in_the_data_fails_the_run_with_a_reason_not_a_500(
@@ -256,9 +256,9 @@ def test_a_latin1_byte_in_the_data_fails_the_run_with_a_reason_not_a_500(
         response = h.command("2026-10")
         assert response.status == 200
         h.idle()
-        (run,) = h.store.runs()
+        (run,) = h.store.runs.recent()
         assert run.status == "failed" and "expected UTF-8 text" in (run.error or "")
-        assert any("expected UTF-8 text" in t for t in h.thread_texts(h.store.run(run.id)))
+        assert any("expected UTF-8 text" in t for t in h.thread_texts(h.store.runs.get(run.id)))
     finally:
         h.close()
 
@@ -377,7 +377,7 @@ def test_a_signed_200_kb_deeply_nested_body_is_refused_with_400_not_a_500(
     status, raw = post(url, body, signed(body, FORM if as_form else JSON))
     assert status == 400, raw
     assert b"nests deeper than" in raw
-    assert harness.store.runs() == []
+    assert harness.store.runs.recent() == []
 
 
 def test_nesting_is_told_without_counting_brackets_inside_strings() -> None:

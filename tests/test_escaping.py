@@ -88,7 +88,7 @@ def test_model_text_answers_and_questions_never_ping_or_link(
         h.idle()
         h.say(run, f"stranger {nasty}", user="UMALLORY")  # a refusal notice quotes nobody's text
         h.idle()
-        assert h.store.run(run.id).status == "done"
+        assert h.store.runs.get(run.id).status == "done"
         assert h.service.presenter.approvers | {"UALICE"} == ALLOWED_PEOPLE
         sent = [
             c.params

@@ -35,16 +35,16 @@ def test_an_adjustment_typed_in_slack_is_booked_in_the_batch_the_approver_posts(
 ) -> None:
     run = bot.start("2026-10")
     flux = bot.answer_until(run.id, "Flux")
-    assert "[ref flux_item:6220]" in bot.store.question(flux).questions[0]["question"]
+    assert "[ref flux_item:6220]" in bot.store.questions.get(flux).questions[0]["question"]
     bot.submit(flux, {1: 2})  # Adjust (describe the entry)
     bot.idle()
     entry = bot.pending(run.id)
-    asked = bot.store.question(entry).questions[0]
+    asked = bot.store.questions.get(entry).questions[0]
     assert asked["header"] == "Flux adjustment" and asked["type"] == "free_text"
     typed = "Dr 6220 / Cr 2115 1,500.00 — Carter workover not yet billed"
     bot.submit(entry, {1: typed})
     bot.idle()  # a typed entry is shown before it books (17.1): Submit again to book it
-    assert bot.store.question(entry).status == "pending"
+    assert bot.store.questions.get(entry).status == "pending"
     shown = bot.ephemerals_to("UALICE")[-1]
     assert shown.startswith("Not booked yet") and "Dr 6220" in shown and "$1,500.00" in shown
     bot.submit(entry, {1: typed})
@@ -81,7 +81,7 @@ def test_an_escalated_flux_item_goes_to_the_person_chosen(bot: Harness) -> None:
     bot.submit(flux, {1: 3})  # Escalate (to whom, next)
     bot.idle()
     to_whom = bot.pending(run.id)
-    asked = bot.store.question(to_whom).questions[0]
+    asked = bot.store.questions.get(to_whom).questions[0]
     assert asked["header"] == "Flux escalation"
     codes = Ledger(bot.store).exception(f"{run.id}:flux_escalate:6220")["details"]["options"]
     assert codes[:2] == ["to:UAPPROVER", "to:UAPPROVER2"]  # the approvers, then the controller

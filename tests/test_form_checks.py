@@ -34,7 +34,7 @@ def bot(fake: FakeSlack, db_path: Path) -> Iterator[Harness]:
 
 
 def labels(bot: Harness, question_id: str, number: int) -> list[str]:
-    q = bot.store.question(question_id).questions[number - 1]
+    q = bot.store.questions.get(question_id).questions[number - 1]
     return [o["label"] if isinstance(o, dict) else o for o in q["options"]]
 
 
@@ -51,7 +51,7 @@ def until(bot: Harness, run_id: str, ref_prefix: str, choose: str = "") -> str:
     """Answer forms (the recommendation, or `choose` where offered) until one names `ref_prefix`."""
     for _ in range(12):
         question_id = bot.pending(run_id)
-        record = bot.store.question(question_id)
+        record = bot.store.questions.get(question_id)
         if any(f"[ref {ref_prefix}" in q["question"] for q in record.questions):
             return question_id
         bot.submit(question_id, picks_with(bot, question_id, choose) if choose else {})
@@ -71,7 +71,7 @@ def test_a_typed_effective_date_is_previewed_before_it_books(
 ) -> None:
     run = bot.start()
     question_id = until(bot, run.id, "doi_effective:", choose=ACCEPT)
-    record = bot.store.question(question_id)
+    record = bot.store.questions.get(question_id)
     n = next(i for i, q in enumerate(record.questions, 1) if "doi_effective:" in q["question"])
     well = record.questions[n - 1]["question"].split("[ref doi_effective:")[1].split("]")[0]
     want = catch_up(slack_sample(db_path.parent) / "2026-10", well, TYPED)
@@ -80,7 +80,7 @@ def test_a_typed_effective_date_is_previewed_before_it_books(
     bot.submit(question_id, {}, other={n: TYPED}, why="the assignment is effective June 1")
     bot.idle()
     # nothing is booked or decided yet: the person sees the entry, privately
-    assert bot.store.question(question_id).status == "pending"
+    assert bot.store.questions.get(question_id).status == "pending"
     exc = Ledger(bot.store).exception(f"{run.id}:doi_effective:{well}")
     assert exc["status"] == "open"
     (notice,) = bot.ephemerals_to("UALICE")
@@ -88,7 +88,7 @@ def test_a_typed_effective_date_is_previewed_before_it_books(
     for account, amount in want.items():
         assert f"{account} " in notice and money(abs(amount)) in notice, (account, notice)
     assert len(fake.to("chat.postMessage")) == posted  # nothing in the thread
-    (shown,) = bot.store.audit_events(run.id, kind="answer_previewed")
+    (shown,) = bot.store.audit.events(run.id, kind="answer_previewed")
     assert shown.detail["question_id"] == question_id and shown.actor == "UALICE"
     # the same answer submitted again books it, exactly as previewed
     bot.submit(question_id, {}, other={n: TYPED}, why="the assignment is effective June 1")
@@ -124,7 +124,7 @@ def test_a_typed_date_at_the_console_is_shown_and_confirmed_before_it_books(
     store = Store(db)
     (effective,) = [e for e in Ledger(store).exceptions(run_id) if e["kind"] == "doi_effective"]
     assert (effective["status"], effective["resolution"]) == ("resolved", TYPED)
-    assert len(store.audit_events(run_id, kind="answer_previewed")) == 2
+    assert len(store.audit.events(run_id, kind="answer_previewed")) == 2
 
 
 def test_a_refused_submit_is_answered_ephemerally_and_never_in_the_thread(
@@ -183,7 +183,7 @@ def test_many_alike_lines_are_one_form_with_their_detail_attached(
             ("resolved", "short_pay", question_id)
         }
         # posted again (a retry), the form does not attach its detail twice
-        bot.service.presenter.post_form(bot.store.question(question_id), nonce="again")
+        bot.service.presenter.post_form(bot.store.questions.get(question_id), nonce="again")
         assert len([f for f in fake.files.values() if f["name"] == detail["name"]]) == 1
     finally:
         bot.close()

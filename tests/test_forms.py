@@ -41,14 +41,14 @@ def close_forms(bot: Harness) -> list[dict[str, Any]]:
     seen: list[dict[str, Any]] = []
     approvers = {"Posting": "UAPPROVER", "Second approval": "UAPPROVER2"}
     for _ in range(20):
-        record = bot.store.pending_question(run.id)
+        record = bot.store.questions.pending(run.id)
         if record is None:
             break
         seen.append(json.loads(json.dumps(bot.form_of(record.id))))  # as it was then
         who = approvers.get(record.questions[0].get("header") or "", "UALICE")
         bot.submit(record.id, bot.recommended_picks(record.id), user=who)
         bot.idle()
-    assert bot.store.run(run.id).status == "done"
+    assert bot.store.runs.get(run.id).status == "done"
     return seen
 
 

@@ -61,7 +61,7 @@ def naming(run: CloseRun, ref: str) -> list[Any]:
     """The questions (records) whose text names `ref`."""
     return [
         record
-        for record in run.store.questions(run.run_id)
+        for record in run.store.questions.of_run(run.run_id)
         for item in record.questions
         if f"[ref {ref}]" in item["question"]
     ]
@@ -145,7 +145,7 @@ def test_a_decision_for_the_group_must_be_what_was_chosen_on_the_question_that_n
     month: Path, store: Store
 ) -> None:
     tools = CloseTools(data_dir=month)
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="test")
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="test")
     ctx = ToolContext(run_id=run.id, store=store)
     tools.load_period(ctx, "2026-10")
     step = tools.reconcile_jibs(ctx, "2026-10")
@@ -157,10 +157,10 @@ def test_a_decision_for_the_group_must_be_what_was_chosen_on_the_question_that_n
     single = next(e["ref"] for e in step["exceptions"] if e["ref"].startswith("duplicate:"))
     other = tools.exception_details(ctx, single)["question"]
     for qid, items in (("q-group", [question]), ("q-other", [other])):
-        store.create_question(run.id, question_id=qid, context="JIBs", questions=items)
-        ask = ask_of(store.question(qid))
+        store.questions.create(run.id, question_id=qid, context="JIBs", questions=items)
+        ask = ask_of(store.questions.get(qid))
         protest = [o.label for o in ask.questions[0].options].index(PROTEST) + 1
-        store.claim_answer(
+        store.questions.claim(
             qid,
             answer=answer_payload(ask, {1: Response(selected=(protest,))}),
             answered_by="alice",
@@ -174,16 +174,16 @@ def test_a_decision_for_the_group_must_be_what_was_chosen_on_the_question_that_n
     member = tools.exception_details(ctx, entry["ref"])["first"][0]
     with pytest.raises(ToolError, match=f"did not ask about {member}"):
         tools.resolve_exception(ctx, member, PROTEST, "q-other")
-    assert not store.audit_events(run.id, kind="exception_resolved")
+    assert not store.audit.events(run.id, kind="exception_resolved")
     done = tools.resolve_exception(ctx, entry["ref"], PROTEST, "q-group")
     assert (done["status"], done["exceptions"]) == ("resolved", ALIKE)
-    assert len(store.audit_events(run.id, kind="exception_resolved")) == ALIKE
+    assert len(store.audit.events(run.id, kind="exception_resolved")) == ALIKE
 
 
 def asked_questions(db: Path, run_id: str) -> tuple[int, int]:
     """(question items asked, exceptions raised) of a run."""
     store = Store(db)
-    items = sum(len(q.questions) for q in store.questions(run_id))
+    items = sum(len(q.questions) for q in store.questions.of_run(run_id))
     rows = store.query("select count(*) as n from exceptions where run_id = ?", (run_id,))
     return items, int(rows[0]["n"])
 

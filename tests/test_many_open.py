@@ -24,6 +24,6 @@ def test_more_open_exceptions_than_a_step_lists_are_all_asked(
     unknown = [e for e in run.exceptions() if e["kind"] == "unknown_property"]
     assert len(unknown) == UNKNOWN
     assert [e["details"]["ref"] for e in unknown if e["status"] != "resolved"] == []
-    asked = " ".join(str(q.questions) for q in run.store.questions(run.run_id))
+    asked = " ".join(str(q.questions) for q in run.store.questions.of_run(run.run_id))
     assert all(f"[ref {e['details']['ref']}]" in asked for e in unknown)
     assert run.batch()["status"] == "posted"

@@ -138,7 +138,7 @@ def test_an_unreachable_api_is_a_named_error() -> None:
 
 def test_claude_drives_the_loop_to_a_question_through_the_sdk(db_path: Path) -> None:
     store = Store(db_path)
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="claude")
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="claude")
     with fake_anthropic() as fake:
         fake.reply(
             {

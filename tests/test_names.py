@@ -63,7 +63,7 @@ def test_a_whole_close_looks_each_person_up_once_and_keeps_the_names(
     try:
         run = bot.start()
         bot.finish(run.id)
-        assert bot.store.run(run.id).status == "done"
+        assert bot.store.runs.get(run.id).status == "done"
     finally:
         bot.close()
     asked = [p["user"] for p in named.to("users.info")]
@@ -88,7 +88,7 @@ def test_a_failing_users_info_shows_the_id_and_the_close_still_finishes(
     try:
         run = bot.start()
         bot.finish(run.id)
-        assert bot.store.run(run.id).status == "done"
+        assert bot.store.runs.get(run.id).status == "done"
         assert bot.service.presenter.names("UALICE") == "UALICE"
         # a failed lookup is not repeated on every message: once per person until retried
         asked = [p["user"] for p in named.to("users.info")]
@@ -204,7 +204,7 @@ def test_a_whole_slack_close_shows_names_never_ids_and_mentions_only_whom_a_form
         assert any(t.startswith("🙋 Waiting on") for t in told), told
         assert any("open items" in t.lower() for t in told), told
         bot.finish(run.id)
-        assert bot.store.run(run.id).status == "done"
+        assert bot.store.runs.get(run.id).status == "done"
         bot.say(run, "who decided the posting?")
         bot.dispatch(
             sp.event(
@@ -315,7 +315,7 @@ def test_the_plan_shows_the_models_line_as_written_and_a_stop_names_who_stopped(
         assert line == "Checking P&A accruals for Ben Ortiz ‹!channel›"
         bot.press(STOP_ACTION, run.id, user="UALICE")
         bot.idle()
-        assert bot.store.run(run.id).status == "cancelled"
+        assert bot.store.runs.get(run.id).status == "cancelled"
         said = " ".join(strings(named.thread(run.thread_ts or "")))
         assert "⏹ Alice Park stopped this close" in said
         assert "&lt;@" not in said and not RAW_ID.search(said), said

@@ -43,7 +43,7 @@ def test_a_whole_close_is_one_streamed_plan_with_a_task_per_step(
         assert [c["title"] for c in first] == list(STEPS)
         assert {c["status"] for c in first} <= STATUSES
         bot.finish(run.id)
-        run = bot.store.run(run.id)
+        run = bot.store.runs.get(run.id)
         assert run.status == "done"
         calls = stream_calls(fake, run.status_ts or "")
         # appended while the close moved, stopped once at the end, nothing after the stop
@@ -104,7 +104,7 @@ def test_a_stream_slack_ends_early_is_carried_on_as_a_message(
         fake.fail("chat.appendStream", error="message_not_in_streaming_state", times=1_000)
         fake.fail("chat.stopStream", error="message_not_in_streaming_state", times=1_000)
         bot.finish(run.id)
-        status = bot.message(bot.store.run(run.id).status_ts or "")
+        status = bot.message(bot.store.runs.get(run.id).status_ts or "")
         text = status_text(status)
         assert "stream" not in status and text.count(" — done") == len(STEPS)
     finally:
@@ -138,8 +138,8 @@ def test_a_whole_close_posts_only_the_plan_the_forms_the_summary_and_the_files(
     try:
         run = bot.start()
         bot.finish(run.id)
-        run = bot.store.run(run.id)
-        forms = {q.message_ts for q in bot.store.questions(run.id)}
+        run = bot.store.runs.get(run.id)
+        forms = {q.message_ts for q in bot.store.questions.of_run(run.id)}
         thread = fake.thread(run.thread_ts or "")
         kinds = []
         for message in thread:

@@ -30,7 +30,7 @@ def test_no_tool_result_cuts_a_number(db_path: Path) -> None:
         run = close_run(None, db_path, period)
         results = [
             b.get("content")
-            for m in run.store.messages(run.run_id)
+            for m in run.store.transcript.messages(run.run_id)
             for b in m.content
             if b.get("type") == "tool_result"
         ]

@@ -43,16 +43,16 @@ def test_a_second_close_of_a_live_period_links_its_thread_and_starts_nothing(
     bot: Harness, fake: FakeSlack
 ) -> None:
     run = bot.start()
-    assert bot.store.run(run.id).status == "waiting"
+    assert bot.store.runs.get(run.id).status == "waiting"
     before = len(roots(fake))
     response = bot.command("2026-10", user="UAPPROVER")
     assert response.status == 200
     assert fake.wait_for(lambda: bool(told(fake, "already under way")), timeout=10)
     bot.idle()
-    assert [r.id for r in bot.store.runs()] == [run.id]  # no second close of the period
+    assert [r.id for r in bot.store.runs.recent()] == [run.id]  # no second close of the period
     assert len(roots(fake)) == before  # no second thread
     (said,) = told(fake, "already under way")
-    thread = bot.store.run(run.id).thread_ts
+    thread = bot.store.runs.get(run.id).thread_ts
     # a link to the first close's thread (the fake's chat.getPermalink opens that thread)
     assert f"/thread/{thread}|open its thread>" in said
     assert run.id in said and "<@UALICE>" in said and "waiting on a decision" in said
@@ -73,7 +73,7 @@ def test_a_second_close_of_a_live_period_links_its_thread_and_starts_nothing(
 
     assert fake.wait_for(lambda: any("already under way" in t for t in dm_said()), timeout=10)
     assert any(f"/thread/{thread}|open its thread>" in t for t in dm_said())
-    assert [r.id for r in bot.store.runs()] == [run.id]
+    assert [r.id for r in bot.store.runs.recent()] == [run.id]
 
 
 def test_two_closes_of_one_period_at_the_same_instant_make_one_run(
@@ -113,7 +113,7 @@ def test_two_closes_of_one_period_at_the_same_instant_make_one_run(
                 lambda: len(told(fake, "already under way")) == len(bodies) - 1, timeout=15
             )
             bot.idle()
-            runs = bot.store.runs()
+            runs = bot.store.runs.recent()
             assert len(runs) == 1 and runs[0].period == "2026-10"  # exactly one claim won
             started = [a for a in acks if "Starting the October 2026 close" in a.get("text", "")]
             assert len(started) == 1 and runs[0].id in started[0]["text"]
@@ -131,14 +131,14 @@ def test_a_posted_period_is_not_closed_again_and_says_why_it_is_not_reopened(
     bot.finish(run.id)
     batch = Ledger(bot.store).posted_batch("2026-10")
     assert batch is not None and batch["run_id"] == run.id
-    assert bot.store.live_run("2026-10") is None
+    assert bot.store.runs.live("2026-10") is None
     before = len(roots(fake))
     assert bot.command("2026-10", user="UALICE").status == 200
     assert fake.wait_for(lambda: bool(told(fake, "already posted")), timeout=10)
     bot.idle()
-    assert [r.id for r in bot.store.runs()] == [run.id] and len(roots(fake)) == before
+    assert [r.id for r in bot.store.runs.recent()] == [run.id] and len(roots(fake)) == before
     (said,) = told(fake, "already posted")
-    thread = bot.store.run(run.id).thread_ts
+    thread = bot.store.runs.get(run.id).thread_ts
     assert f"batch `{batch['id']}`, approved by <@{batch['posted_by']}>" in said
     assert f"/thread/{thread}|its thread>" in said
     # no reopen offered: it says why (a reversing batch would need its own approval and
@@ -154,7 +154,7 @@ def test_close_without_a_period_when_several_are_open_asks_which_the_earliest_re
     assert response.status == 200
     answer = json.loads(response.body)
     assert answer["response_type"] == "ephemeral"
-    assert bot.store.runs() == []  # nothing was picked silently
+    assert bot.store.runs.recent() == []  # nothing was picked silently
     form = answer["blocks"]
     (pick,) = [b for b in form if b.get("block_id") == PERIOD_PICK]
     radio = pick["element"]
@@ -174,13 +174,13 @@ def test_close_without_a_period_when_several_are_open_asks_which_the_earliest_re
     assert bot.dispatch(body, FORM).status == 200
     assert fake.wait_for(lambda: bool(told(fake, "Starting the November 2026 close")), timeout=10)
     bot.idle()
-    (run,) = bot.store.runs()
+    (run,) = bot.store.runs.recent()
     assert (run.period, run.started_by, run.channel) == ("2026-11", "UALICE", "CFIN")
     assert run.thread_ts  # its thread opened in the channel
     # the same form again, for November: now under way, it points to the thread instead
     assert bot.dispatch(sp.block_action(PERIOD_ACTION, "close", values=values), FORM).status == 200
     bot.idle()
-    assert len(bot.store.runs()) == 1
+    assert len(bot.store.runs.recent()) == 1
 
 
 def test_close_in_the_dm_with_several_open_periods_asks_which_in_the_dm(
@@ -208,4 +208,4 @@ def test_close_in_the_dm_with_several_open_periods_asks_which_in_the_dm(
     (form,) = forms()
     (pick,) = [b for b in form["blocks"] if b.get("block_id") == PERIOD_PICK]
     assert pick["element"]["initial_option"]["value"] == "2026-10"
-    assert bot.store.runs() == []
+    assert bot.store.runs.recent() == []

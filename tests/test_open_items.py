@@ -31,7 +31,7 @@ HOLDING = ("1210", "1215", "1220", "1390", "1395", "2110", "2310")
 def to_sign_off(bot: Harness, run_id: str) -> str:
     """Answer every form with its recommendation (approvals by the approvers) up to the sign-off."""
     for _ in range(30):
-        record = bot.store.pending_question(run_id)
+        record = bot.store.questions.pending(run_id)
         assert record is not None, "the run ended before its sign-off"
         header = record.questions[0].get("header") or ""
         if header.startswith("Sign-off"):
@@ -66,7 +66,7 @@ def test_sign_off_assigns_an_owner_and_a_due_date_per_item_and_tells_each_owner_
     try:
         run = bot.start("2026-10")
         sign = to_sign_off(bot, run.id)
-        record = bot.store.question(sign)
+        record = bot.store.questions.get(sign)
         form = bot.form_of(sign)
         rows = pickers(form)
         exc = next(e for e in Ledger(bot.store).exceptions(run.id) if e["kind"] == "signoff")
@@ -98,7 +98,7 @@ def test_sign_off_assigns_an_owner_and_a_due_date_per_item_and_tells_each_owner_
         bot.submit(sign, picks)
         bot.idle()
         bot.finish(run.id, user="UALICE")
-        assert bot.store.run(run.id).status == "done"
+        assert bot.store.runs.get(run.id).status == "done"
 
         stored = Ledger(bot.store).open_items(run.id)
         assert [i["text"] for i in stored] == items
@@ -118,7 +118,7 @@ def test_sign_off_assigns_an_owner_and_a_due_date_per_item_and_tells_each_owner_
                 if Decimal(item["amount"] or "0"):
                     assert f"${Decimal(item['amount']):,.2f}" in shown
             assert f"{len(theirs)} open item" in dm["text"]
-        told = bot.store.audit_events(run.id, kind="owner_told")
+        told = bot.store.audit.events(run.id, kind="owner_told")
         assert sorted(e.detail["owner"] for e in told) == ["UALICE", "UBEN", "UDANA"]
 
         # Ben's App Home lists his open items (and only his)
@@ -155,22 +155,22 @@ def test_an_owner_dm_sent_before_a_crash_is_found_and_not_sent_again(
         # the process dies right after Slack accepted the DM, before recording it: the audit
         # write of `owner_told` is where it stops (nothing else can reach that instant)
         presenter = bot.service.presenter
-        real = bot.store.audit
+        real = bot.store.audit.record
 
         def dies_after_the_post(**kw: Any) -> None:
             if kw.get("kind") == "owner_told":
                 raise RuntimeError("killed")
             real(**kw)
 
-        monkeypatch.setattr(bot.store, "audit", dies_after_the_post)
+        monkeypatch.setattr(bot.store.audit, "record", dies_after_the_post)
         bot.submit(sign, bot.recommended_picks(sign))
         bot.idle()
         bot.finish(run.id)
         assert len(dms(fake, "UALICE")) == 1  # sent, not recorded
-        monkeypatch.setattr(bot.store, "audit", real)
+        monkeypatch.setattr(bot.store.audit, "record", real)
         presenter.tell_owners(run.id)  # the recovery's finish
         assert len(dms(fake, "UALICE")) == 1
-        (told,) = bot.store.audit_events(run.id, kind="owner_told")
+        (told,) = bot.store.audit.events(run.id, kind="owner_told")
         assert told.detail == {"owner": "UALICE", "found": True}
     finally:
         bot.close()

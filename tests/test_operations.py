@@ -161,12 +161,12 @@ def test_a_thread_message_between_a_claim_and_its_resume_is_read_not_lost(
     try:
         run = h.start()
         # The answer is claimed, but its resume never ran (the process died in between).
-        record = h.store.question("toolu_q1")
+        record = h.store.questions.get("toolu_q1")
         from bot.agent_loop import ask_of
         from bot.core.questions import answer_payload, default_responses
 
         ask = ask_of(record)
-        h.store.claim_answer(
+        h.store.questions.claim(
             record.id,
             answer=answer_payload(ask, default_responses(ask)),
             answered_by="UALICE",
@@ -177,11 +177,11 @@ def test_a_thread_message_between_a_claim_and_its_resume_is_read_not_lost(
         # read with the answer's result, at the step after it: not lost, not later
         (resumed,) = [
             m.content
-            for m in h.store.messages(run.id)
+            for m in h.store.transcript.messages(run.id)
             if m.role == "user" and any(b.get("type") == "tool_result" for b in m.content)
         ]
         assert "<@UALICE>: note: the Smith well was sold" in str(resumed[-1].get("text"))
-        assert h.store.run(run.id).status == "done" and model.replies == []
+        assert h.store.runs.get(run.id).status == "done" and model.replies == []
     finally:
         h.close()
 
@@ -190,14 +190,14 @@ def test_audit_shows_control_characters_instead_of_obeying_them(
     db_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = Store(db_path)
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
-    store.create_question(
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
+    store.questions.create(
         run.id,
         question_id="toolu_esc",
         context="c",
         questions=[{"question": "Book it?\x1b[2J", "type": "free_text", "required": True}],
     )
-    store.claim_answer(
+    store.questions.claim(
         "toolu_esc",
         answer={"1": {"question": "Book it?", "text": "yes\x1b]0;pwned\x07"}},
         answered_by="alice\x1b[31m",

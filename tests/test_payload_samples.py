@@ -115,7 +115,7 @@ def test_ssl_check_is_answered_200_and_changes_nothing(bot: Harness) -> None:
     for signed in (True, False):
         status, raw = post(bot, "ssl_check=1&token=xxx", FORM, signed=signed)
         assert (status, raw) == (200, b"")
-    assert bot.store.runs() == []
+    assert bot.store.runs.recent() == []
 
 
 def test_an_unhandled_request_is_acknowledged_in_one_line(
@@ -144,7 +144,7 @@ def test_a_revoked_token_pauses_every_run_and_a_working_token_resumes_them(
     bot: Harness, fake: FakeSlack, name: str
 ) -> None:
     run = bot.start()
-    assert bot.store.run(run.id).status == "waiting"
+    assert bot.store.runs.get(run.id).status == "waiting"
     body = sample(name)
     if name.startswith("Tokens"):
         body["event"]["tokens"] = {"oauth": [], "bot": ["UBOT"]}
@@ -157,8 +157,8 @@ def test_a_revoked_token_pauses_every_run_and_a_working_token_resumes_them(
     # healthz says why, and the run's audit trail records the pause; its state is kept
     code, said = health(bot.service)
     assert code == 503 and said["slack"] == reason
-    assert bot.store.audit_events(run.id, kind="paused")[-1].detail == {"reason": reason}
-    assert bot.store.run(run.id).status == "waiting"
+    assert bot.store.audit.events(run.id, kind="paused")[-1].detail == {"reason": reason}
+    assert bot.store.runs.get(run.id).status == "waiting"
     # While paused, an answer is recorded but the run's work waits; no Slack call is tried.
     calls = len(fake.calls)
     bot.submit(bot.pending(run.id), bot.recommended_picks(bot.pending(run.id)))
@@ -172,13 +172,13 @@ def test_a_revoked_token_pauses_every_run_and_a_working_token_resumes_them(
     bot.idle()
     assert health(bot.service)[0] == 200
     bot.finish(run.id)
-    assert bot.store.run(run.id).status == "done"
+    assert bot.store.runs.get(run.id).status == "done"
 
 
 def held_texts(bot: Harness, run_id: str) -> list[str]:
     return [
         b["text"]
-        for m in bot.store.messages(run_id)
+        for m in bot.store.transcript.messages(run_id)
         if m.role == "user"
         for b in m.content
         if b.get("type") == "text"
@@ -203,7 +203,7 @@ def test_a_file_or_a_broadcast_reply_in_a_runs_thread_reaches_the_agent(
         event["files"] = [{"id": "F1", "name": "jib-fixed.csv", "title": "jib-fixed.csv"}]
     post(bot, sp.event(event, event_id=f"Ev{subtype}"), JSON)
     bot.idle()
-    held = bot.store.take_messages(run.id) or []
+    held = bot.store.inbox.take(run.id) or []
     texts = [m["text"] for m in held] or held_texts(bot, run.id)
     assert any("Here is the corrected JIB." in t for t in texts), texts
     if subtype == "file_share":

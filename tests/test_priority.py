@@ -73,7 +73,7 @@ def test_a_thread_inside_a_transaction_is_not_held_at_its_nested_calls(
             with store.write():
                 entered.set()
                 release.wait(10)
-                store.run_for_thread(channel="C", thread_ts="1")  # nested: takes the lock again
+                store.runs.for_thread(channel="C", thread_ts="1")  # nested: takes the lock again
             finished.set()
 
         threading.Thread(target=background, daemon=True).start()

@@ -52,10 +52,10 @@ def claude(fake: FakeAnthropic) -> ClaudeModel:
 
 
 def new_run(store: Store) -> str:
-    run = store.create_run(
+    run = store.runs.create(
         period="2026-10", mode="console", started_by="alice", model="claude-sonnet-5-5"
     )
-    store.append_message(run.id, role="user", content=[text("Close 2026-10.")])
+    store.transcript.append(run.id, role="user", content=[text("Close 2026-10.")])
     return run.id
 
 
@@ -77,9 +77,9 @@ def test_a_question_in_prose_becomes_a_form(store: Store, anthropic: FakeAnthrop
     assert "thinking" not in second
     assert second["messages"][-1]["content"][0]["text"] == RESTATE
     assert second["messages"][-2]["content"][0]["text"].endswith("Should I accrue Reyes 9-2H?")
-    record = store.question("toolu_ask")
+    record = store.questions.get("toolu_ask")
     assert record.status == "pending" and record.questions[0]["options"][0]["confidence"] == 0.8
-    assert store.run(run_id).status == "waiting"
+    assert store.runs.get(run_id).status == "waiting"
     assert "question" in presenter.kinds()
 
 
@@ -126,7 +126,7 @@ def test_complexity_sets_the_wait_shown_as_a_deadline_and_a_message_extends_it(
     )
     try:
         run = h.start()
-        record = h.store.question("toolu_q")
+        record = h.store.questions.get("toolu_q")
         due = now[0] + timedelta(minutes=COMPLEXITY_MINUTES["high"])
         assert datetime.fromisoformat(record.expires_at or "") == due
         form = json.dumps(h.form_of("toolu_q")["blocks"])
@@ -134,7 +134,7 @@ def test_complexity_sets_the_wait_shown_as_a_deadline_and_a_message_extends_it(
         now[0] += timedelta(minutes=100)
         h.say(run, "Checking the operator's production report first.")
         h.idle()
-        later = h.store.question("toolu_q").expires_at or ""
+        later = h.store.questions.get("toolu_q").expires_at or ""
         assert datetime.fromisoformat(later) == now[0] + timedelta(
             minutes=COMPLEXITY_MINUTES["high"]
         )
@@ -142,6 +142,6 @@ def test_complexity_sets_the_wait_shown_as_a_deadline_and_a_message_extends_it(
         assert f"<!date^{int(moved.timestamp())}^" in json.dumps(h.form_of("toolu_q")["blocks"])
         h.say(run, "stranger", user="UMALLORY")  # someone who may not answer moves nothing
         h.idle()
-        assert h.store.question("toolu_q").expires_at == later
+        assert h.store.questions.get("toolu_q").expires_at == later
     finally:
         h.close()

@@ -147,8 +147,8 @@ def test_closebot_resume_during_a_slack_runs_first_turn_is_refused_naming_who_ho
     try:
         assert h.command("2026-10").status == 200
         assert entered.wait(WAIT), "the first turn never called the model"
-        (run,) = h.store.runs()
-        assert h.store.lease_holder(run.id) == h.service.work.owner  # held mid-first-turn
+        (run,) = h.store.runs.recent()
+        assert h.store.leases.holder(run.id) == h.service.work.owner  # held mid-first-turn
         proc = subprocess.run(
             [sys.executable, "-m", "bot", "resume", run.id, "--auto"],
             capture_output=True,
@@ -161,9 +161,12 @@ def test_closebot_resume_during_a_slack_runs_first_turn_is_refused_naming_who_ho
         assert f"run {run.id} is being advanced by {who}; nothing was changed" in proc.stderr
         release.set()
         h.idle()
-        assert h.store.run(run.id).status == "done"
-        assert [m.role for m in h.store.messages(run.id)] == ["user", "assistant"]  # one turn
-        assert h.store.lease_holder(run.id) is None  # let go after the last instruction
+        assert h.store.runs.get(run.id).status == "done"
+        assert [m.role for m in h.store.transcript.messages(run.id)] == [
+            "user",
+            "assistant",
+        ]  # one turn
+        assert h.store.leases.holder(run.id) is None  # let go after the last instruction
     finally:
         release.set()
         h.close()
@@ -180,14 +183,14 @@ def test_a_run_is_leased_between_opening_its_thread_and_its_first_turn(
     h = Harness(fake, db_path, model=model)
     try:
         assert h.command("2026-10").status == 200
-        (run,) = h.store.runs()
-        assert h.store.lease_holder(run.id) == h.service.work.owner  # from the /close itself
+        (run,) = h.store.runs.recent()
+        assert h.store.leases.holder(run.id) == h.service.work.owner  # from the /close itself
         assert status_posted.arrived.wait(WAIT)
-        assert h.store.lease_holder(run.id) == h.service.work.owner  # while the thread opens
+        assert h.store.leases.holder(run.id) == h.service.work.owner  # while the thread opens
         status_posted.release.set()
         h.idle()
-        assert h.store.run(run.id).status == "done"
-        assert h.store.lease_holder(run.id) is None
+        assert h.store.runs.get(run.id).status == "done"
+        assert h.store.leases.holder(run.id) is None
     finally:
         status_posted.release.set()
         h.close()
@@ -224,8 +227,8 @@ def test_restart_after_sigkill_mid_turn_reclaims_the_lease_at_once_and_posts_the
                 assert fake.wait_for(lambda: len(anthropic.requests) >= 2, timeout=WAIT)
                 store = Store(db_path)
                 try:
-                    (run,) = store.runs()
-                    holder = store.lease_holder(run.id)
+                    (run,) = store.runs.recent()
+                    holder = store.leases.holder(run.id)
                     assert holder and f":{first.proc.pid}:" in holder  # mid-turn, leased
                 finally:
                     store.close()
@@ -264,8 +267,8 @@ def test_a_kill_while_the_root_message_is_in_flight_leaves_one_root_message(
         root.release.set()
         store = Store(db_path)
         try:
-            (run,) = store.runs()
-            assert store.run(run.id).thread_ts is None
+            (run,) = store.runs.recent()
+            assert store.runs.get(run.id).thread_ts is None
         finally:
             store.close()
         assert fake.wait_for(lambda: len(roots(fake, run.id)) == 1, timeout=WAIT)
@@ -280,7 +283,7 @@ def test_a_kill_while_the_root_message_is_in_flight_leaves_one_root_message(
     (only,) = roots(fake, run.id)
     store = Store(db_path)
     try:
-        assert store.run(run.id).thread_ts == only["ts"]  # found again, not posted again
+        assert store.runs.get(run.id).thread_ts == only["ts"]  # found again, not posted again
     finally:
         store.close()
     assert all(f.get("thread_ts") == only["ts"] for f in forms(fake))
@@ -293,10 +296,10 @@ def test_an_answered_form_turns_read_only_while_another_process_holds_the_runs_l
     try:
         run = h.start()
         question_id = h.pending(run.id)
-        form_ts = h.store.question(question_id).message_ts
+        form_ts = h.store.questions.get(question_id).message_ts
         assert form_ts
         other = "host-b:4242:-:abcdef closebot serve"  # another host's live lease
-        assert h.store.acquire_lease(run.id, owner=other, ttl=timedelta(minutes=5)) is None
+        assert h.store.leases.acquire(run.id, owner=other, ttl=timedelta(minutes=5)) is None
         answered_at = time.monotonic()
         h.submit(question_id, h.recommended_picks(question_id))
         assert fake.wait_for(
@@ -311,8 +314,8 @@ def test_an_answered_form_turns_read_only_while_another_process_holds_the_runs_l
         )
         print(f"\nanswered form read-only in {time.monotonic() - answered_at:.2f} s")
         h.idle()
-        assert h.store.lease_holder(run.id) == other  # the turn stepped aside: not ours
-        assert h.store.pending_question(run.id) is None  # and nothing went on past the answer
-        assert [q.id for q in h.store.questions(run.id)] == [question_id]
+        assert h.store.leases.holder(run.id) == other  # the turn stepped aside: not ours
+        assert h.store.questions.pending(run.id) is None  # and nothing went on past the answer
+        assert [q.id for q in h.store.questions.of_run(run.id)] == [question_id]
     finally:
         h.close()

@@ -157,7 +157,7 @@ def test_an_older_process_stops_taking_work_while_a_newer_one_serves(
             assert post(older, said, "application/json")[0] == 200
             store = Store(db_path)
             try:
-                assert store.question(question_id).status == "pending"  # the older did nothing
+                assert store.questions.get(question_id).status == "pending"  # the older did nothing
                 assert count_runs(db_path) == runs_before
             finally:
                 store.close()
@@ -166,7 +166,7 @@ def test_an_older_process_stops_taking_work_while_a_newer_one_serves(
             store = Store(db_path)
             try:
                 assert fake.wait_for(
-                    lambda: store.question(question_id).status == "answered", timeout=20
+                    lambda: store.questions.get(question_id).status == "answered", timeout=20
                 )
             finally:
                 store.close()

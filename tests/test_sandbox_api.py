@@ -217,7 +217,7 @@ def test_a_slash_command_is_signed_and_the_bot_answers_privately(sandbox: Sandbo
         ),
         timeout=30,
     )
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     assert run.started_by == STARTER.id and run.channel == "CFINANCE"
 
 
@@ -231,7 +231,7 @@ def test_requests_signed_with_another_secret_are_refused(sandbox: Sandbox) -> No
         impostor.close()
     assert answer == {"ok": False, "error": "dispatch_failed", "status": 401}
     assert _ephemerals(sandbox, COLLEAGUE.id) == ['/close failed with the error "dispatch_failed"']
-    assert sandbox.store.runs() == []
+    assert sandbox.store.runs.recent() == []
 
 
 def test_a_mention_reaches_the_bot_as_an_event_and_other_commands_get_slackbot(
@@ -252,11 +252,11 @@ def test_a_mention_reaches_the_bot_as_an_event_and_other_commands_get_slackbot(
 
 def test_an_external_select_asks_the_bot_for_options(sandbox: Sandbox) -> None:
     sandbox.client.say(user=STARTER.id, channel="CFINANCE", text="/close 2026-10")
-    assert sandbox.fake.wait_for(lambda: bool(sandbox.store.runs()), timeout=30)
+    assert sandbox.fake.wait_for(lambda: bool(sandbox.store.runs.recent()), timeout=30)
     service = sandbox.service
     assert service is not None
     assert service.runner.wait_idle(30)
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     options = [{"label": f"Well {i:03d} " + "x" * 60, "description": "d" * 150} for i in range(100)]
     huge = parse_ask(
         {
@@ -264,11 +264,11 @@ def test_an_external_select_asks_the_bot_for_options(sandbox: Sandbox) -> None:
             "questions": [{"question": "Which well?", "options": options, "recommended": 42}] * 5,
         }
     )
-    record, _ = sandbox.store.create_question(
+    record, _ = sandbox.store.questions.create(
         run.id, question_id="toolu_huge", context=huge.context, questions=huge.questions_json()
     )
     service.presenter.post_form(record)
-    form = sandbox.fake.messages[sandbox.store.question("toolu_huge").message_ts or ""]
+    form = sandbox.fake.messages[sandbox.store.questions.get("toolu_huge").message_ts or ""]
     menu = next(b for b in form["blocks"] if b["type"] == "input")
     assert menu["element"]["type"] == "external_select"
     found = sandbox.client.options(
@@ -335,10 +335,10 @@ def test_a_sandbox_started_again_on_the_same_files_continues_the_close(db_path: 
     first, store = started()
     try:
         first.client.say(user=STARTER.id, channel="CFINANCE", text="/close 2026-10")
-        assert first.fake.wait_for(lambda: bool(store.runs()), timeout=30)
+        assert first.fake.wait_for(lambda: bool(store.runs.recent()), timeout=30)
         assert first.service is not None and first.service.runner.wait_idle(30)
-        (run,) = store.runs()
-        pending = store.pending_question(run.id)
+        (run,) = store.runs.recent()
+        pending = store.questions.pending(run.id)
         assert pending is not None and pending.message_ts
     finally:
         first.stop()
@@ -374,7 +374,7 @@ def test_a_sandbox_started_again_on_the_same_files_continues_the_close(db_path: 
         assert answer["ok"]
         assert second.fake.wait_for(
             lambda: (
-                store.question(pending.id).status == "answered"
+                store.questions.get(pending.id).status == "answered"
                 and not any(
                     b["type"] == "input" for b in second.fake.messages[form["ts"]]["blocks"]
                 )
@@ -410,7 +410,7 @@ def test_the_page_endpoints_take_only_json_and_name_what_is_missing(sandbox: San
     assert post_json(url, unknown, **token)[1]["error"] == (
         "no such person in the sandbox: 'UNOBODY'"
     )
-    assert sandbox.store.runs() == [] and not sandbox.fake.messages
+    assert sandbox.store.runs.recent() == [] and not sandbox.fake.messages
 
 
 def raw_post(sandbox: Sandbox, path: str, body: bytes, headers: dict[str, str]) -> int:
@@ -454,7 +454,7 @@ def test_cross_origin_foreign_host_and_tokenless_sandbox_writes_are_refused(
     say = json.dumps({"user": STARTER.id, "channel": "CFINANCE", "text": "/close 2026-10"})
     for path in ("/sandbox/say", "/sandbox/react", "/sandbox/action"):
         assert raw_post(sandbox, path, say.encode(), sent) == 403, (path, sent)
-    assert sandbox.store.runs() == [] and not sandbox.fake.messages
+    assert sandbox.store.runs.recent() == [] and not sandbox.fake.messages
 
 
 def test_the_page_carries_its_token_and_a_write_with_it_from_the_page_origin_acts(

@@ -82,7 +82,7 @@ def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
     expect(pane.locator(".input-block")).to_have_count(0)
     page.screenshot(path=str(ARTIFACTS / "sandbox-finished.png"))
     assert refused == [], "Slack would have refused some of the bot's calls"
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     assert run.status == "done"
     batch = Ledger(sandbox.store).batches(run.id)[-1]
     assert batch["status"] == "posted" and batch["posted_by"] in {a.id for a in APPROVERS}
@@ -179,7 +179,7 @@ def test_a_confirm_dialog_stands_between_the_click_and_the_payload(
     page.locator("#dialog-deny").click()  # "Keep answering": nothing is sent
     expect(dialog).to_be_hidden()
     expect(submit_button(answered(pane, ts))).to_be_visible()
-    assert (run := sandbox.store.runs()[0]) and sandbox.store.pending_question(run.id)
+    assert (run := sandbox.store.runs.recent()[0]) and sandbox.store.questions.pending(run.id)
     assert len(sandbox.fake.calls) == sent
 
     answered(pane, ts).get_by_role("button", name="Cancel", exact=True).click()
@@ -318,7 +318,7 @@ def test_an_external_select_searches_the_bot_as_you_type(page: Any, sandbox: San
     from bot.core.questions import parse_ask
 
     pane = start_close(page)
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     options = [{"label": f"Well {i:03d} " + "x" * 60, "description": "d" * 150} for i in range(100)]
     huge = parse_ask(
         {
@@ -326,12 +326,12 @@ def test_an_external_select_searches_the_bot_as_you_type(page: Any, sandbox: San
             "questions": [{"question": "Which well?", "options": options, "recommended": 42}] * 5,
         }
     )
-    record, _ = sandbox.store.create_question(
+    record, _ = sandbox.store.questions.create(
         run.id, question_id="toolu_huge", context=huge.context, questions=huge.questions_json()
     )
     assert sandbox.service is not None
     sandbox.service.presenter.post_form(record)
-    ts = sandbox.store.question("toolu_huge").message_ts
+    ts = sandbox.store.questions.get("toolu_huge").message_ts
     menu = pane.locator(f'.msg[data-ts="{ts}"] .typeahead input').first
     menu.fill("well 04")
     found = pane.locator(f'.msg[data-ts="{ts}"] .typeahead-list [role=option]')
@@ -373,4 +373,4 @@ def test_a_page_on_another_origin_cannot_drive_the_sandbox(
             assert status == "opaque"  # sent; the answer is not the other site's to read
         context.close()
     assert [m["text"] for m in sandbox.fake.messages.values()] == ["hello from the page"]
-    assert sandbox.store.runs() == []
+    assert sandbox.store.runs.recent() == []

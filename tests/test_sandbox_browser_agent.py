@@ -44,7 +44,7 @@ def test_the_close_shows_as_a_streamed_plan_with_a_line_per_step(
     shoot(page, "sandbox-plan.png")
     shoot(page, "sandbox-plan-card.png", pane.locator(".msg").filter(has=page.locator(".plan")))
     # the plan as the bot streamed it: the page draws the fake's own record of it
-    status_ts = sandbox.store.runs()[0].status_ts
+    status_ts = sandbox.store.runs.recent()[0].status_ts
     with sandbox.fake.lock:
         stream = sandbox.fake.messages[status_ts or ""]["stream"]
     assert [t["title"] for t in stream["tasks"]] == list(STEPS)
@@ -57,7 +57,7 @@ def test_the_threads_status_line_is_drawn_while_the_bot_works(page: Any, sandbox
     say(page, "/close 2026-10")
     pane = open_thread(page)
     submit_button(pane).first.wait_for()
-    run = sandbox.store.runs()[0]
+    run = sandbox.store.runs.recent()[0]
     bot = WebClient(token=sandbox.fake.token, base_url=sandbox.fake.api_url)
     bot.assistant_threads_setStatus(
         channel_id=run.channel or "",

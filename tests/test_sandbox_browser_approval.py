@@ -86,7 +86,7 @@ def test_the_approval_form_fits_the_pane_and_confirms_only_approve(
     expect(dialog).to_be_hidden()
     expect(answered(pane, ts)).to_contain_text(f"{APPROVER.name} chose Keep as draft")
     expect(answered(pane, ts).get_by_role("button")).to_have_count(0)
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     assert Ledger(sandbox.store).posted_batch(run.period) is None
 
 
@@ -102,7 +102,7 @@ def test_close_without_a_period_asks_which_in_a_private_form(page: Any, sandbox:
     expect(checked).to_contain_text("recommended")
     ARTIFACTS.mkdir(exist_ok=True)
     form.screenshot(path=str(ARTIFACTS / "sandbox-which-period.png"))
-    assert sandbox.store.runs() == []
+    assert sandbox.store.runs.recent() == []
     form.locator("label.choice", has_text="November 2026").click()
     form.get_by_role("button", name="Submit").click()
     # the form is replaced in place by what happened, and November's close opens
@@ -111,9 +111,9 @@ def test_close_without_a_period_asks_which_in_a_private_form(page: Any, sandbox:
     expect(page.locator("#messages .msg.ephemeral", has_text="Which period")).to_have_count(0)
     pane = open_thread(page)
     expect(submit_button(pane).first).to_be_visible()
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     assert run.period == "2026-11"
     # the same request again points to November's thread and starts nothing
     say(page, "/close 2026-11")
     expect(page.locator(".msg.ephemeral", has_text="already under way")).to_be_visible()
-    assert len(sandbox.store.runs()) == 1
+    assert len(sandbox.store.runs.recent()) == 1

@@ -91,7 +91,7 @@ def test_cancel_then_decide_brings_the_form_back_and_the_close_finishes(
     expect(root).not_to_contain_text("Finished")
     expect(root.get_by_role("button", name="Stop", exact=True)).to_be_visible()
     page.screenshot(path=str(ARTIFACTS / "decide-waiting.png"))
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     assert run.status == "waiting" and Ledger(sandbox.store).current_batch(run.id) is None
 
     switch_to(page, STARTER.id)
@@ -106,7 +106,7 @@ def test_cancel_then_decide_brings_the_form_back_and_the_close_finishes(
     finished = root.get_by_text("Finished: every step ran")
     _answer_until(page, pane, finished)
     page.screenshot(path=str(ARTIFACTS / "decide-finished.png"))
-    run = sandbox.store.run(run.id)
+    run = sandbox.store.runs.get(run.id)
     assert run.status == "done"
     batch = Ledger(sandbox.store).current_batch(run.id)
     assert batch is not None and batch["status"] == "posted"
@@ -121,7 +121,7 @@ def test_change_a_decision_from_the_channel_redrafts_and_needs_a_new_approval(
     pane = _start(page)
     root = _root(page)
     _answer_until(page, pane, root.get_by_text("Finished: every step ran"), stop_at_approval=True)
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     ledger = Ledger(sandbox.store)
     first_batch = ledger.current_batch(run.id)
     assert first_batch is not None
@@ -161,5 +161,5 @@ def test_change_a_decision_from_the_channel_redrafts_and_needs_a_new_approval(
     assert posted is not None and posted["status"] == "posted"
     assert posted["id"] != first_batch["id"]
     assert ledger.batch(first_batch["id"])["status"] == "superseded"
-    (changed,) = sandbox.store.audit_events(run.id, kind="decision_changed")
+    (changed,) = sandbox.store.audit.events(run.id, kind="decision_changed")
     assert (changed.detail["was"]["option"], changed.detail["option"]) == ("short_pay", "suspense")

@@ -90,8 +90,8 @@ def test_many_alike_lines_are_one_form_with_their_detail(
     pane.evaluate("pane => { pane.scrollTop = pane.scrollTop + 0; }")
     page.screenshot(path=str(ARTIFACTS / "sandbox-group-detail.png"))
     store = alike_sandbox.store
-    run_id = store.runs(limit=1)[0].id
-    record = store.pending_question(run_id)
+    run_id = store.runs.recent(limit=1)[0].id
+    record = store.questions.pending(run_id)
     assert record is not None
     ts = form.get_attribute("data-ts")
     fill_form(form)

@@ -77,7 +77,7 @@ def test_an_owner_and_a_due_date_are_picked_in_the_sign_off_form(
 
     root = page.locator("#messages .msg").filter(has=page.locator(".thread-link")).last
     expect(root.get_by_text("Finished: every step ran")).to_be_visible()
-    (run,) = sandbox.store.runs()
+    (run,) = sandbox.store.runs.recent()
     items = Ledger(sandbox.store).open_items(run.id)
     mine = [i for i in items if i["owner"] == APPROVER.id]
     assert [(i["due"], item_text[:40] in i["text"]) for i in mine] == [("2026-11-30", True)]

@@ -14,7 +14,7 @@ def test_no_chat_update_repeats_what_the_message_already_shows(db_path: Path) ->
         bot = Harness(fake, db_path)
         run = bot.start()
         bot.finish(run.id)
-        status = bot.store.run(run.id).status
+        status = bot.store.runs.get(run.id).status
         bot.close()
         shown: dict[str, str] = {}
         repeats = 0

@@ -145,7 +145,7 @@ def test_a_close_without_data_waits_in_its_thread_for_a_csv_and_an_xlsx_and_uses
     try:
         assert h.command("2026-10").status == 200
         h.idle()
-        assert h.store.runs() == []  # nothing to close yet
+        assert h.store.runs.recent() == []  # nothing to close yet
         (root,) = [m for m in fake.sorted_messages() if "waiting for files" in m["text"]]
         drops = Dropper(h)
         jib_rows = [
@@ -164,7 +164,7 @@ def test_a_close_without_data_waits_in_its_thread_for_a_csv_and_an_xlsx_and_uses
         for f in sorted(source.iterdir()):
             if f.name not in ("jib.csv", "revenue.csv"):
                 drops.drop(f.name, f.read_bytes(), channel=root["channel"], thread_ts=root["ts"])
-        assert h.store.runs() == []  # the JIB waits for its mapping, so the close waits too
+        assert h.store.runs.recent() == []  # the JIB waits for its mapping, so the close waits too
 
         # Slack was asked as Slack is: files.info, then the download with the bot token
         assert fake.to("files.info")[0]["file"] == revenue_id
@@ -196,11 +196,11 @@ def test_a_close_without_data_waits_in_its_thread_for_a_csv_and_an_xlsx_and_uses
         _submit_file_form(h, form)
         assert all(b["type"] != "input" for b in fake.messages[form["ts"]]["blocks"])
 
-        (run,) = h.store.runs()
+        (run,) = h.store.runs.recent()
         assert (run.channel, run.thread_ts) == (root["channel"], root["ts"])
         h.idle()
         h.finish(run.id)
-        assert h.store.run(run.id).status == "done"
+        assert h.store.runs.get(run.id).status == "done"
         ledger = Ledger(h.store)
         batch = ledger.current_batch(run.id)
         assert batch is not None
@@ -299,7 +299,7 @@ def test_a_file_replaced_in_the_thread_supersedes_the_first_with_an_audit_event(
         if m["blocks"] and "revenue-fixed.csv" in m["blocks"][0]["text"]["text"]
     )
     assert "Replaces revenue.csv (dropped by Alice" in said
-    (event,) = h.store.audit_events(run.id, kind="file_superseded")
+    (event,) = h.store.audit.events(run.id, kind="file_superseded")
     assert event.actor == "UAPPROVER" and event.detail["old"]["filename"] == "revenue.csv"
     assert [f["filename"] for f in Imports(h.store).active("2026-10")] == ["revenue-fixed.csv"]
 

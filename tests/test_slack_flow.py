@@ -86,13 +86,13 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     assert "✅ Alice chose the answers above · source: user" in all_text(
         answered
     ) and "Book at DOI, short-pay and dispute" in all_text(answered)
-    record = bot.store.question(question_id)
+    record = bot.store.questions.get(question_id)
     assert (record.status, record.answered_by, record.source) == ("answered", "UALICE", "user")
 
     approval = bot.answer_until(run.id, "Posting")
     assert "Approve and post" in all_text(bot.form_of(approval))
     bot.finish(run.id)
-    finished = bot.store.run(run.id)
+    finished = bot.store.runs.get(run.id)
     assert finished.status == "done"
     assert "finished" in bot.status(run)
     assert "Intake — done" in bot.status(run) and "waiting" not in bot.status(run)
@@ -134,7 +134,7 @@ def test_a_bad_period_gets_an_ephemeral_usage_and_starts_nothing(
         and "write it as YYYY-MM" in body["text"]
         and "/close [YYYY-MM]" in body["text"]
     )
-    assert bot.store.runs() == [] and fake.to("chat.postMessage") == []
+    assert bot.store.runs.recent() == [] and fake.to("chat.postMessage") == []
 
 
 def test_a_required_question_left_empty_is_named_and_the_form_kept(
@@ -148,7 +148,7 @@ def test_a_required_question_left_empty_is_named_and_the_form_kept(
     (notice,) = bot.ephemerals_to("UALICE")
     assert "Not submitted: question 2 (WI/NRI · Smith 14-2H) is required" in notice
     assert json.dumps(bot.form_of(question_id)["blocks"]) == before
-    assert bot.store.question(question_id).status == "pending"
+    assert bot.store.questions.get(question_id).status == "pending"
 
 
 def test_someone_neither_starter_nor_approver_is_refused_and_audited(
@@ -162,8 +162,8 @@ def test_someone_neither_starter_nor_approver_is_refused_and_audited(
     assert "Only <@UALICE> (who started this close) or an approver can answer this" in notice
     (shown,) = [p["blocks"] for p in fake.to("chat.postEphemeral") if p["user"] == "UMALLORY"]
     assert "Only <@UALICE> (who started" in shown[0]["text"]["text"]  # a mention, not &lt;@…&gt;
-    assert bot.store.question(question_id).status == "pending"
-    (event,) = bot.store.audit_events(run.id, kind="answer_refused")
+    assert bot.store.questions.get(question_id).status == "pending"
+    (event,) = bot.store.audit.events(run.id, kind="answer_refused")
     assert event.actor == "UMALLORY"
 
 
@@ -172,7 +172,7 @@ def test_an_approver_may_answer_someone_elses_run(bot: Harness) -> None:
     question_id = bot.pending(run.id)
     bot.submit(question_id, {1: 1, 2: 2}, user="UAPPROVER")
     bot.idle()
-    assert bot.store.question(question_id).answered_by == "UAPPROVER"
+    assert bot.store.questions.get(question_id).answered_by == "UAPPROVER"
 
 
 def test_a_double_submit_changes_nothing_the_second_time(bot: Harness) -> None:
@@ -183,7 +183,7 @@ def test_a_double_submit_changes_nothing_the_second_time(bot: Harness) -> None:
     bot.submit(question_id, {1: 1, 2: 2}, form=form_copy)
     bot.submit(question_id, {1: 2, 2: 2}, form=form_copy)
     bot.idle()
-    assert bot.store.question(question_id).answer["1"]["labels"] == [
+    assert bot.store.questions.get(question_id).answer["1"]["labels"] == [
         "Accept operator's decimal, update DOI"
     ]
     assert bot.ephemerals_to("UALICE") == [
@@ -209,13 +209,13 @@ def test_two_users_racing_to_submit_have_one_winner(bot: Harness) -> None:
         t.join(timeout=20)
     bot.idle()
     assert statuses == [200, 200]
-    winner = bot.store.question(question_id).answered_by
+    winner = bot.store.questions.get(question_id).answered_by
     loser = "UAPPROVER" if winner == "UALICE" else "UALICE"
     assert bot.ephemerals_to(loser) == [
         f"This question was already answered by <@{winner}>; nothing was changed."
     ]
     assert bot.ephemerals_to(winner) == []
-    assert len(bot.store.audit_events(run.id, kind="question_answered")) == 1
+    assert len(bot.store.audit.events(run.id, kind="question_answered")) == 1
 
 
 def test_unknown_action_ids_are_acked_and_change_nothing(bot: Harness, fake: FakeSlack) -> None:
@@ -224,7 +224,7 @@ def test_unknown_action_ids_are_acked_and_change_nothing(bot: Harness, fake: Fak
     response = bot.dispatch(sp.block_action("some_radio_change", "3"), FORM)
     assert response.status == 200
     bot.idle()
-    assert len(fake.calls) == calls and bot.store.pending_question(run.id) is not None
+    assert len(fake.calls) == calls and bot.store.questions.pending(run.id) is not None
 
 
 def test_bad_signature_and_stale_timestamp_get_401_and_change_nothing(
@@ -238,7 +238,7 @@ def test_bad_signature_and_stale_timestamp_get_401_and_change_nothing(
     for headers in (forged, stale):
         assert bot.service.app.dispatch(BoltRequest(body=body, headers=headers)).status == 401
     bot.idle()
-    assert bot.store.runs() == [] and fake.to("chat.postMessage") == []
+    assert bot.store.runs.recent() == [] and fake.to("chat.postMessage") == []
 
 
 def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
@@ -256,17 +256,17 @@ def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
     }
     assert bot.dispatch(sp.event(msg, event_id="Ev1"), "application/json").status == 200
     bot.idle()
-    model_calls = len(bot.store.messages(run.id))
+    model_calls = len(bot.store.transcript.messages(run.id))
     assert any(
         "I'm waiting on the question above" in (m["text"] or "")
         for m in fake.thread(run.thread_ts or "")
     )
     assert (
-        bot.store.pending_question(run.id) is not None
-        and len(bot.store.messages(run.id)) == model_calls
+        bot.store.questions.pending(run.id) is not None
+        and len(bot.store.transcript.messages(run.id)) == model_calls
     )
     bot.finish(run.id)
-    transcript = [m.content for m in bot.store.messages(run.id) if m.role == "user"]
+    transcript = [m.content for m in bot.store.transcript.messages(run.id) if m.role == "user"]
     (heard,) = [
         content
         for content in transcript
@@ -274,7 +274,7 @@ def test_thread_messages_wait_while_a_question_is_pending_and_are_read_after(
     ]
     # read with the answer it waited for (its tool result), at the step after it
     assert heard[0]["type"] == "tool_result" and heard[-1]["type"] == "text"
-    assert bot.store.run(run.id).status == "done"  # the playbook went on to the end
+    assert bot.store.runs.get(run.id).status == "done"  # the playbook went on to the end
 
 
 def test_a_retried_event_is_handled_once(bot: Harness, fake: FakeSlack) -> None:
@@ -301,7 +301,7 @@ def test_a_retried_event_is_handled_once(bot: Harness, fake: FakeSlack) -> None:
     bot.idle()
     said = [
         b
-        for m in bot.store.messages(run.id)
+        for m in bot.store.transcript.messages(run.id)
         if m.role == "user"
         for b in m.content
         if b.get("text") == "<@UALICE>: help"
@@ -315,7 +315,7 @@ def test_a_retried_event_is_handled_once(bot: Harness, fake: FakeSlack) -> None:
         len(
             [
                 b
-                for m in bot.store.messages(run.id)
+                for m in bot.store.transcript.messages(run.id)
                 if m.role == "user"
                 for b in m.content
                 if b.get("text") == "<@UALICE>: help"
@@ -327,7 +327,7 @@ def test_a_retried_event_is_handled_once(bot: Harness, fake: FakeSlack) -> None:
 
 def test_bot_messages_and_edits_are_ignored(bot: Harness) -> None:
     run = bot.start()
-    before = len(bot.store.messages(run.id))
+    before = len(bot.store.transcript.messages(run.id))
     for i, extra in enumerate(({"bot_id": "BBOT"}, {"subtype": "message_changed"})):
         msg = {
             "type": "message",
@@ -340,7 +340,9 @@ def test_bot_messages_and_edits_are_ignored(bot: Harness) -> None:
         }
         bot.dispatch(sp.event(msg, event_id=f"EvIgnored{i}"), "application/json")
     bot.idle()
-    assert len(bot.store.messages(run.id)) == before and bot.store.take_messages(run.id) == []
+    assert (
+        len(bot.store.transcript.messages(run.id)) == before and bot.store.inbox.take(run.id) == []
+    )
 
 
 def test_two_runs_in_two_threads_stay_independent(bot: Harness, fake: FakeSlack) -> None:
@@ -351,11 +353,11 @@ def test_two_runs_in_two_threads_stay_independent(bot: Harness, fake: FakeSlack)
     q1, q2 = bot.pending(first.id), bot.pending(second.id)
     bot.submit(q2, {1: 2, 2: 2}, user="UBOB")
     bot.idle()
-    assert bot.store.question(q1).status == "pending"
-    assert bot.store.question(q2).answered_by == "UBOB"
+    assert bot.store.questions.get(q1).status == "pending"
+    assert bot.store.questions.get(q2).answered_by == "UBOB"
     bot.submit(q1, {1: 1, 2: 2}, user="UBOB")  # Bob did not start Alice's close
     bot.idle()
-    assert bot.store.question(q1).status == "pending"
+    assert bot.store.questions.get(q1).status == "pending"
     bot.submit(q1, {1: 1, 2: 2})
     bot.idle()
     ledger = Ledger(bot.store)
@@ -377,7 +379,7 @@ def test_a_form_rebuilt_after_a_restart_still_accepts_its_submit(
     second = Harness(fake, db_path)  # a new process: new Store, new app, new runner
     try:
         assert second.service.work.recover() == []  # waiting on a person: nothing to redo
-        record = second.store.question(question_id)
+        record = second.store.questions.get(question_id)
         second.service.presenter.post_form(
             record, nonce="rebuilt"
         )  # the form posted again from the store
@@ -390,9 +392,9 @@ def test_a_form_rebuilt_after_a_restart_still_accepts_its_submit(
         )
         second.submit(question_id, {1: 1, 2: 2}, form=rebuilt)
         second.idle()
-        assert second.store.question(question_id).status == "answered"
+        assert second.store.questions.get(question_id).status == "answered"
         assert (
-            second.store.pending_question(run.id) is not None
+            second.store.questions.pending(run.id) is not None
         )  # the run went on to the approval question
     finally:
         second.close()
@@ -403,11 +405,11 @@ def test_a_run_cut_off_mid_turn_is_recovered_at_start(fake: FakeSlack, db_path: 
     run = first.start()
     question_id = first.pending(run.id)
     # Simulate a crash between the claim and the resume: the answer is stored, nothing advanced.
-    record = first.store.question(question_id)
+    record = first.store.questions.get(question_id)
     from bot.agent_loop import ask_of
     from bot.core.questions import Response, answer_payload
 
-    first.store.claim_answer(
+    first.store.questions.claim(
         question_id,
         answer=answer_payload(
             ask_of(record), {1: Response(selected=(1,)), 2: Response(selected=(2,))}
@@ -431,7 +433,7 @@ def test_a_run_cut_off_mid_turn_is_recovered_at_start(fake: FakeSlack, db_path: 
 def test_rate_limited_web_api_calls_are_retried(fake: FakeSlack, bot: Harness) -> None:
     fake.rate_limit["chat.postMessage"] = 1
     run = bot.start()
-    assert bot.store.run(run.id).thread_ts in fake.messages
+    assert bot.store.runs.get(run.id).thread_ts in fake.messages
     assert len([c for c in fake.calls if c.method == "chat.postMessage"]) >= 2
 
 
@@ -440,7 +442,7 @@ def test_submit_is_a_button_named_submit_and_other_text_is_taken(bot: Harness) -
     question_id = bot.pending(run.id)
     bot.submit(question_id, {2: 2}, other={1: "Hold until the operator sends the assignment"})
     bot.idle()
-    answer = bot.store.question(question_id).answer
+    answer = bot.store.questions.get(question_id).answer
     assert answer["1"]["other"] == "Hold until the operator sends the assignment"
     exc = Ledger(bot.store).exception(f"{run.id}:wi_nri:W-OK-001")
     # a typed answer books nothing by itself: the exception stays open with the text
@@ -462,7 +464,7 @@ def test_a_huge_question_is_served_as_a_searchable_menu(bot: Harness, fake: Fake
             "questions": [{"question": "Which well?", "options": options, "recommended": 42}] * 5,
         }
     )
-    record, _ = bot.store.create_question(
+    record, _ = bot.store.questions.create(
         run.id, question_id="toolu_huge", context=huge.context, questions=huge.questions_json()
     )
     bot.service.presenter.post_form(record)
@@ -504,7 +506,7 @@ def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothin
         now[0] += timedelta(minutes=2)
         assert h.service.work.expire_due() == [question_id]
         h.idle()
-        record = h.store.question(question_id)
+        record = h.store.questions.get(question_id)
         assert (record.status, record.source, record.answered_by) == (
             "answered",
             "timeout_default",
@@ -515,7 +517,7 @@ def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothin
             and inputs(h.form_of(question_id)) == []
         )
         for _ in range(20):  # every later form times out the same way
-            pending = h.store.pending_question(run.id)
+            pending = h.store.questions.pending(run.id)
             if pending is None:
                 break
             now[0] += timedelta(minutes=61)
@@ -524,12 +526,12 @@ def test_an_unanswered_question_times_out_with_its_recommended_answer_but_nothin
         batch = Ledger(h.store).current_batch(run.id)
         assert batch and batch["status"] == "draft"  # a timeout is nobody's approval
         approval = [
-            q for q in h.store.questions(run.id) if q.questions[0].get("header") == "Posting"
+            q for q in h.store.questions.of_run(run.id) if q.questions[0].get("header") == "Posting"
         ]
         assert approval and approval[0].source == "timeout_default"
         # nor does it put a DOI change in force
         assert [r["status"] for r in Ledger(h.store).all_doi_rows("W-TX-001")] == ["proposed"]
-        assert h.store.run(run.id).status == "done"
+        assert h.store.runs.get(run.id).status == "done"
     finally:
         h.close()
 
@@ -546,7 +548,7 @@ def test_a_mention_outside_a_run_gets_help(bot: Harness, fake: FakeSlack) -> Non
     bot.idle()
     (reply,) = fake.to("chat.postMessage")
     assert reply["thread_ts"] == "1761900200.000001" and "/close [YYYY-MM]" in reply["text"]
-    assert bot.store.runs() == []
+    assert bot.store.runs.recent() == []
 
 
 def test_a_form_that_never_reached_slack_is_posted_at_recovery(
@@ -601,7 +603,7 @@ def test_malformed_payloads_change_nothing(bot: Harness, fake: FakeSlack) -> Non
         response = bot.dispatch(urlencode({"payload": json.dumps(payload)}), FORM)
         assert response.status == 200, response.body
     bot.idle()
-    assert bot.store.question(question_id).status == "pending"
+    assert bot.store.questions.get(question_id).status == "pending"
     notices = [c.params["text"] for c in fake.calls[calls:]]
     assert notices == [
         "Not submitted: the form sent no values. Your choices are still in the form."
@@ -647,7 +649,7 @@ def test_a_failed_turn_is_retried_by_a_thread_message_without_losing_it(
         model.fail_next = True
         h.submit(h.pending(run.id), {1: 1, 2: 2})
         h.idle()
-        assert h.store.run(run.id).status == "failed"
+        assert h.store.runs.get(run.id).status == "failed"
         assert any(
             "The close stopped: could not reach the Anthropic API" in (m["text"] or "")
             for m in fake.thread(run.thread_ts or "")
@@ -656,25 +658,25 @@ def test_a_failed_turn_is_retried_by_a_thread_message_without_losing_it(
         say(
             "retry please", 1
         )  # the retry fails too: the message is kept, not pushed after the failure
-        assert h.store.run(run.id).status == "failed"
-        roles = [m.role for m in h.store.messages(run.id)]
+        assert h.store.runs.get(run.id).status == "failed"
+        roles = [m.role for m in h.store.transcript.messages(run.id)]
         assert all(a != b for a, b in itertools.pairwise(roles))  # never two user messages in a row
         say("retry", 2)
         assert (
-            h.store.pending_question(run.id) is not None
+            h.store.questions.pending(run.id) is not None
         )  # the turn went on to the approval question
-        roles = [m.role for m in h.store.messages(run.id)]
+        roles = [m.role for m in h.store.transcript.messages(run.id)]
         assert all(a != b for a, b in itertools.pairwise(roles))
         # heard by the agent at the turn's next step (with its tool results), once each
         heard = [
             str(b.get("text"))
-            for m in h.store.messages(run.id)
+            for m in h.store.transcript.messages(run.id)
             if m.role == "user" and any(b.get("type") == "tool_result" for b in m.content)
             for b in m.content
             if b.get("type") == "text"
         ]
         assert sum("retry please" in t for t in heard) == 1
         assert sum("<@UALICE>: retry\n" in t + "\n" for t in heard) == 1
-        assert h.store.take_messages(run.id) == []
+        assert h.store.inbox.take(run.id) == []
     finally:
         h.close()

@@ -49,7 +49,7 @@ def test_a_close_and_a_submit_over_http(served: tuple[Harness, str], fake: FakeS
     status, text = post(f"{base}/slack/events", body, sp.signed_headers(body, content_type=FORM))
     assert status == 200 and "Starting the October 2026 close" in json.loads(text)["text"]
     bot.idle()
-    run = bot.store.runs()[0]
+    run = bot.store.runs.recent()[0]
     question_id = bot.pending(run.id)
     form = bot.form_of(question_id)
     submit = sp.block_action(
@@ -62,7 +62,7 @@ def test_a_close_and_a_submit_over_http(served: tuple[Harness, str], fake: FakeS
     status, _ = post(f"{base}/slack/events", submit, sp.signed_headers(submit, content_type=FORM))
     assert status == 200
     bot.idle()
-    assert bot.store.question(question_id).status == "answered"
+    assert bot.store.questions.get(question_id).status == "answered"
     assert not [b for b in bot.form_of(question_id)["blocks"] if b["type"] == "input"]
 
 
@@ -77,7 +77,7 @@ def test_http_refuses_bad_signatures_and_unknown_paths(
     assert status == 401
     status, _ = post(f"{base}/elsewhere", body, sp.signed_headers(body, content_type=FORM))
     assert status == 404
-    assert bot.store.runs() == [] and fake.to("chat.postMessage") == []
+    assert bot.store.runs.recent() == [] and fake.to("chat.postMessage") == []
 
 
 def test_healthz_reports_the_database(served: tuple[Harness, str]) -> None:

@@ -24,8 +24,8 @@ THINKING = {
 
 
 def new_run(store: Store, model: str = "scripted") -> str:
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model=model)
-    store.append_message(run.id, role="user", content=[text("Close 2026-10.")])
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model=model)
+    store.transcript.append(run.id, role="user", content=[text("Close 2026-10.")])
     return run.id
 
 
@@ -64,8 +64,10 @@ def test_an_unusable_reply_fails_the_run_with_its_reason_and_is_not_kept(
     outcome = loop.advance(run_id)
     assert isinstance(outcome, Failed) and reason in outcome.error
     assert "finished" not in presenter.kinds()  # never "finished" with a ✅
-    assert [m.role for m in store.messages(run_id)] == ["user"]  # nothing of it was stored
-    assert store.run(run_id).status == "failed"
+    assert [m.role for m in store.transcript.messages(run_id)] == [
+        "user"
+    ]  # nothing of it was stored
+    assert store.runs.get(run_id).status == "failed"
     assert isinstance(loop.advance(run_id), Finished)  # a retry asks the model again
 
 
@@ -89,7 +91,7 @@ def test_thinking_between_tool_calls_is_narrated_and_kept_intact(store: Store) -
     run_id = new_run(store)
     assert isinstance(loop.advance(run_id), Finished)
     assert ("text", "_Compare the JIB decimal with the DOI._") in presenter.events
-    assert store.messages(run_id)[1].content[0] == THINKING  # signature and all
+    assert store.transcript.messages(run_id)[1].content[0] == THINKING  # signature and all
     assert model.history[1]["messages"][1]["content"][0] == THINKING  # sent back untouched
 
 
@@ -172,7 +174,7 @@ def test_a_refusal_in_slack_gets_no_checkmark_but_a_reason_and_retry(
     h = Harness(fake, db_path, model=model)
     try:
         run = h.start()
-        assert h.store.run(run.id).status == "failed"
+        assert h.store.runs.get(run.id).status == "failed"
         assert fake.to("reactions.add") == [] and fake.to("files.completeUploadExternal") == []
         failure = next(
             m for m in fake.thread(run.thread_ts or "") if "The close stopped" in m["text"]
@@ -204,4 +206,4 @@ def test_a_tool_use_whose_input_is_a_list_gets_an_error_result_the_model_can_fix
     assert "must be a JSON object" in result["content"] or "unknown tool" in result["content"]
     sent_back = anthropic.requests[1]["messages"][-2]["content"][0]
     assert isinstance(sent_back["input"], dict)  # the API takes only an object back
-    assert store.pending_question(run_id) is None  # nothing was asked of anyone
+    assert store.questions.pending(run_id) is None  # nothing was asked of anyone

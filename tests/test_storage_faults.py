@@ -41,9 +41,9 @@ def filled(db_path: Path, runs: int = 30) -> None:
     """A database with some runs, messages and audit events in it, checkpointed."""
     store = Store(db_path)
     for n in range(runs):
-        run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
+        run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
         for i in range(20):
-            store.append_message(run.id, role="user", content=[text(f"message {n}.{i} " * 20)])
+            store.transcript.append(run.id, role="user", content=[text(f"message {n}.{i} " * 20)])
     store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     store.close()
 
@@ -101,7 +101,7 @@ def test_healthz_reports_a_file_damaged_under_a_running_server_as_corrupt(
 def test_doctor_finds_a_sound_database_sound_and_names_a_dead_lease(db_path: Path) -> None:
     filled(db_path, runs=2)
     store = Store(db_path)
-    (run_id, *_) = [r.id for r in store.runs()]
+    (run_id, *_) = [r.id for r in store.runs.recent()]
     gone = "this-host-does-not-matter:1:-:abc closebot serve"
     store.db.execute(
         "insert into leases (run_id, owner, expires_at) values (?, ?, ?)",
@@ -127,8 +127,8 @@ def test_backup_is_an_online_copy_that_opens_and_a_second_one_over_it_is_refused
     assert f"backed up {db_path} to {copy}" in made.stdout
     restored = Store(copy)
     try:
-        assert [r.id for r in restored.runs()] == [r.id for r in reader.runs()]
-        assert all(restored.verify_audit(r.id)[1] is None for r in restored.runs())
+        assert [r.id for r in restored.runs.recent()] == [r.id for r in reader.runs.recent()]
+        assert all(restored.audit.verify(r.id)[1] is None for r in restored.runs.recent())
     finally:
         restored.close()
         reader.close()
@@ -159,7 +159,7 @@ def test_a_full_disk_is_told_to_the_person_not_a_500_and_heals_when_space_return
             resource.prlimit(served.proc.pid, resource.RLIMIT_FSIZE, (unlimited, unlimited))
         store = Store(db_path)
         try:
-            assert store.runs() == []  # nothing half-written
+            assert store.runs.recent() == []  # nothing half-written
         finally:
             store.close()
         status, body = health(served.port)  # space is back: no restart needed

@@ -155,18 +155,20 @@ def test_reopening_applies_nothing_twice_and_uses_wal(db_path: Path) -> None:
 
 
 def test_transcript_is_append_only_and_ordered(store: Store) -> None:
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
-    assert store.append_message(run.id, role="user", content=[{"type": "text", "text": "hi"}]) == 1
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
     assert (
-        store.append_message(run.id, role="assistant", content=[{"type": "text", "text": "yo"}])
+        store.transcript.append(run.id, role="user", content=[{"type": "text", "text": "hi"}]) == 1
+    )
+    assert (
+        store.transcript.append(run.id, role="assistant", content=[{"type": "text", "text": "yo"}])
         == 2
     )
-    assert [m.api() for m in store.messages(run.id)] == [
+    assert [m.api() for m in store.transcript.messages(run.id)] == [
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "yo"}]},
     ]
     with pytest.raises(ValueError, match="unknown role"):
-        store.append_message(run.id, role="system", content=[])
+        store.transcript.append(run.id, role="system", content=[])
     with pytest.raises(sqlite3.IntegrityError):  # the seq of a message is never reused
         store.db.execute(
             "insert into messages (run_id, seq, role, content, created_at) values (?, 1, 'user', '[]', 'x')",
@@ -175,14 +177,14 @@ def test_transcript_is_append_only_and_ordered(store: Store) -> None:
 
 
 def test_a_stored_tool_result_is_final(store: Store) -> None:
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
-    store.record_tool_result(
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
+    store.transcript.record_tool_result(
         run.id, tool_use_id="t1", name="x", input={"a": 1}, content="first", is_error=False
     )
-    store.record_tool_result(
+    store.transcript.record_tool_result(
         run.id, tool_use_id="t1", name="x", input={"a": 1}, content="second", is_error=True
     )
-    result = store.tool_result("t1")
+    result = store.transcript.tool_result("t1")
     assert result is not None and (result.content, result.is_error, result.input) == (
         "first",
         False,
@@ -191,12 +193,12 @@ def test_a_stored_tool_result_is_final(store: Store) -> None:
 
 
 def _pending(store: Store) -> str:
-    run = store.create_run(period="2026-10", mode="slack", started_by="U1", model="m")
-    record, new = store.create_question(
+    run = store.runs.create(period="2026-10", mode="slack", started_by="U1", model="m")
+    record, new = store.questions.create(
         run.id, question_id="toolu_q", context="c", questions=[{"question": "q?"}]
     )
     assert new and record.status == "pending"
-    again, new_again = store.create_question(
+    again, new_again = store.questions.create(
         run.id, question_id="toolu_q", context="other", questions=[]
     )
     assert not new_again and again.context == "c"
@@ -205,28 +207,28 @@ def _pending(store: Store) -> str:
 
 def test_claim_records_who_when_and_how_then_refuses_a_second(store: Store) -> None:
     run_id = _pending(store)
-    record = store.claim_answer(
+    record = store.questions.claim(
         "toolu_q", answer={"1": {"selected": [1]}}, answered_by="U1", source="user"
     )
     assert (record.status, record.answered_by, record.source) == ("answered", "U1", "user")
     assert record.answered_at
     with pytest.raises(AlreadyAnsweredError) as info:
-        store.claim_answer(
+        store.questions.claim(
             "toolu_q", answer={"1": {"selected": [2]}}, answered_by="U2", source="user"
         )
     assert info.value.by == "U1" and "already answered by U1" in str(info.value)
-    assert store.question("toolu_q").answer == {"1": {"selected": [1]}}
-    kinds = [e.kind for e in store.audit_events(run_id)]
+    assert store.questions.get("toolu_q").answer == {"1": {"selected": [1]}}
+    kinds = [e.kind for e in store.audit.events(run_id)]
     assert kinds == ["run_started", "question_asked", "question_answered"]
 
 
 def test_two_concurrent_claims_from_two_connections_have_exactly_one_winner(db_path: Path) -> None:
     setup = Store(db_path)
-    run = setup.create_run(period="2026-10", mode="slack", started_by="U1", model="m")
+    run = setup.runs.create(period="2026-10", mode="slack", started_by="U1", model="m")
     stores = [Store(db_path), Store(db_path)]
     for round_no in range(10):
         qid = f"toolu_race_{round_no}"
-        setup.create_question(run.id, question_id=qid, context="c", questions=[{"question": "q?"}])
+        setup.questions.create(run.id, question_id=qid, context="c", questions=[{"question": "q?"}])
         barrier = threading.Barrier(2)
         outcomes: dict[int, str] = {}
 
@@ -238,7 +240,7 @@ def test_two_concurrent_claims_from_two_connections_have_exactly_one_winner(db_p
         ) -> None:
             barrier.wait()
             try:
-                stores[i].claim_answer(
+                stores[i].questions.claim(
                     qid, answer={"1": {"selected": [i + 1]}}, answered_by=f"U{i}", source="user"
                 )
                 outcomes[i] = "won"
@@ -252,37 +254,43 @@ def test_two_concurrent_claims_from_two_connections_have_exactly_one_winner(db_p
             t.join(timeout=20)
         assert sorted(outcomes.values()) == ["lost", "won"]
         winner = next(i for i, o in outcomes.items() if o == "won")
-        record = setup.question(qid)
+        record = setup.questions.get(qid)
         assert record.answered_by == f"U{winner}" and record.answer == {
             "1": {"selected": [winner + 1]}
         }
-    assert len(setup.audit_events(run.id, kind="question_answered")) == 10
+    assert len(setup.audit.events(run.id, kind="question_answered")) == 10
 
 
 def test_cancel_and_expire_are_final_states(store: Store) -> None:
     _pending(store)
-    record = store.cancel_question("toolu_q", cancelled_by="U1", source="user")
+    record = store.questions.cancel("toolu_q", cancelled_by="U1", source="user")
     assert record.status == "cancelled" and record.answered_by == "U1"
     with pytest.raises(AlreadyAnsweredError, match="already cancelled"):
-        store.expire_question("toolu_q")
+        store.questions.expire("toolu_q")
 
 
 def test_unknown_ids_raise_not_found(store: Store) -> None:
     with pytest.raises(NotFoundError, match="no run with id 'nope'"):
-        store.run("nope")
+        store.runs.get("nope")
     with pytest.raises(NotFoundError):
-        store.question("nope")
+        store.questions.get("nope")
 
 
 def test_step_states_move_one_at_a_time(store: Store) -> None:
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
-    store.set_step(run.id, "Intake", "running")
-    assert store.set_step(run.id, "Checks", "running") == {"Intake": "done", "Checks": "running"}
-    assert store.set_step(run.id, "Checks", "waiting") == {"Intake": "done", "Checks": "waiting"}
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
+    store.runs.set_step(run.id, "Intake", "running")
+    assert store.runs.set_step(run.id, "Checks", "running") == {
+        "Intake": "done",
+        "Checks": "running",
+    }
+    assert store.runs.set_step(run.id, "Checks", "waiting") == {
+        "Intake": "done",
+        "Checks": "waiting",
+    }
     # a turn that ends with the step still waiting (a cancelled question) never calls it done
-    assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "stopped"}
-    store.set_step(run.id, "Checks", "running")
-    assert store.finish_steps(run.id) == {"Intake": "done", "Checks": "done"}
+    assert store.runs.finish_steps(run.id) == {"Intake": "done", "Checks": "stopped"}
+    store.runs.set_step(run.id, "Checks", "running")
+    assert store.runs.finish_steps(run.id) == {"Intake": "done", "Checks": "done"}
 
 
 def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path: Path) -> None:
@@ -319,12 +327,12 @@ def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path:
     Ledger(store)
     assert migrations.pending(store.db) == []
     assert close_migrations.pending(store.db) == []
-    assert store.run("r1").period == "2026-09"
+    assert store.runs.get("r1").period == "2026-09"
     assert {"rationale", "overridden"} <= set(store.db.table("questions").columns_dict)
     assert {"prev_hash", "hash"} <= set(store.db.table("audit_events").columns_dict)
     assert {"source", "ref"} <= set(store.db.table("journal_lines").columns_dict)
     # events written before the chain existed verify as such: present, counted, not checkable
-    verdict = store.audit_verdict("r1")
+    verdict = store.audit.verdict("r1")
     assert (verdict.checked, verdict.broken, verdict.unchained) == (1, None, 1)
 
 
@@ -376,17 +384,17 @@ def test_a_database_from_before_leases_migrates_and_keeps_its_rows(db_path: Path
     assert migrations.pending(s.db) == []
     assert s.db.table("leases").columns_dict == {"run_id": str, "owner": str, "expires_at": str}
     assert {"settled_shown_at", "remind_at"} <= set(s.db.table("questions").columns_dict)
-    run = s.run("r1")
+    run = s.runs.get("r1")
     assert (run.status, run.status_ts, run.stop_requested_by) == ("waiting", "1.2", None)
-    question = s.question("q1")
+    question = s.questions.get("q1")
     assert (question.status, question.settled_shown_at, question.remind_at) == (
         "pending",
         None,
         None,
     )
     # settled before the upgrade: already shown read-only, nothing for the watchdog to redo
-    assert s.question("q2").settled_shown_at == "2026-11-01T01:00:00.000+00:00"
-    assert s.forms_to_repair() == ([], [])
+    assert s.questions.get("q2").settled_shown_at == "2026-11-01T01:00:00.000+00:00"
+    assert s.questions.forms_to_repair() == ([], [])
     s.close()
 
 
@@ -395,11 +403,13 @@ def test_request_signatures_are_forgotten_after_the_replay_window(db_path: Path)
 
     now = [datetime(2026, 11, 2, 9, 0, tzinfo=UTC)]
     s = Store(db_path, clock=lambda: now[0])
-    assert s.first_sighting("sig:v0=abc") and s.first_sighting("Ev1")
-    assert not s.first_sighting("sig:v0=abc")  # a replay
+    assert s.replay.first_sighting("sig:v0=abc") and s.replay.first_sighting("Ev1")
+    assert not s.replay.first_sighting("sig:v0=abc")  # a replay
     now[0] += timedelta(days=2)
-    assert s.forget_sightings(older_than=timedelta(days=1)) == 1
-    assert not s.first_sighting("Ev1")  # event ids are kept: Slack's retries stay deduplicated
+    assert s.replay.forget_sightings(older_than=timedelta(days=1)) == 1
+    assert not s.replay.first_sighting(
+        "Ev1"
+    )  # event ids are kept: Slack's retries stay deduplicated
     s.close()
 
 
@@ -407,7 +417,7 @@ def test_a_read_does_not_wait_for_another_threads_transaction_and_then_sees_its_
     tmp_path: Path,
 ) -> None:
     store = Store(tmp_path / "reads.db")
-    run = store.create_run(period="2026-10", mode="slack", started_by="U1", model="m")
+    run = store.runs.create(period="2026-10", mode="slack", started_by="U1", model="m")
     inside, release, read_done = threading.Event(), threading.Event(), threading.Event()
 
     def writer() -> None:
@@ -417,7 +427,7 @@ def test_a_read_does_not_wait_for_another_threads_transaction_and_then_sees_its_
             release.wait(10)
 
     def reader() -> None:
-        assert store.run(run.id).channel is None  # the transaction is not committed yet
+        assert store.runs.get(run.id).channel is None  # the transaction is not committed yet
         read_done.set()
 
     t = threading.Thread(target=writer)
@@ -427,5 +437,5 @@ def test_a_read_does_not_wait_for_another_threads_transaction_and_then_sees_its_
     assert read_done.wait(10), "a read queued behind another thread's open transaction"
     release.set()
     t.join(10)
-    assert store.run(run.id).channel == "CNEW"
+    assert store.runs.get(run.id).channel == "CNEW"
     store.close()

@@ -390,13 +390,13 @@ def test_the_key_file_is_made_beside_the_database_0600_and_another_key_is_refuse
     monkeypatch.delenv("CLOSEBOT_AUDIT_KEY", raising=False)
     db = tmp_path / "books.db"
     store = Store(db)
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
     store.close()
     key_file = tmp_path / "books.db.auditkey"
     assert key_file.stat().st_mode & 0o777 == 0o600
     assert len(key_file.read_text().strip()) == 64
     assert key_file.read_text().strip() not in db.read_bytes().decode("latin-1")
-    assert Store(db).audit_verdict(run.id).ok  # the same key, read back
+    assert Store(db).audit.verdict(run.id).ok  # the same key, read back
     monkeypatch.setenv("CLOSEBOT_AUDIT_KEY", "someone else's key, 32 characters")
     with pytest.raises(ConfigError, match="keyed with another key"):
         Store(db)
@@ -438,15 +438,15 @@ def test_an_earlier_releases_chain_verifies_and_goes_on_keyed_and_a_rewrite_does
         prev = digest
     old.conn.close()
     store = Store(db_path)  # the upgrade: history kept as it was, its head sealed
-    store.audit(run_id="r1", kind="resumed", actor="alice")
-    verdict = store.audit_verdict("r1")
+    store.audit.record(run_id="r1", kind="resumed", actor="alice")
+    verdict = store.audit.verdict("r1")
     assert verdict.ok and (verdict.checked, verdict.unkeyed) == (3, 2), verdict
     assert store.query("select hash from audit_events where kind = 'k2'")[0]["hash"] == prev
     # whoever recomputes the whole chain the old way is found at the first event after the upgrade
     with sqlite3.connect(db_path) as conn:
         conn.execute("update audit_events set actor = 'mallory' where kind = 'k1'")
         _recompute(conn, "r1", _sha256, "sha256-v1")
-    verdict = Store(db_path).audit_verdict("r1")
+    verdict = Store(db_path).audit.verdict("r1")
     assert verdict.broken is not None and verdict.broken["kind"] == "resumed"
     assert "after keyed hashing began" in verdict.why
 
@@ -654,12 +654,12 @@ def test_an_item_the_next_close_settles_keeps_both_closes_verifying_and_an_edit_
         choose=choose_label(**{f"carried_item:{first['id']}": "Settled"}),
     )
     assert october.ledger.open_items(october.run_id)[0]["status"] == "settled"
-    assert store.audit_verdict(october.run_id).ok, store.audit_verdict(october.run_id).problem
-    assert store.audit_verdict(november.run_id).ok
+    assert store.audit.verdict(october.run_id).ok, store.audit.verdict(october.run_id).problem
+    assert store.audit.verdict(november.run_id).ok
     store.close()
     with sqlite3.connect(db) as conn:  # set back to open: November's decision undone
         conn.execute("update open_items set status = 'open' where id = ?", (first["id"],))
-    verdict = Store(db).audit_verdict(october.run_id)
+    verdict = Store(db).audit.verdict(october.run_id)
     assert f"open_items:{first['id']}" in verdict.problem and "open_item_closed" in verdict.problem
 
 

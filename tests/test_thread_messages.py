@@ -45,7 +45,7 @@ def test_a_thread_message_during_a_pending_form_is_read_before_the_next_tool_cal
         seen = len(model.history[1]["messages"])
         later = [str(m["content"]) for m in model.history[2]["messages"][seen:]]
         assert not any("Do not post" in t for t in later)
-        assert h.store.take_messages(run.id) == []
+        assert h.store.inbox.take(run.id) == []
     finally:
         h.close()
 
@@ -64,7 +64,7 @@ def test_an_approval_form_says_who_wrote_after_it_and_an_approval_on_the_old_for
     try:
         run = h.start()
         question_id = h.pending(run.id)
-        form_ts = h.store.question(question_id).message_ts
+        form_ts = h.store.questions.get(question_id).message_ts
         assert form_ts
         before = dict(fake.messages[form_ts])  # the form as the approver has it open
         assert h.say(run, "Do not post", user="UALICE").status == 200
@@ -83,7 +83,7 @@ def test_an_approval_form_says_who_wrote_after_it_and_an_approval_on_the_old_for
         # Approved on the form as it was before the message: not taken
         h.submit(question_id, h.recommended_picks(question_id), user="UAPPROVER", form=before)
         h.idle()
-        assert h.store.question(question_id).status == "pending"
+        assert h.store.questions.get(question_id).status == "pending"
         told = h.ephemerals_to("UAPPROVER")
         assert any("wrote in the thread after this form was posted" in t for t in told), told
         assert len(model.history) == 1  # posting waits
@@ -95,7 +95,7 @@ def test_an_approval_form_says_who_wrote_after_it_and_an_approval_on_the_old_for
             form=dict(fake.messages[form_ts]),
         )
         h.idle()
-        assert h.store.question(question_id).status == "answered", h.ephemerals_to("UAPPROVER")
+        assert h.store.questions.get(question_id).status == "answered", h.ephemerals_to("UAPPROVER")
         after = model.history[1]["messages"][-1]["content"]
         assert [b["type"] for b in after] == ["tool_result", "text"]
         assert "Do not post" in after[1]["text"]

@@ -27,11 +27,11 @@ def test_every_request_is_the_stored_transcript_up_to_that_step(store: Store) ->
         model.enqueue(text(f"Item {n}."), tool_use(f"t{n}", "lookup", n=n))
     model.enqueue(text("Done."))
     loop, _ = scripted_loop(store, model, registry)
-    run = store.create_run(period="2026-10", mode="console", started_by="a", model="scripted")
+    run = store.runs.create(period="2026-10", mode="console", started_by="a", model="scripted")
 
     assert isinstance(loop.start(run.id, "go"), Finished)
 
-    stored = [m.api() for m in store.messages(run.id)]
+    stored = [m.api() for m in store.transcript.messages(run.id)]
     assert len(model.history) == 13
     for request in model.history:
         sent = request["messages"]
@@ -41,14 +41,14 @@ def test_every_request_is_the_stored_transcript_up_to_that_step(store: Store) ->
 
 
 def test_a_transcript_that_finds_the_store_ahead_reads_it_again(store: Store) -> None:
-    run = store.create_run(period="2026-10", mode="console", started_by="a", model="x")
-    store.append_message(run.id, role="user", content=[text("one")])
+    run = store.runs.create(period="2026-10", mode="console", started_by="a", model="x")
+    store.transcript.append(run.id, role="user", content=[text("one")])
     transcript = Transcript(store, run.id)
-    store.append_message(run.id, role="assistant", content=[text("written elsewhere")])
+    store.transcript.append(run.id, role="assistant", content=[text("written elsewhere")])
 
     transcript.append("user", [text("three")])
 
-    assert transcript.api() == [m.api() for m in store.messages(run.id)]
+    assert transcript.api() == [m.api() for m in store.transcript.messages(run.id)]
     assert [m["content"][0]["text"] for m in transcript.api()] == [
         "one",
         "written elsewhere",

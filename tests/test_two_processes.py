@@ -24,7 +24,7 @@ def interrupted_run(fake: FakeSlack, db_path: Path) -> str:
     """A Slack run whose thread is open and whose turn was cut off before the first model call."""
     h = Harness(fake, db_path, model=ScriptedModel())
     try:
-        run = h.store.create_run(
+        run = h.store.runs.create(
             period="2026-10",
             mode="slack",
             started_by="UALICE",
@@ -34,7 +34,7 @@ def interrupted_run(fake: FakeSlack, db_path: Path) -> str:
         h.service.presenter.open_thread(run.id)
         from bot.close.prompts import start_prompt
 
-        h.store.append_message(run.id, role="user", content=[text(start_prompt("2026-10"))])
+        h.store.transcript.append(run.id, role="user", content=[text(start_prompt("2026-10"))])
         return run.id
     finally:
         h.close()
@@ -42,9 +42,9 @@ def interrupted_run(fake: FakeSlack, db_path: Path) -> str:
 
 def test_closebot_resume_refuses_a_run_another_process_is_advancing(db_path: Path) -> None:
     store = Store(db_path)
-    run = store.create_run(period="2026-10", mode="console", started_by="alice", model="m")
+    run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
     try:
-        with store.leased(
+        with store.leases.held(
             run.id, owner="serve on host-a (pid 42)", ttl=timedelta(minutes=5)
         ) as held:
             assert held is None
@@ -57,7 +57,7 @@ def test_closebot_resume_refuses_a_run_another_process_is_advancing(db_path: Pat
             )
         assert proc.returncode == 1
         assert f"run {run.id} is being advanced by serve on host-a (pid 42)" in proc.stderr
-        assert [m.role for m in store.messages(run.id)] == []  # it did nothing
+        assert [m.role for m in store.transcript.messages(run.id)] == []  # it did nothing
     finally:
         store.close()
 
@@ -89,7 +89,7 @@ def test_a_second_process_leaves_a_run_alone_while_the_first_advances_it(
         second.idle()
         release.set()
         first.idle()
-        assert first.store.run(run_id).status == "done"
+        assert first.store.runs.get(run_id).status == "done"
         assert second_model.history == []  # the second process never called its model
         assert (
             len(
@@ -150,12 +150,16 @@ def test_two_serve_processes_on_one_database_advance_an_interrupted_run_once(
     assert all(proc.returncode == 0 for proc in procs), errs
     store = Store(db_path)
     try:
-        assert store.run(run_id).status == "waiting"
+        assert store.runs.get(run_id).status == "waiting"
         forms = [
             c for c in fake.calls[before:] if "decision is needed" in str(c.params.get("text"))
         ]
         assert len(forms) == 1  # one form, not one per process
-        assistant = [json.dumps(m.content) for m in store.messages(run_id) if m.role == "assistant"]
+        assistant = [
+            json.dumps(m.content)
+            for m in store.transcript.messages(run_id)
+            if m.role == "assistant"
+        ]
         assert len(assistant) == len(set(assistant))  # no turn twice in the transcript
         narration = [
             c.params.get("text") for c in fake.calls[before:] if c.method == "chat.postMessage"

@@ -83,7 +83,7 @@ def assert_chain_intact(run_id: str) -> None:
 
 def assert_transcript_valid(store: Store, run_id: str) -> None:
     """What the Messages API would accept: roles alternate, every tool_use answered once."""
-    messages = store.messages(run_id)
+    messages = store.transcript.messages(run_id)
     roles = [m.role for m in messages]
     assert all(a != b for a, b in pairwise(roles)), roles
     for m, after in pairwise(messages):
@@ -142,7 +142,7 @@ def test_closebot_run_of_a_period_an_earlier_release_posted_says_so(
 
 def _typed_recommendations(store: Store, run_id: str) -> str:
     """What a person types at the console to take the pending form's recommendations."""
-    record = store.pending_question(run_id)
+    record = store.questions.pending(run_id)
     assert record is not None
     lines = []
     for q in record.questions:
@@ -159,7 +159,7 @@ def test_a_console_run_paused_by_an_earlier_release_is_answered_and_finishes(
 ) -> None:
     old = load(release, db_path)
     store = Store(db_path)
-    question = store.pending_question(old.paused)
+    question = store.questions.pending(old.paused)
     assert question is not None
     typed = _typed_recommendations(store, old.paused)
     store.close()
@@ -167,7 +167,7 @@ def test_a_console_run_paused_by_an_earlier_release_is_answered_and_finishes(
     answered = closebot("resume", old.paused, stdin=typed)  # then input ends at the next form
     assert answered.returncode in (0, 3), answered.stdout + answered.stderr
     store = Store(db_path)
-    record = store.question(question.id)
+    record = store.questions.get(question.id)
     # recorded under the OS login that answered (console identities are never typed)
     assert (record.status, record.answered_by, record.source) == ("answered", LOGIN, "console")
     store.close()
@@ -175,9 +175,9 @@ def test_a_console_run_paused_by_an_earlier_release_is_answered_and_finishes(
     finished = closebot("resume", old.paused, "--auto")
     assert finished.returncode == 0, finished.stdout + finished.stderr
     store = Store(db_path)
-    assert store.run(old.paused).status == "done"
+    assert store.runs.get(old.paused).status == "done"
     assert_transcript_valid(store, old.paused)
-    upgraded = {e.detail["id"] for e in store.audit_events(old.paused, kind="exception_upgraded")}
+    upgraded = {e.detail["id"] for e in store.audit.events(old.paused, kind="exception_upgraded")}
     for e in Ledger(store).exceptions(old.paused):  # every one in today's shape, decided
         assert e["details"]["ref"] == e["id"].removeprefix(f"{old.paused}:")
         assert e["details"]["step"] and e["status"] == "resolved"
@@ -195,14 +195,14 @@ def test_a_run_an_earlier_release_left_mid_turn_resumes_and_finishes(
 ) -> None:
     old = load(release, db_path)
     store = Store(db_path)
-    last = store.messages(old.midturn)[-1]
+    last = store.transcript.messages(old.midturn)[-1]
     assert last.role == "assistant" and any(b.get("type") == "tool_use" for b in last.content)
     store.close()
 
     resumed = closebot("resume", old.midturn, "--auto")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     store = Store(db_path)
-    assert store.run(old.midturn).status == "done"
+    assert store.runs.get(old.midturn).status == "done"
     assert_transcript_valid(store, old.midturn)
     store.close()
     assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]
@@ -211,7 +211,7 @@ def test_a_run_an_earlier_release_left_mid_turn_resumes_and_finishes(
 
 def _restore_thread(fake: FakeSlack, store: Store, old: Old) -> None:
     """Slack still shows the thread the release posted: its root, status message and form."""
-    run = store.run(old.slack)
+    run = store.runs.get(old.slack)
     message = old.form["message"]
     for ts in {run.thread_ts, run.status_ts} - {None}:
         fake.messages[str(ts)] = {
@@ -236,7 +236,7 @@ def test_a_slack_run_paused_by_an_earlier_release_is_answered_on_its_old_form(
     try:
         _restore_thread(fake, h.store, old)
         question_id = old.form["question_id"]
-        assert h.store.pending_question(old.slack).id == question_id  # type: ignore[union-attr]
+        assert h.store.questions.pending(old.slack).id == question_id  # type: ignore[union-attr]
         form = old.form["message"]
         has_why = any(":w:" in (b.get("block_id") or "") for b in form["blocks"])
         picks = h.recommended_picks(question_id)
@@ -244,13 +244,13 @@ def test_a_slack_run_paused_by_an_earlier_release_is_answered_on_its_old_form(
         if has_why:  # an override without a reason is refused on a form that asks for one
             h.submit(question_id, overriding, form=form, why=None)
             h.idle()
-            assert h.store.question(question_id).status == "pending"
+            assert h.store.questions.get(question_id).status == "pending"
             assert any("Not submitted" in t for t in h.ephemerals_to("UALICE"))
             h.submit(question_id, picks, form=form, why=None)
         else:  # release 68fe5b6's form has no Why box: taken without one, recorded as such
             h.submit(question_id, overriding, form=form, why=None)
         h.idle()
-        record = h.store.question(question_id)
+        record = h.store.questions.get(question_id)
         assert (record.status, record.answered_by) == ("answered", "UALICE")
         assert (record.rationale, record.overridden) == (None, 0 if has_why else 1)
         if not has_why:
@@ -265,7 +265,7 @@ def test_a_slack_run_paused_by_an_earlier_release_is_answered_on_its_old_form(
                 == "(none: answered on a form from an earlier release, which had no Why box)"
             )
         h.finish(old.slack)
-        assert h.store.run(old.slack).status == "done"
+        assert h.store.runs.get(old.slack).status == "done"
         assert_transcript_valid(h.store, old.slack)
     finally:
         h.close()
@@ -280,7 +280,7 @@ def test_slash_close_of_a_period_an_earlier_release_posted_never_posts_it_again(
     old = load(release, db_path)
     h = Harness(fake, db_path)
     try:
-        before = {r.id for r in h.store.runs(limit=100)}
+        before = {r.id for r in h.store.runs.recent(limit=100)}
         assert h.command("2026-10").status == 200
         h.idle()
         # one close per period (issue 17): the release's runs of October are still live, so
@@ -289,9 +289,9 @@ def test_slash_close_of_a_period_an_earlier_release_posted_never_posts_it_again(
             lambda: any("already under way" in (r.get("text") or "") for r in fake.responses),
             timeout=10,
         )
-        assert {r.id for r in h.store.runs(limit=100)} == before
+        assert {r.id for r in h.store.runs.recent(limit=100)} == before
         for run_id in (old.paused, old.midturn, old.slack):  # not live any more: posted
-            h.store.set_run_status(run_id, "cancelled")
+            h.store.runs.set_status(run_id, "cancelled")
         assert h.command("2026-10").status == 200
         h.idle()
         assert fake.wait_for(
@@ -301,7 +301,7 @@ def test_slash_close_of_a_period_an_earlier_release_posted_never_posts_it_again(
             ),
             timeout=10,
         )
-        assert {r.id for r in h.store.runs(limit=100)} == before
+        assert {r.id for r in h.store.runs.recent(limit=100)} == before
     finally:
         h.close()
     assert posted_batches(db_path) == [(old.posted_batch, "2026-10")]

@@ -26,7 +26,7 @@ def test_a_claude_close_records_its_tokens_and_the_summary_and_runs_show_them(
     store = Store(db_path)
     registry = ToolRegistry()
     registry.add(count_wells)
-    run = store.create_run(
+    run = store.runs.create(
         period="2026-10", mode="console", started_by="alice", model="claude-sonnet-5-5"
     )
     presenter = RecordingPresenter()
@@ -54,7 +54,7 @@ def test_a_claude_close_records_its_tokens_and_the_summary_and_runs_show_them(
         "cache_read_input_tokens": 0,
         "cache_creation_input_tokens": 16,
     }
-    assert store.usage(run.id) == (2, usage)
+    assert store.transcript.usage(run.id) == (2, usage)
     assert isinstance(outcome, Finished)
     assert outcome.text.startswith("October is closed.")
     cost = estimated_cost("claude-sonnet-5-5", usage)
@@ -70,7 +70,9 @@ def test_a_claude_close_records_its_tokens_and_the_summary_and_runs_show_them(
     # stored transcript carries no breakpoint.
     last = fake.requests[1]["messages"][-1]["content"][-1]
     assert last["type"] == "tool_result" and last["cache_control"] == {"type": "ephemeral"}
-    assert all("cache_control" not in b for m in store.messages(run.id) for b in m.content)
+    assert all(
+        "cache_control" not in b for m in store.transcript.messages(run.id) for b in m.content
+    )
     store.close()
 
     out = io.StringIO()
@@ -85,8 +87,8 @@ def test_a_thinking_block_at_the_end_gets_no_breakpoint() -> None:
 
 
 def test_an_offline_close_records_no_model_calls(store: Store) -> None:
-    run = store.create_run(period="2026-10", mode="console", started_by="a", model="offline")
-    assert store.usage(run.id) == (
+    run = store.runs.create(period="2026-10", mode="console", started_by="a", model="offline")
+    assert store.transcript.usage(run.id) == (
         0,
         {
             "input_tokens": 0,

@@ -133,7 +133,7 @@ def test_a_batch_written_in_chunks_keeps_every_line_in_order_with_its_totals(
     monkeypatch.setattr(BatchWriter, "CHUNK", 3)
     store = Store(tmp_path / "chunks.db")
     ledger = Ledger(store)
-    run = store.create_run(period="2026-10", mode="cli", started_by="U1", model="m")
+    run = store.runs.create(period="2026-10", mode="cli", started_by="U1", model="m")
     lines = [
         {
             "entry_no": 1,
@@ -197,7 +197,7 @@ def test_a_drafted_batchs_cover_is_its_lines_as_they_stand(
     store = Store(tmp_path / "cover.db")
     ledger = Ledger(store)
     runs = [
-        store.create_run(period=p, mode="cli", started_by="U1", model="m")
+        store.runs.create(period=p, mode="cli", started_by="U1", model="m")
         for p in ("2026-10", "2026-11")
     ]
 
@@ -223,7 +223,7 @@ def test_a_drafted_batchs_cover_is_its_lines_as_they_stand(
         conn.commit()
         conn.close()
     saved = ours.finish()
-    event = store.audit_events(runs[0].id, kind="journal_drafted")[-1]
+    event = store.audit.events(runs[0].id, kind="journal_drafted")[-1]
     covers = json.loads(
         sqlite3.connect(store.path)
         .execute("select covers from audit_events where id = ?", (event.id,))
@@ -232,7 +232,7 @@ def test_a_drafted_batchs_cover_is_its_lines_as_they_stand(
     expected = _cover_read_back(store.path, key.encode(), saved["id"])
     assert covers[f"journal_lines@{saved['id']}"] == expected
     assert expected.startswith("11:" if meddled else "12:")
-    verdict = store.audit_verdict(runs[0].id)
+    verdict = store.audit.verdict(runs[0].id)
     assert verdict.ok and verdict.rows == 3, verdict
     store.close()
 

@@ -118,7 +118,7 @@ def approves(answer: dict[str, Any] | None) -> bool:
 
 def first_approver(store: Store, run_id: str) -> str | None:
     """Who approved posting first in this run (the latest answered Posting form that approved)."""
-    for q in reversed(store.questions(run_id)):
+    for q in reversed(store.questions.of_run(run_id)):
         if header_of(q) == APPROVAL_HEADER and q.status == "answered" and approves(q.answer):
             return q.answered_by
     return None

@@ -292,7 +292,7 @@ def file_name(batch_id: str, fmt: str) -> str:
 
 def documents(store: Store, run_id: str) -> str:
     """The documents a run read, for the entry's memo: file names (as dropped) and hashes."""
-    events = store.audit_events(run_id, kind="input_files")
+    events = store.audit.events(run_id, kind="input_files")
     if not events:
         return ""
     detail = events[-1].detail

@@ -107,7 +107,7 @@ class Desk:
     def closes(self, limit: int = 200) -> list[Run]:
         """The latest run of each period, newest period first (Slack runs and console runs)."""
         latest: dict[str, Run] = {}
-        for run in self.store.runs(limit=limit):
+        for run in self.store.runs.recent(limit=limit):
             if run.period not in latest:
                 latest[run.period] = run
         return [latest[p] for p in sorted(latest, reverse=True)]
@@ -121,14 +121,14 @@ class Desk:
 
     def waiting_on(self, user: str) -> list[Waiting]:
         found = []
-        for run in self.store.runs_with_status("waiting"):
-            record = self.store.pending_question(run.id)
+        for run in self.store.runs.with_status("waiting"):
+            record = self.store.questions.pending(run.id)
             if record is not None and self.may_answer(run, record, user):
                 found.append(Waiting(run, record))
             if record is None:  # forms put off: Decide on the close's message brings each back
                 found += [
                     Waiting(run, q)
-                    for q in self.store.deferred_questions(run.id)
+                    for q in self.store.questions.deferred(run.id)
                     if self.may_answer(run, q, user)
                 ]
         return found

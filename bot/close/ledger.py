@@ -318,7 +318,7 @@ class Ledger:
                         exception_id,
                     ),
                 )
-                self.store._audit(
+                self.store.audit.append(
                     db,
                     run_id=run_id,
                     kind="exception_upgraded",
@@ -343,7 +343,7 @@ class Ledger:
                         "created_at": self.store.now(),
                     }
                 )
-                self.store.audit(
+                self.store.audit.record(
                     run_id=run_id,
                     kind="exception_found",
                     actor="agent",
@@ -392,7 +392,7 @@ class Ledger:
             run_id = self._rows("select run_id from exceptions where id = ?", (exception_id,))[0][
                 "run_id"
             ]
-            self.store.audit(
+            self.store.audit.record(
                 run_id=run_id,
                 kind="exception_resolved" if status == "resolved" else "exception_noted",
                 actor=decided_by,
@@ -436,7 +436,7 @@ class Ledger:
                     exception_id,
                 ),
             )
-            self.store.audit(
+            self.store.audit.record(
                 run_id=before["run_id"],
                 kind="decision_changed",
                 actor=decided_by,
@@ -593,7 +593,7 @@ class Ledger:
     def approvers(self, batch: dict[str, Any]) -> list[str]:
         """Who approved a posted batch: its approver, then the second approver when an entry
         over the limit needed one (from the posting's audit event)."""
-        posted = self.store.audit_events(str(batch["run_id"]), kind="journal_posted")
+        posted = self.store.audit.events(str(batch["run_id"]), kind="journal_posted")
         second = next(
             (
                 e.detail.get("second_approver")
@@ -661,7 +661,7 @@ class Ledger:
                 "where run_id = ? and status = 'proposed'",
                 (now, batch_id, batch["run_id"]),
             )
-            self.store.audit(
+            self.store.audit.record(
                 run_id=batch["run_id"],
                 kind="journal_posted",
                 actor=posted_by,
@@ -709,7 +709,7 @@ class Ledger:
                     "created_at": self.store.now(),
                 }
             )
-            self.store.audit(
+            self.store.audit.record(
                 run_id=run_id,
                 kind="doi_proposed",
                 actor=decided_by,
@@ -758,7 +758,7 @@ class Ledger:
                         "held_balance": _dumps(item.get("held_balance") or []),
                     }
                 )
-            self.store.audit(
+            self.store.audit.record(
                 run_id=run_id,
                 kind="open_items_carried",
                 actor=None,
@@ -787,7 +787,7 @@ class Ledger:
         with self.store.write() as db:
             db.execute("update open_items set status = ? where id = ?", (status, item_id))
             owner = self._rows("select run_id from open_items where id = ?", (item_id,))
-            self.store.audit(
+            self.store.audit.record(
                 run_id=by_run or (owner[0]["run_id"] if owner else None),
                 kind="open_item_closed",
                 actor=None,
@@ -839,7 +839,7 @@ class BatchWriter:
                     "content_hash": "",
                 }
             )
-        self._written = store.lines_digest(self.batch_id)
+        self._written = store.audit.lines_digest(self.batch_id)
 
     def add(self, lines: Iterable[dict[str, Any]]) -> None:
         """Lines as the store's dicts."""
@@ -885,7 +885,7 @@ class BatchWriter:
             (batch_id, r[0], r[1], r[2], r[3], r[4], str(r[5]), str(r[6]), r[7], r[8], r[9], r[10])
             for r in pending
         ]
-        macs = self.ledger.store.line_digests(stored)
+        macs = self.ledger.store.audit.line_digests(stored)
         with self.ledger.store.write() as db:
             db.conn.executemany(
                 "insert into journal_lines (batch_id, entry_no, line_no, entry, account, "
@@ -929,7 +929,7 @@ class BatchWriter:
                 "content_hash = ? where id = ?",
                 (str(self.total_debit), str(self.total_credit), digest, self.batch_id),
             )
-            self.ledger.store.audit(
+            self.ledger.store.audit.record(
                 run_id=self.run_id,
                 kind="journal_drafted",
                 actor="agent",

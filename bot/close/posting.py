@@ -139,7 +139,7 @@ class PostingTools(ToolBase):
         account, well, amounts, the file line), rebuilt from the files (their hashes checked
         against the run's evidence) and the run's decisions. Refused when the rebuilt entries
         are not the stored ones (content hash)."""
-        run = ctx.store.run(ctx.run_id)
+        run = ctx.store.runs.get(ctx.run_id)
         ledger = Ledger(ctx.store)
         batch = ledger.current_batch(ctx.run_id)
         if batch is None:
@@ -209,7 +209,7 @@ class PostingTools(ToolBase):
             )
         if batch["total_debit"] != batch["total_credit"]:
             raise ToolError(f"batch {batch_id} does not balance; it cannot be posted")
-        run = ctx.store.run(ctx.run_id)
+        run = ctx.store.runs.get(ctx.run_id)
         digest = content_hash(ledger.iter_lines(batch_id))
         q = self._answered(ctx, approval_question_id)
         refusal = None
@@ -253,7 +253,7 @@ class PostingTools(ToolBase):
                 )
                 refusal = f"second approval: {refusal}" if refusal else None
         if refusal:
-            ctx.store.audit(
+            ctx.store.audit.record(
                 run_id=ctx.run_id,
                 kind="posting_refused",
                 actor=q.answered_by,

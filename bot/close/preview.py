@@ -67,14 +67,14 @@ def seen(store: Store, record: QuestionRecord, number: int, typed: str) -> bool:
         e.detail.get("question_id") == record.id
         and e.detail.get("number") == number
         and e.detail.get("typed") == digest
-        for e in store.audit_events(record.run_id, kind=EVENT)
+        for e in store.audit.events(record.run_id, kind=EVENT)
     )
 
 
 def record_shown(
     store: Store, record: QuestionRecord, number: int, typed: str, text: str, to: str
 ) -> None:
-    store.audit(
+    store.audit.record(
         run_id=record.run_id,
         kind=EVENT,
         actor=to,

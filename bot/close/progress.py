@@ -21,12 +21,12 @@ THINKING = "Working out the next step…"
 
 def intake_figures(store: Store, run_id: str) -> dict[str, Any]:
     """The counts the intake step reported (JIB lines, revenue lines, wells), or {} before it ran."""
-    for message in store.messages(run_id):
+    for message in store.transcript.messages(run_id):
         if message.role != "assistant":
             continue
         for block in message.content:
             if block.get("type") == "tool_use" and block.get("name") == "load_period":
-                result = store.tool_result(str(block.get("id")))
+                result = store.transcript.tool_result(str(block.get("id")))
                 if result is None or result.is_error:
                     continue
                 try:

@@ -312,12 +312,12 @@ class ToolBase:
         self._master: tuple[CloseData, tuple[DoiRow, ...], Master] | None = None
 
     def _data(self, ctx: ToolContext, period: str) -> CloseData:
-        run = ctx.store.run(ctx.run_id)
+        run = ctx.store.runs.get(ctx.run_id)
         if period != run.period:
             raise ToolError(
                 f"this run closes {run.period}, not {period}; use period {run.period!r}"
             )
-        evidence = ctx.store.audit_events(ctx.run_id, kind="input_files")
+        evidence = ctx.store.audit.events(ctx.run_id, kind="input_files")
         imports = Imports(ctx.store)
         # the imported files this run read (its evidence), or the period's files in use now
         sources = imports.sources_of(evidence[0].detail) if evidence else imports.sources(period)
@@ -508,7 +508,7 @@ class ToolBase:
 
     def _answered(self, ctx: ToolContext, question_id: str) -> QuestionRecord:
         try:
-            q = ctx.store.question(question_id)
+            q = ctx.store.questions.get(question_id)
         except NotFoundError:
             raise ToolError(f"no {TOOL_NAME} call with id {question_id!r} in this run") from None
         if q.run_id != ctx.run_id:
@@ -526,7 +526,7 @@ class ToolBase:
         items = self._open_items(ctx, ledger)
         if not items or any(KINDS[e["kind"]].signs_off for e in ledger.exceptions(ctx.run_id)):
             return []
-        run = ctx.store.run(ctx.run_id)
+        run = ctx.store.runs.get(ctx.run_id)
         owner = run.started_by or "the controller"  # an id: the owner picker preselects it
         due = f"{add_months(period, 1)}-15"
         blocking = [i for i in items if i["kind"] in ("journal", "step")]
@@ -560,7 +560,7 @@ class ToolBase:
         ]
 
     def _open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]:
-        run = ctx.store.run(ctx.run_id)
+        run = ctx.store.runs.get(ctx.run_id)
         items: list[dict[str, Any]] = []
         closed_carried = set()
         excs = ledger.exceptions(ctx.run_id)

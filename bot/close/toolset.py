@@ -257,8 +257,8 @@ class CloseTools(DecisionTools, PostingTools):
         )
         self._record(ctx, ledger, INTAKE.findings(close))
         d = close.data
-        if not ctx.store.audit_events(ctx.run_id, kind="input_files"):
-            ctx.store.audit(
+        if not ctx.store.audit.events(ctx.run_id, kind="input_files"):
+            ctx.store.audit.record(
                 run_id=ctx.run_id,
                 kind="input_files",
                 actor="agent",
@@ -386,7 +386,7 @@ class CloseTools(DecisionTools, PostingTools):
         split = flux.revenue_split(close)
         flagged = [i for i in items if i["flagged"]] + [s for s in split if s["flagged"]]
         people = sorted(self.approvers) or [
-            ctx.store.run(ctx.run_id).started_by or "the controller"
+            ctx.store.runs.get(ctx.run_id).started_by or "the controller"
         ]
         findings += [_flux_item(close, i, split, people) for i in flagged]
         self._record(ctx, ledger, findings)
@@ -445,7 +445,7 @@ class CloseTools(DecisionTools, PostingTools):
         """
         self._data(ctx, period)
         ledger = Ledger(ctx.store)
-        run = ctx.store.run(ctx.run_id)
+        run = ctx.store.runs.get(ctx.run_id)
         excs = ledger.exceptions(ctx.run_id)
         batch = ledger.current_batch(ctx.run_id)
         by_account = ledger.account_totals(batch["id"]) if batch else []

@@ -31,7 +31,7 @@ def cmd_change(args: argparse.Namespace, out: TextIO) -> int:
     drafted again and needs a new approval (the old answer stays in the audit trail)."""
     settings = settings_of(args)
     store = open_store(settings, to_work=True)
-    run = store.run(args.run_id)
+    run = store.runs.get(args.run_id)
     decisions = changeable_decisions(store, run.id)
     if not args.decision:
         if not decisions:
@@ -51,7 +51,7 @@ def cmd_change(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_USAGE
     value, what = decisions[int(args.decision) - 1]
     owner = lease_owner("closebot change")
-    with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
+    with store.leases.held(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
         if holder:
             print(
                 f"closebot: run {run.id} is being advanced by {describe_owner(holder)}; "
@@ -79,9 +79,9 @@ def cmd_approve(args: argparse.Namespace, out: TextIO) -> int:
     """A posting approval at the console, given by the OS login running this command."""
     settings = settings_of(args)
     store = open_store(settings)
-    run = store.run(args.run_id)
+    run = store.runs.get(args.run_id)
     login = os_login()
-    pending = store.pending_question(run.id)
+    pending = store.questions.pending(run.id)
     if pending is None or header_of(pending) not in APPROVAL_HEADERS:
         waits = (
             f"it waits on '{header_of(pending) or pending.id}': `closebot resume {run.id}`"
@@ -95,7 +95,7 @@ def cmd_approve(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_FAILED
     refusal = approval_refusal(store, pending, run, login, settings.approvers, console=True)
     if refusal:
-        store.audit(
+        store.audit.record(
             run_id=run.id,
             kind="approve_refused",
             actor=login,
@@ -108,7 +108,7 @@ def cmd_approve(args: argparse.Namespace, out: TextIO) -> int:
         )
         return EXIT_FAILED
     owner = f"closebot approve (pid {os.getpid()})"
-    with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
+    with store.leases.held(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
         if holder:
             print(
                 f"closebot: run {run.id} is being advanced by {holder}; try again when it is done.",
@@ -132,7 +132,7 @@ def cmd_approve(args: argparse.Namespace, out: TextIO) -> int:
             approvers=settings.approvers,
             approvals_only=True,
         )
-    answered = store.question(pending.id)
+    answered = store.questions.get(pending.id)
     if code == EXIT_PAUSED and answered.status == "answered":
         return EXIT_OK  # the approval is given; the run waits on someone else now
     return code

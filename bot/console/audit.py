@@ -23,7 +23,7 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
         out.write(to_csv(rows))
         return EXIT_OK
     names = Names(store)  # people by the names Slack last gave (the CSV has ids beside them)
-    known = list(store.people())
+    known = list(store.people.of())
 
     def named(text: str) -> str:
         return _printable(named_text(text, known, names))
@@ -48,7 +48,7 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
                 ),
                 file=out,
             )
-    events = store.audit_events(args.run_id)
+    events = store.audit.events(args.run_id)
     posted = [e for e in events if e.kind in AUDIT_KINDS_SHOWN]
     for e in posted:
         note = (
@@ -60,7 +60,7 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
             f"{e.at} {e.kind}{note} by {names(e.actor, '-')}: {named(str(e.detail))}",
             file=out,
         )
-    sealed = store.seal_of(args.run_id)
+    sealed = store.audit.seal(args.run_id)
     if sealed is not None:
         print(f"Audit seal: {sealed.short()} (check with --verify)", file=out)
     return EXIT_OK
@@ -68,9 +68,9 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
 
 def _verify(store: Store, run_id: str, out: TextIO) -> int:
     """`audit RUN --verify`: the chain, the seal and every covered row; the first bad one named."""
-    store.run(run_id)
+    store.runs.get(run_id)
     Ledger(store)  # the close's covered tables are registered (and migrated)
-    verdict = store.audit_verdict(run_id)
+    verdict = store.audit.verdict(run_id)
     head = f"Audit trail of run {run_id}:"
     if verdict.broken is not None:
         b = verdict.broken
@@ -132,10 +132,10 @@ def evidence_mismatches(store: Store, run_id: str) -> list[str]:
     fact, or a posted batch whose lines changed."""
     from bot.close.controls import content_hash
 
-    events = store.audit_events(run_id)
+    events = store.audit.events(run_id)
     out = []
     answered = {e.detail.get("question_id"): e for e in events if e.kind == "question_answered"}
-    for q in store.questions(run_id):
+    for q in store.questions.of_run(run_id):
         event = answered.get(q.id)
         if q.status == "answered" and event is None:
             out.append(f"question {q.id} is answered in the store but no answer was audited")

@@ -16,12 +16,12 @@ from bot.store import USAGE_FIELDS
 
 def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(settings_of(args))
-    runs = store.runs()
+    runs = store.runs.recent()
     names = Names(store)  # Slack's names as last looked up; a console login as itself
     if not runs:
         print("No runs yet. Start one with: closebot run", file=out)
     for r in runs:
-        calls, usage = store.usage(r.id)
+        calls, usage = store.transcript.usage(r.id)
         tokens = ""
         if calls:
             prompt = sum(usage[k] for k in USAGE_FIELDS if k != "output_tokens")

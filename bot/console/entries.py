@@ -23,7 +23,7 @@ DETAIL_COLUMNS = ("entry_no", "line_no", "account", "well_id", "debit", "credit"
 
 def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
     store = open_store(settings_of(args))
-    store.run(args.run_id)
+    store.runs.get(args.run_id)
     ledger = Ledger(store)
     batch = ledger.current_batch(args.run_id)
     if batch is None:
@@ -48,7 +48,7 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
         export = gl_export.build_export(
             batch,
             lines,
-            period=store.run(args.run_id).period,
+            period=store.runs.get(args.run_id).period,
             documents=gl_export.documents(store, args.run_id),
             account_map=gl_export.read_account_map(path),
         )

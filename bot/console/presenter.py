@@ -88,7 +88,7 @@ class ConsolePresenter:
 
 def waiting_note(store: Store, run_id: str) -> str:
     """What a run put off waits on, and how to bring it back at the console."""
-    deferred = store.deferred_questions(run_id)
+    deferred = store.questions.deferred(run_id)
     what = "; ".join(header_of(q) or q.context[:60] for q in deferred)
     return (
         f"closebot: the close waits on {len(deferred)} question{'s' if len(deferred) != 1 else ''} "
@@ -302,22 +302,22 @@ def drive(
     brought: set[str] = set()
     while True:
         if isinstance(outcome, Waiting) and bring_back:
-            again = [q for q in store.deferred_questions(run_id) if q.id not in brought]
+            again = [q for q in store.questions.deferred(run_id) if q.id not in brought]
             if again:
                 brought.add(again[0].id)
-                store.reopen_question(again[0].id, by=user)
+                store.questions.reopen(again[0].id, by=user)
                 print("\nBringing back a question you put off.", file=out, flush=True)
                 outcome = Paused(again[0].id)
         if not isinstance(outcome, Paused):
             break
-        record = store.question(outcome.question_id)
+        record = store.questions.get(outcome.question_id)
         ask = ask_of(record)
         if approvals_only:
             why_not = (
                 "it is not an approval"
                 if header_of(record) not in APPROVAL_HEADERS
                 else approval_refusal(
-                    store, record, store.run(run_id), user, approvers, None, console=True
+                    store, record, store.runs.get(run_id), user, approvers, None, console=True
                 )
             )
             if why_not:
@@ -344,8 +344,8 @@ def drive(
             )
             return EXIT_PAUSED
         except NoDefaultAnswer as e:
-            store.cancel_question(record.id, cancelled_by=user, source="auto_default")
-            store.set_run_status(run_id, "failed", error=f"auto mode: {e}")
+            store.questions.cancel(record.id, cancelled_by=user, source="auto_default")
+            store.runs.set_status(run_id, "failed", error=f"auto mode: {e}")
             print(f"closebot: auto mode cannot answer: {e}", file=out, flush=True)
             return EXIT_FAILED
         try:

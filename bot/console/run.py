@@ -38,7 +38,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    live = store.live_run(period)
+    live = store.runs.live(period)
     if live is not None:
         print(
             f"closebot: the {label} close is already under way (run {live.id}, {live.status}); "
@@ -49,7 +49,7 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     loop = console_loop(settings, store, out)
     mode = "auto" if args.auto else "console"
     try:  # the period's claim: of two starts at the same instant, one makes a run
-        run = store.create_run(
+        run = store.runs.create(
             period=period,
             mode=mode,
             started_by=os_login(),
@@ -79,14 +79,14 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
     settings = settings_of(args)
     store = open_store(settings, to_work=True)
-    run = store.run(args.run_id)
+    run = store.runs.get(args.run_id)
     if run.status == "done":
         print(
             f"closebot: run {run.id} is already finished; see `closebot audit {run.id}`.", file=out
         )
         return EXIT_OK
     owner = lease_owner("closebot resume")
-    with store.leased(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
+    with store.leases.held(run.id, owner=owner, ttl=RESUME_LEASE) as holder:
         if holder:
             print(
                 f"closebot: run {run.id} is being advanced by {describe_owner(holder)}; "
@@ -100,8 +100,8 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
             flush=True,
         )
-        pending = store.pending_question(run.id)
-        deferred = store.deferred_questions(run.id)
+        pending = store.questions.pending(run.id)
+        deferred = store.questions.deferred(run.id)
         if pending:
             outcome: TurnOutcome = Paused(pending.id)
         elif loop.parked(run.id):  # it waits on questions put off: they come back now

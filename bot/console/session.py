@@ -98,6 +98,6 @@ def drive_to_end(
             file=out,
             flush=True,
         )
-    elif code == EXIT_FAILED and store.run(run_id).status == "failed":
+    elif code == EXIT_FAILED and store.runs.get(run_id).status == "failed":
         print(f"Fix the cause, then continue with: closebot resume {run_id}", file=out, flush=True)
     return code

@@ -44,7 +44,7 @@ class Answers:
         """NotAuthorizedError (and an audit event) unless `user` may steer `run`."""
         if may_steer(run, user, self.approvers):
             return
-        self.store.audit(
+        self.store.audit.record(
             run_id=run.id,
             kind=f"{action}_refused",
             actor=user,
@@ -74,27 +74,27 @@ class Answers:
         (a stranger, or a refusal by the vet), or the reader's FormError / AnswerError;
         nothing changes unless it returns.
         """
-        record = self.store.question(question_id)
+        record = self.store.questions.get(question_id)
         if record.status != "pending":
             raise AlreadyAnsweredError(
                 f"this question was already {record.status}",
                 status=record.status,
                 by=record.answered_by,
             )
-        run = self.store.run(record.run_id)
+        run = self.store.runs.get(record.run_id)
         if check_user:
             self.authorize(run, user, action="answer", detail={"question_id": question_id})
         if read is None:
             if record.changes:  # Cancel on a change: the decision stays as it was
-                return self.store.cancel_question(question_id, cancelled_by=user, source=source)
+                return self.store.questions.cancel(question_id, cancelled_by=user, source=source)
             # Cancel is "not now": the question waits for Decide
-            return self.store.defer_question(question_id, deferred_by=user, source=source)
+            return self.store.questions.defer(question_id, deferred_by=user, source=source)
         ask = ask_of(record)
         responses = read(ask)
         answer = answer_payload(ask, responses)
         refusal = self.vet(record, run, user, answer) if self.vet else None
         if refusal:
-            self.store.audit(
+            self.store.audit.record(
                 run_id=run.id,
                 kind="answer_refused",
                 actor=user,
@@ -112,7 +112,7 @@ class Answers:
             raise NotAuthorizedError(refusal, started_by=run.started_by, reason=refusal)
         whys = question_whys(ask, responses, rationale, required=require_rationale)
         answer = with_whys(answer, whys)
-        return self.store.claim_answer(
+        return self.store.questions.claim(
             question_id,
             answer=answer,
             answered_by=user,

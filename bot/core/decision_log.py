@@ -87,7 +87,7 @@ def journal_rows(
 
 def iter_named_lines(lines: Iterable[dict[str, Any]], names: Names) -> Iterator[dict[str, Any]]:
     """`named_lines` as the lines come (a batch read a page at a time is never held whole)."""
-    known = list(names.store.people())
+    known = list(names.store.people.of())
     for line in lines:
         if not known:
             yield line
@@ -106,7 +106,7 @@ def named_lines(lines: list[dict[str, Any]], names: Names) -> list[dict[str, Any
     """Journal lines with the people in their entry descriptions and memos by name, for the
     CSVs and the ledger's import files ('Decision: … (by U0ALICE)' reads '(by Alice Park)');
     the stored lines, and so the batch's content hash, keep the ids."""
-    known = list(names.store.people())
+    known = list(names.store.people.of())
     if not known:
         return lines
     return [
@@ -132,9 +132,9 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     """One row per question asked in the run, in the order asked: what was shown, what was
     chosen, by whom, when, how, whether it overrode the recommendation and why, and the
     SHA-256 of every input file the run read."""
-    store.run(run_id)  # NotFoundError for an unknown id
+    store.runs.get(run_id)  # NotFoundError for an unknown id
     names = Names(store)  # Slack's names as last looked up (users.info, cached)
-    events = store.audit_events(run_id)
+    events = store.audit.events(run_id)
     inputs = next((e.detail for e in reversed(events) if e.kind == "input_files"), {})
     imported = {f["kind"]: f for f in inputs.get("imported") or [] if f["status"] == "active"}
     files = "; ".join(
@@ -144,7 +144,7 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
     answered = {
         e.detail.get("question_id"): e.detail for e in events if e.kind == "question_answered"
     }
-    sealed = store.seal_of(run_id)
+    sealed = store.audit.seal(run_id)
     seal = sealed.short() if sealed else ""
     drafted = {e.detail.get("batch_id"): e.detail for e in events if e.kind == "journal_drafted"}
     posted: dict[str, dict[str, Any]] = {}  # approval question id → the posting it gave
@@ -154,7 +154,7 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
                 if e.detail.get(key):
                     posted[e.detail[key]] = e.detail
     rows = []
-    for record in store.questions(run_id):
+    for record in store.questions.of_run(run_id):
         evidence = answered.get(record.id, {})
         overrode = {
             n: _overrode(q, (record.answer or {}).get(str(n), {}))

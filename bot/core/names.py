@@ -103,7 +103,7 @@ class Names:
         return {p: self(p) for p in dict.fromkeys(p for p in people if p)}
 
     def _name(self, who: str, *, fetch: bool) -> str:
-        row = self.store.person(who)
+        row = self.store.people.get(who)
         cached_name = _profile(row).shown if row else ""
         if not fetch or (row and not self._stale(row["fetched_at"], self.refresh_after)):
             return cached_name or who
@@ -122,7 +122,7 @@ class Names:
         with self._lock:
             self._failed.pop(who, None)
         try:
-            self.store.remember_person(
+            self.store.people.remember(
                 who,
                 real_name=profile.real_name,
                 display_name=profile.display_name,

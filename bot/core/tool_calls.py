@@ -56,17 +56,19 @@ class ToolCalls:
         )
         # Ordinary tools first, each result stored before anything else happens.
         for use in uses:
-            if use["name"] == TOOL_NAME or self.store.tool_result(use["id"]) is not None:
+            if use["name"] == TOOL_NAME or self.store.transcript.tool_result(use["id"]) is not None:
                 continue
             tool = self.tools.get(use["name"])
             if tool is not None and tool.step:
-                self.presenter.progress(run_id, self.store.set_step(run_id, tool.step, "running"))
+                self.presenter.progress(
+                    run_id, self.store.runs.set_step(run_id, tool.step, "running")
+                )
             problem = tool_input_problem(use["name"], use.get("input"))
             content, is_error = (
                 (problem, True) if problem else self.tools.call(use["name"], ctx, use.get("input"))
             )
             with self.store.write():  # the result and the step's state: one commit
-                self.store.record_tool_result(
+                self.store.transcript.record_tool_result(
                     run_id,
                     tool_use_id=use["id"],
                     name=use["name"],
@@ -75,14 +77,14 @@ class ToolCalls:
                     is_error=is_error,
                 )
                 steps = (
-                    self.store.set_step(run_id, tool.step, "failed" if is_error else "done")
+                    self.store.runs.set_step(run_id, tool.step, "failed" if is_error else "done")
                     if tool is not None and tool.step
                     else None
                 )
             if steps is not None:
                 self.presenter.progress(run_id, steps)
         for use in uses:
-            if use["name"] != TOOL_NAME or self.store.tool_result(use["id"]) is not None:
+            if use["name"] != TOOL_NAME or self.store.transcript.tool_result(use["id"]) is not None:
                 continue
             waiting = self._settle_question(run_id, use, transcript)
             if waiting is not None:
@@ -102,7 +104,7 @@ class ToolCalls:
                 "ask_user_question input is invalid, nothing was shown to the user. Fix these and ask again:\n- "
                 + "\n- ".join(e.problems)
             )
-            self.store.record_tool_result(
+            self.store.transcript.record_tool_result(
                 run_id,
                 tool_use_id=use["id"],
                 name=TOOL_NAME,
@@ -114,7 +116,7 @@ class ToolCalls:
         expires_at = self.store.now(after=self.question_wait(ask)) if self.question_ttl else None
         steps: dict[str, str] | None = None
         with self.store.write():  # the question, the run waiting and its step: one commit
-            record, new = self.store.create_question(
+            record, new = self.store.questions.create(
                 run_id,
                 question_id=use["id"],
                 context=ask.context,
@@ -122,7 +124,7 @@ class ToolCalls:
                 expires_at=expires_at,
             )
             if record.status == "pending":
-                self.store.set_run_status(run_id, "waiting")
+                self.store.runs.set_status(run_id, "waiting")
                 if new:
                     steps = self._mark_waiting(run_id, transcript)
         if record.status == "pending":
@@ -134,7 +136,7 @@ class ToolCalls:
         outcome = outcome_of(record)
         moved: list[dict[str, str]] = []
         with self.store.write():  # the answer as the tool's result, and the step going on
-            self.store.record_tool_result(
+            self.store.transcript.record_tool_result(
                 run_id,
                 tool_use_id=use["id"],
                 name=TOOL_NAME,
@@ -145,9 +147,9 @@ class ToolCalls:
             if (
                 record.status == "answered"
             ):  # the step that waited goes on; one put off waits for Decide
-                steps_now = self.store.run(run_id).steps
+                steps_now = self.store.runs.get(run_id).steps
                 waiting = [s for s, state in steps_now.items() if state == "waiting"]
-                moved = [self.store.set_step(run_id, step, "running") for step in waiting]
+                moved = [self.store.runs.set_step(run_id, step, "running") for step in waiting]
         for steps_then in moved:
             self.presenter.progress(run_id, steps_then)
         return None
@@ -166,5 +168,5 @@ class ToolCalls:
             for use in reversed(tool_uses(message.content) if message.role == "assistant" else []):
                 tool = self.tools.get(use["name"])
                 if tool is not None and tool.step:
-                    return self.store.set_step(run_id, tool.step, "waiting")
+                    return self.store.runs.set_step(run_id, tool.step, "waiting")
         return None

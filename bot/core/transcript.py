@@ -27,7 +27,7 @@ class Transcript:
     def __init__(self, store: Store, run_id: str) -> None:
         self.store = store
         self.run_id = run_id
-        self._messages = store.messages(run_id)
+        self._messages = store.transcript.messages(run_id)
         self._api = [m.api() for m in self._messages]
 
     @property
@@ -43,10 +43,10 @@ class Transcript:
         return list(self._api)
 
     def append(self, role: str, content: list[dict[str, Any]]) -> None:
-        seq = self.store.append_message(self.run_id, role=role, content=content)
+        seq = self.store.transcript.append(self.run_id, role=role, content=content)
         expected = (self._messages[-1].seq if self._messages else 0) + 1
         if seq != expected:  # another writer got in between: take the store's word
-            self._messages = self.store.messages(self.run_id)
+            self._messages = self.store.transcript.messages(self.run_id)
             self._api = [m.api() for m in self._messages]
             return
         message = Message(seq=seq, role=role, content=content)

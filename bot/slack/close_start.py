@@ -73,7 +73,7 @@ def open_periods(store: Store, data_dir: Path | None) -> list[OpenPeriod]:
     out = []
     for period in intake.periods_with_data(store, data_dir):
         if ledger.posted_batch(period) is None:
-            live = store.live_run(period)
+            live = store.runs.live(period)
             out.append(OpenPeriod(period, live.status if live else None))
     return sorted(out, key=lambda p: p.period)
 
@@ -137,7 +137,7 @@ class CloseStarter:
                     self.tell_taken(period, later)
                     return None
                 with self.store.write():  # one transaction: claim, run, lease
-                    run = self.store.create_run(
+                    run = self.store.runs.create(
                         period=period,
                         mode="slack",
                         started_by=user,
@@ -191,7 +191,7 @@ class CloseStarter:
     def is_taken(self, period: str) -> bool:
         """A live close or a posted batch: no new close of `period` (reads only)."""
         return (
-            self.store.live_run(period) is not None or self.ledger.posted_batch(period) is not None
+            self.store.runs.live(period) is not None or self.ledger.posted_batch(period) is not None
         )
 
     def tell_taken(self, period: str, say: Say) -> None:
@@ -207,7 +207,7 @@ class CloseStarter:
     def taken_text(self, period: str) -> str | None:
         """What to say when `period` may not be closed now (its close is live, or it is
         posted), with the thread's link; None when it may. Makes Web API calls."""
-        live = self.store.live_run(period)
+        live = self.store.runs.live(period)
         if live is not None:
             return period_blocks.live_text(
                 period,
@@ -239,7 +239,7 @@ class CloseStarter:
 
     def _run(self, run_id: str) -> Run | None:
         try:
-            return self.store.run(run_id)
+            return self.store.runs.get(run_id)
         except CloseBotError:
             return None
 

@@ -88,7 +88,9 @@ class FileIntake:
             (s.get("ts") for w in shares.values() for s in (w or {}).get(channel) or []), None
         )
         reply_to = thread_ts or top
-        run = self.store.run_for_thread(channel=channel, thread_ts=thread_ts) if thread_ts else None
+        run = (
+            self.store.runs.for_thread(channel=channel, thread_ts=thread_ts) if thread_ts else None
+        )
         if not name.lower().endswith(READABLE):
             return  # a screenshot or a PDF in the thread is not for closebot
         waiting = (
@@ -160,9 +162,9 @@ class FileIntake:
         """In a thread waiting for its files: what is still missing, or the close starts."""
         if got.status not in ("active", "duplicate") or not thread_ts:
             return
-        run = self.store.run_for_thread(channel=channel, thread_ts=thread_ts)
+        run = self.store.runs.for_thread(channel=channel, thread_ts=thread_ts)
         if run is not None:
-            if self.store.audit_events(run.id, kind="input_files"):
+            if self.store.audit.events(run.id, kind="input_files"):
                 self._say(
                     channel,
                     thread_ts,
@@ -265,7 +267,7 @@ class FileIntake:
         f = self.imports.file(file_id)
         allowed = {f["dropped_by"], *self.approvers}
         if f["run_id"]:
-            allowed.add(self.store.run(f["run_id"]).started_by or "")
+            allowed.add(self.store.runs.get(f["run_id"]).started_by or "")
         if user not in allowed:
             raise NotAuthorizedError(
                 f"Only <@{f['dropped_by']}> (who dropped {f['filename']}) or an approver can answer this",

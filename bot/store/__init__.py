@@ -1,8 +1,14 @@
-"""The one owner of SQLite: a small transaction core (core.py, locks.py) and one part per
-concern — runs, the transcript, questions, leases, the inbox, Slack replay records and the
-audit chain — composed into `Store`, the API everything else uses."""
+"""The one owner of SQLite: a transaction core (core.py, locks.py) and one repository per
+concern, composed into `Store` as attributes — `store.runs`, `store.transcript`,
+`store.questions`, `store.leases`, `store.inbox`, `store.replay` (Slack requests handled
+once), `store.people` and `store.audit` (the audit chain) — each given the core, and the
+other repositories it needs, explicitly."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
 
 from bot.store.audit import AuditChain, AuditEvent
 from bot.store.core import StoreCore, utc_now
@@ -31,5 +37,23 @@ __all__ = [
 ]
 
 
-class Store(People, Leases, Questions, Transcript, Inbox, SlackReplay, Runs, AuditChain, StoreCore):
-    """SQLite with WAL and a busy timeout; every method is small and named."""
+class Store(StoreCore):
+    """SQLite with WAL and a busy timeout (the core: write(), query(), now(), quick()), and
+    its repositories; every method is small and named."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        busy_timeout_ms: int = 10_000,
+    ) -> None:
+        super().__init__(path, clock=clock, busy_timeout_ms=busy_timeout_ms)
+        self.audit = AuditChain(self)
+        self.runs = Runs(self, self.audit)
+        self.transcript = Transcript(self)
+        self.questions = Questions(self, self.audit)
+        self.leases = Leases(self)
+        self.inbox = Inbox(self)
+        self.replay = SlackReplay(self)
+        self.people = People(self)

@@ -29,11 +29,12 @@ class AuditEvent:
     covers: str | None = None
 
 
-class AuditChain(StoreCore):
-    _audit_key: bytes
+class AuditChain:
+    """`store.audit`: the run's events, appended and chained; seals; verification."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+        self._audit_key = b""
         self._open_trail()
 
     def _open_trail(self) -> None:
@@ -41,43 +42,43 @@ class AuditChain(StoreCore):
         began (and seal every run's head as it stands), sealing the boundary after which no
         earlier release may write. A key other than the one that keyed this database is
         refused: events written with it would never verify."""
-        key, created = chain.load_key(None if self._in_memory else self.path)
+        key, created = chain.load_key(None if self.core.in_memory else self.core.path)
         self._audit_key = key
-        meta = self.query("select value from meta where key = ?", (chain.KEYED_AFTER,))
+        meta = self.core.query("select value from meta where key = ?", (chain.KEYED_AFTER,))
         if meta:
             epoch = chain.read_epoch(key, meta[0]["value"])
             if epoch is not None and epoch.key_id != chain.key_id(key):
                 if created:
-                    chain.key_file_for(self.path).unlink(missing_ok=True)
+                    chain.key_file_for(self.core.path).unlink(missing_ok=True)
                 raise ConfigError(
-                    f"{self.path}'s audit trail is keyed with another key (id {epoch.key_id}; this "
-                    f"key is {chain.key_id(key)}): restore {chain.key_file_for(self.path)} or set "
+                    f"{self.core.path}'s audit trail is keyed with another key (id {epoch.key_id}; this "
+                    f"key is {chain.key_id(key)}): restore {chain.key_file_for(self.core.path)} or set "
                     f"{chain.KEY_ENV} to the key it was made with"
                 )
             if epoch is not None and epoch.valid:
                 self._seal_boundary(epoch)
             return
-        with self.write() as db:
+        with self.core.write() as db:
             # Only a database that never had a key starts an epoch: one whose record was
             # removed while keyed events or seals remain is left for verify to name.
             keyed = [name for name, alg in chain.ALGORITHMS.items() if alg.keyed]
             marks = ",".join("?" for _ in keyed)
-            if self.query(
+            if self.core.query(
                 f"select 1 from audit_events where hash_alg in ({marks}) limit 1", tuple(keyed)
-            ) or self.query("select 1 from run_seals limit 1"):
+            ) or self.core.query("select 1 from run_seals limit 1"):
                 return
-            after = self.query("select coalesce(max(id), 0) as n from audit_events")[0]["n"]
+            after = self.core.query("select coalesce(max(id), 0) as n from audit_events")[0]["n"]
             db.execute(
                 "insert or ignore into meta (key, value) values (?, ?)",
                 (chain.KEYED_AFTER, chain.epoch_value(key, int(after), int(after))),
             )
             db.execute(chain.GUARD_SQL)
-            heads = self.query(
+            heads = self.core.query(
                 "select run_id, max(id) as head_id, count(*) as events from audit_events "
                 "where run_id is not null group by run_id"
             )
             for h in heads:
-                head_hash = self.query(
+                head_hash = self.core.query(
                     "select hash from audit_events where id = ?", (h["head_id"],)
                 )[0]["hash"]
                 self._put_seal(
@@ -92,19 +93,19 @@ class AuditChain(StoreCore):
         forgery; adopt each run those events extended with a keyed event recording its rows as
         they stand (the key holder vouches for them once, at the boundary); and from now on let
         the database refuse an event that names no algorithm. Idempotent."""
-        guarded = self.query(
+        guarded = self.core.query(
             "select 1 from sqlite_master where type = 'trigger' and name = ?", (chain.GUARD,)
         )
         if epoch.through is not None and guarded:
             return  # sealed before: nothing to write (a read-only file opens as before)
-        with self.write() as db:
+        with self.core.write() as db:
             if epoch.through is None:
                 through = int(
-                    self.query("select coalesce(max(id), 0) as n from audit_events")[0]["n"]
+                    self.core.query("select coalesce(max(id), 0) as n from audit_events")[0]["n"]
                 )
                 unkeyed = [n for n, alg in chain.ALGORITHMS.items() if not alg.keyed]
                 marks = ",".join("?" for _ in unkeyed)
-                extended = self.query(
+                extended = self.core.query(
                     "select run_id, count(*) as n, min(id) as first, max(id) as last "
                     "from audit_events where id > ? and run_id is not null and hash is not null "
                     f"and (hash_alg is null or hash_alg in ({marks})) group by run_id",
@@ -115,7 +116,7 @@ class AuditChain(StoreCore):
                     (chain.epoch_value(self._audit_key, epoch.after, through), chain.KEYED_AFTER),
                 )
                 for r in extended:
-                    self._audit(
+                    self.append(
                         db,
                         run_id=r["run_id"],
                         kind="trail_adopted",
@@ -128,7 +129,7 @@ class AuditChain(StoreCore):
                             "why": "written by an earlier closebot during the upgrade, before "
                             "the boundary was sealed",
                         },
-                        covers=chain.run_targets(self.query, r["run_id"]),
+                        covers=chain.run_targets(self.core.query, r["run_id"]),
                     )
             db.execute(chain.GUARD_SQL)
 
@@ -143,12 +144,12 @@ class AuditChain(StoreCore):
                 s.head_id,
                 s.head_hash,
                 s.events,
-                self.now(),
+                self.core.now(),
                 chain.seal_mac(self._audit_key, s),
             ),
         )
 
-    def _audit(
+    def append(
         self,
         db: Database,
         *,
@@ -165,7 +166,7 @@ class AuditChain(StoreCore):
         last = (
             []
             if first
-            else self.query(
+            else self.core.query(
                 "select id, hash from audit_events where run_id is ? order by id desc limit 1",
                 (run_id,),
             )
@@ -173,12 +174,12 @@ class AuditChain(StoreCore):
         prev = (last[0]["hash"] if last else None) or ""
         event = {
             "run_id": run_id,
-            "at": self.now(),
+            "at": self.core.now(),
             "kind": kind,
             "actor": actor,
             "detail": dumps(detail),
         }
-        covered = chain.covers_of(self.query, db.execute, self._audit_key, covers)
+        covered = chain.covers_of(self.core.query, db.execute, self._audit_key, covers)
         digest, alg = chain.seal(self._audit_key, prev, event, covered)
         cursor = db.execute(
             "insert into audit_events (run_id, at, kind, actor, detail, prev_hash, hash, hash_alg, "
@@ -187,14 +188,16 @@ class AuditChain(StoreCore):
         )
         if run_id is None:
             return
-        sealed = self.query("select head_id, events from run_seals where run_id = ?", (run_id,))
+        sealed = self.core.query(
+            "select head_id, events from run_seals where run_id = ?", (run_id,)
+        )
         if sealed and last and sealed[0]["head_id"] == last[0]["id"]:
             events = int(sealed[0]["events"]) + 1
         else:
             events = int(
-                self.query("select count(*) as n from audit_events where run_id = ?", (run_id,))[0][
-                    "n"
-                ]
+                self.core.query(
+                    "select count(*) as n from audit_events where run_id = ?", (run_id,)
+                )[0]["n"]
             )
         self._put_seal(db, chain.Seal(run_id, int(cursor.lastrowid or 0), digest, events))
 
@@ -211,21 +214,21 @@ class AuditChain(StoreCore):
         event that covers them (`chain.WrittenLines`)."""
         return chain.WrittenLines(batch_id, chain.LinesDigest(self._audit_key, batch_id))
 
-    def seal_of(self, run_id: str) -> chain.Seal | None:
+    def seal(self, run_id: str) -> chain.Seal | None:
         """The run's sealed head: what its summary prints and verify compares."""
-        rows = self.query("select * from run_seals where run_id = ?", (run_id,))
+        rows = self.core.query("select * from run_seals where run_id = ?", (run_id,))
         if not rows:
             return None
         r = rows[0]
         return chain.Seal(run_id, int(r["head_id"]), str(r["head_hash"]), int(r["events"]))
 
-    def audit_verdict(self, run_id: str, *, rows_too: bool = True) -> chain.Verdict:
+    def verdict(self, run_id: str, *, rows_too: bool = True) -> chain.Verdict:
         """The run's trail checked: each event with the algorithm that wrote it, the seal on
         its head, and (`rows_too`) every covered row against what the chain recorded."""
-        rows = self.query("select * from audit_events where run_id = ? order by id", (run_id,))
+        rows = self.core.query("select * from audit_events where run_id = ? order by id", (run_id,))
         meta = {
             r["key"]: r["value"]
-            for r in self.query(
+            for r in self.core.query(
                 "select key, value from meta where key in ('audit_unchained_through', ?)",
                 (chain.KEYED_AFTER,),
             )
@@ -245,14 +248,14 @@ class AuditChain(StoreCore):
                 + ("removed" if epoch is None else "edited")
             )
             return verdict
-        seal = self.query("select * from run_seals where run_id = ?", (run_id,))
+        seal = self.core.query("select * from run_seals where run_id = ?", (run_id,))
         chain.check_seal(verdict, self._audit_key, run_id, rows, seal[0] if seal else None)
         if verdict.problem or not rows_too:
             return verdict
         strict = bool(rows) and int(rows[0]["id"]) > epoch.after
         chain.check_rows(
             verdict,
-            self.query,
+            self.core.query,
             self._audit_key,
             run_id,
             rows,
@@ -261,16 +264,16 @@ class AuditChain(StoreCore):
         )
         return verdict
 
-    def verify_audit(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
+    def verify(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
         """(events checked, the first event whose link is broken or None, why)."""
-        verdict = self.audit_verdict(run_id, rows_too=False)
+        verdict = self.verdict(run_id, rows_too=False)
         if verdict.broken is None:
             return verdict.checked, None, verdict.problem
         r = verdict.broken
         found = AuditEvent(**{k: r[k] for k in ("id", "run_id", "at", "kind", "actor")}, detail={})
         return verdict.checked, found, verdict.why
 
-    def audit(
+    def record(
         self,
         *,
         run_id: str | None,
@@ -281,18 +284,18 @@ class AuditChain(StoreCore):
     ) -> None:
         """Append an audit event (joining this thread's transaction when one is open);
         `covers` names the rows just written that it records: (table, column, value)."""
-        with self.write() as db:
-            self._audit(
+        with self.core.write() as db:
+            self.append(
                 db, run_id=run_id, kind=kind, actor=actor, detail=detail or {}, covers=covers
             )
 
-    def audit_events(self, run_id: str, *, kind: str | None = None) -> list[AuditEvent]:
+    def events(self, run_id: str, *, kind: str | None = None) -> list[AuditEvent]:
         sql = "select * from audit_events where run_id = ?"
         params: tuple[Any, ...] = (run_id,)
         if kind:
             sql += " and kind = ?"
             params += (kind,)
-        rows = self.query(sql + " order by id", params)
+        rows = self.core.query(sql + " order by id", params)
         return [
             AuditEvent(**known(AuditEvent, {**r, "detail": json.loads(r["detail"] or "{}")}))
             for r in rows

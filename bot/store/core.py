@@ -104,7 +104,7 @@ class StoreCore:
         self._tx = threading.local()  # whether this thread has a write transaction open
         # what this thread's next write transaction does first (see SlackReplay.request)
         self._first_write = threading.local()
-        self._in_memory = str(path) == ":memory:"
+        self.in_memory = str(path) == ":memory:"  # a database only this connection sees
         self._schema_seen: tuple[int, str | None] | None = None  # (schema cookie, newer_schema)
         self.corrupt: str | None = None  # what found the file damaged, once something did
         conn = sqlite3.connect(
@@ -112,7 +112,7 @@ class StoreCore:
         )
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            if not self._in_memory:
+            if not self.in_memory:
                 found = conn.execute("PRAGMA quick_check(5)").fetchall()
                 if [r[0] for r in found] != ["ok"]:
                     raise corrupt_error(self.path, "; ".join(str(r[0]) for r in found))
@@ -147,6 +147,13 @@ class StoreCore:
             self.corrupt = self.corrupt or str(e)
             return corrupt_error(self.path, str(e))
         return e
+
+    def set_first_write(self, do: FirstWrite | None) -> FirstWrite | None:
+        """What this thread's next write transaction does first, inside it (None: nothing);
+        returns what was set before, if it has not run yet."""
+        before: FirstWrite | None = getattr(self._first_write, "do", None)
+        self._first_write.do = do
+        return before
 
     def migrate(self, more: Migrations) -> None:
         """Apply a set of migrations (the store's own, or a part's such as the ledger's)."""
@@ -242,7 +249,7 @@ class StoreCore:
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         """Rows of a read, as dicts: inside this thread's transaction it sees what the
         transaction wrote; otherwise it reads on this thread's own connection, without a lock."""
-        if self._locks.held or self._in_memory:
+        if self._locks.held or self.in_memory:
             # Inside a transaction (read what it has written), or a database only this
             # connection can see: the writer's connection, under the lock.
             with self._locks.locked():
@@ -261,7 +268,7 @@ class StoreCore:
         database (a migration this code does not know is applied). Cheap enough for every
         request: SQLite's schema cookie is read, the migrations only when it has changed."""
         try:
-            if self._in_memory:
+            if self.in_memory:
                 with self._locks.locked():
                     return self._schema_check(self.db.conn)
             return self._schema_check(self._readers.connection())

@@ -54,7 +54,7 @@ def examine(path: Path, *, stuck_after: timedelta = STUCK_AFTER) -> list[Finding
         runs = [r["id"] for r in store.query("select id from runs order by created_at, rowid")]
         broken = 0
         for run_id in runs:
-            verdict = store.audit_verdict(run_id)
+            verdict = store.audit.verdict(run_id)
             if verdict.broken is not None:
                 broken += 1
                 found.append(
@@ -82,7 +82,7 @@ def examine(path: Path, *, stuck_after: timedelta = STUCK_AFTER) -> list[Finding
                 )
             else:
                 found.append(Finding(f"lease: run {lease['run_id']} held by {who}", False))
-        for run in store.stuck_runs(idle_for=stuck_after):
+        for run in store.runs.stuck(idle_for=stuck_after):
             found.append(
                 Finding(
                     f"stuck: run {run.id} ({run.period}) is {run.status} and nothing has "

@@ -20,10 +20,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from bot.core.errors import BusyError
-from bot.store.runs import Run, Runs
+from bot.store.core import StoreCore
 
 
 def _start_time(pid: int) -> str | None:
@@ -75,20 +74,24 @@ class _Hold:
     beat: threading.Thread | None = None
 
 
-class Leases(Runs):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+class Leases:
+    """`store.leases`: which process advances a run, held and renewed while it does."""
+
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
         self._holds: dict[tuple[str, str], _Hold] = {}
         self._holds_guard = threading.Lock()
 
-    def acquire_lease(self, run_id: str, *, owner: str, ttl: timedelta) -> str | None:
+    def acquire(self, run_id: str, *, owner: str, ttl: timedelta) -> str | None:
         """Take or renew the run's lease; None when it is ours, else who holds it. A lease
         left by a process of this host that is gone is taken over at once."""
-        if self.newer_schema():  # a rolling deploy: the newer closebot advances the run
+        if self.core.newer_schema():  # a rolling deploy: the newer closebot advances the run
             return "a newer closebot (this process is older than the database)"
-        with self.write() as db:
-            rows = self.query("select owner, expires_at from leases where run_id = ?", (run_id,))
-            now = self.now()
+        with self.core.write() as db:
+            rows = self.core.query(
+                "select owner, expires_at from leases where run_id = ?", (run_id,)
+            )
+            now = self.core.now()
             if (
                 rows
                 and rows[0]["owner"] != owner
@@ -99,26 +102,27 @@ class Leases(Runs):
             db.execute(
                 "insert into leases (run_id, owner, expires_at) values (?, ?, ?) "
                 "on conflict(run_id) do update set owner = excluded.owner, expires_at = excluded.expires_at",
-                (run_id, owner, self.now(after=ttl)),
+                (run_id, owner, self.core.now(after=ttl)),
             )
         return None
 
-    def renew_leases(self, *, owner: str, ttl: timedelta) -> None:
-        with self.write() as db:
+    def renew(self, *, owner: str, ttl: timedelta) -> None:
+        with self.core.write() as db:
             db.execute(
-                "update leases set expires_at = ? where owner = ?", (self.now(after=ttl), owner)
+                "update leases set expires_at = ? where owner = ?",
+                (self.core.now(after=ttl), owner),
             )
 
-    def release_lease(self, run_id: str, *, owner: str) -> None:
-        with self.write() as db:
+    def release(self, run_id: str, *, owner: str) -> None:
+        with self.core.write() as db:
             db.execute("delete from leases where run_id = ? and owner = ?", (run_id, owner))
 
-    def reclaim_dead_leases(self) -> list[str]:
+    def reclaim_dead(self) -> list[str]:
         """Drop the leases of this host's processes that are gone; the runs they held."""
-        rows = self.query("select run_id, owner from leases order by run_id")
+        rows = self.core.query("select run_id, owner from leases order by run_id")
         dead = [r for r in rows if owner_is_gone(r["owner"])]
         if dead:
-            with self.write() as db:
+            with self.core.write() as db:
                 for r in dead:
                     db.execute(
                         "delete from leases where run_id = ? and owner = ?",
@@ -126,7 +130,7 @@ class Leases(Runs):
                     )
         return [r["run_id"] for r in dead]
 
-    def hold_lease(self, run_id: str, *, owner: str, ttl: timedelta) -> str | None:
+    def hold(self, run_id: str, *, owner: str, ttl: timedelta) -> str | None:
         """One more hold of the run's lease by `owner` (taking it if this is the first), kept
         renewed every ttl/3 until the last hold is let go. None when held, else who holds it."""
         key = (run_id, owner)
@@ -135,7 +139,7 @@ class Leases(Runs):
             if hold is not None:
                 hold.count += 1
                 return None
-        holder = self.acquire_lease(run_id, owner=owner, ttl=ttl)
+        holder = self.acquire(run_id, owner=owner, ttl=ttl)
         if holder:
             return holder
         self._adopt(run_id, owner=owner, ttl=ttl)
@@ -155,7 +159,7 @@ class Leases(Runs):
             while not hold.stop.wait(ttl.total_seconds() / 3):
                 # A missed beat is tried again at the next; the lease outlives one miss.
                 with suppress(sqlite3.Error, BusyError):
-                    self.acquire_lease(run_id, owner=owner, ttl=ttl)
+                    self.acquire(run_id, owner=owner, ttl=ttl)
 
         hold.beat = threading.Thread(target=heartbeat, name=f"lease-{run_id}", daemon=True)
         hold.beat.start()
@@ -176,17 +180,17 @@ class Leases(Runs):
         if hold.beat is not None and hold.beat is not threading.current_thread():
             hold.beat.join(timeout=5)
         if written:
-            self.release_lease(run_id, owner=owner)
+            self.release(run_id, owner=owner)
 
     @contextmanager
-    def leased(self, run_id: str, *, owner: str, ttl: timedelta) -> Iterator[str | None]:
-        """Hold the run's lease for the block (see hold_lease).
+    def held(self, run_id: str, *, owner: str, ttl: timedelta) -> Iterator[str | None]:
+        """Hold the run's lease for the block (see hold).
 
         Yields None when the lease is ours, else who holds it (and the block should not
         advance the run). A process that dies stops renewing: the lease expires after `ttl`,
-        or at once for a process of this host (reclaim_dead_leases, acquire_lease).
+        or at once for a process of this host (reclaim_dead, acquire).
         """
-        holder = self.hold_lease(run_id, owner=owner, ttl=ttl)
+        holder = self.hold(run_id, owner=owner, ttl=ttl)
         if holder:
             yield holder
             return
@@ -195,22 +199,9 @@ class Leases(Runs):
         finally:
             self.let_go(run_id, owner=owner)
 
-    def lease_holder(self, run_id: str) -> str | None:
-        rows = self.query(
-            "select owner from leases where run_id = ? and expires_at > ?", (run_id, self.now())
+    def holder(self, run_id: str) -> str | None:
+        rows = self.core.query(
+            "select owner from leases where run_id = ? and expires_at > ?",
+            (run_id, self.core.now()),
         )
         return str(rows[0]["owner"]) if rows else None
-
-    def stuck_runs(self, *, idle_for: timedelta) -> list[Run]:
-        """Runs that should be moving but nothing advances them: no lease, no pending question,
-        untouched for `idle_for`."""
-        cutoff = self.now(after=-idle_for)
-        rows = self.query(
-            "select r.id from runs r where r.status in ('running', 'waiting') and r.mode = 'slack' "
-            "and r.updated_at <= ? "
-            "and not exists (select 1 from leases l where l.run_id = r.id and l.expires_at > ?) "
-            "and not exists (select 1 from questions q where q.run_id = r.id and q.status = 'pending') "
-            "order by r.created_at",
-            (cutoff, self.now()),
-        )
-        return [self.run(r["id"]) for r in rows]

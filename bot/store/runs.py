@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from bot.core.errors import NotFoundError, PeriodTakenError
 from bot.store.audit import AuditChain
-from bot.store.core import dumps, insert_row, known
+from bot.store.core import StoreCore, dumps, insert_row, known
 
 RUN_STATUSES = ("running", "waiting", "done", "failed", "cancelled")
 
@@ -32,8 +33,14 @@ class Run:
     stop_requested_by: str | None = None
 
 
-class Runs(AuditChain):
-    def create_run(
+class Runs:
+    """`store.runs`: a run's row, its steps, where in Slack it lives, Stop."""
+
+    def __init__(self, core: StoreCore, audit: AuditChain) -> None:
+        self.core = core
+        self.audit = audit
+
+    def create(
         self,
         *,
         period: str,
@@ -48,7 +55,7 @@ class Runs(AuditChain):
         run of `period` is still live; the check and the insert are one write transaction
         (BEGIN IMMEDIATE), so of two starts at the same instant one run is made."""
         run_id = uuid.uuid4().hex[:12]
-        now = self.now()
+        now = self.core.now()
         row: dict[str, Any] = {
             "id": run_id,
             "period": period,
@@ -63,15 +70,15 @@ class Runs(AuditChain):
             "created_at": now,
             "updated_at": now,
         }
-        with self.write() as db:
-            live = self.live_run(period) if one_per_period else None
+        with self.core.write() as db:
+            live = self.live(period) if one_per_period else None
             if live is not None:
                 raise PeriodTakenError(
                     f"the {period} close is already under way (run {live.id}, {live.status})",
                     run_id=live.id,
                 )
             insert_row(db, "runs", row)
-            self._audit(
+            self.audit.append(
                 db,
                 run_id=run_id,
                 kind="run_started",
@@ -82,81 +89,81 @@ class Runs(AuditChain):
             )
         return Run(**{**row, "steps": {}})
 
-    def run(self, run_id: str) -> Run:
-        rows = self.query("select * from runs where id = ?", (run_id,))
+    def get(self, run_id: str) -> Run:
+        rows = self.core.query("select * from runs where id = ?", (run_id,))
         if not rows:
-            raise NotFoundError(f"no run with id {run_id!r} in {self.path}")
+            raise NotFoundError(f"no run with id {run_id!r} in {self.core.path}")
         row = rows[0]
         row["steps"] = json.loads(row["steps"] or "{}")
         return Run(**known(Run, row))
 
     def stop_requested(self, run_id: str) -> str | None:
         """Who pressed Stop on the run, if anyone (a turn asks before each step)."""
-        rows = self.query("select stop_requested_by from runs where id = ?", (run_id,))
+        rows = self.core.query("select stop_requested_by from runs where id = ?", (run_id,))
         return rows[0]["stop_requested_by"] if rows else None
 
-    def runs(self, *, limit: int = 20) -> list[Run]:
-        rows = self.query(
+    def recent(self, *, limit: int = 20) -> list[Run]:
+        rows = self.core.query(
             "select id from runs order by created_at desc, rowid desc limit ?", (limit,)
         )
-        return [self.run(r["id"]) for r in rows]
+        return [self.get(r["id"]) for r in rows]
 
-    def live_run(self, period: str) -> Run | None:
+    def live(self, period: str) -> Run | None:
         """The latest run of `period` that is still going (running or waiting on someone)."""
-        rows = self.query(
+        rows = self.core.query(
             "select id from runs where period = ? and status in ('running', 'waiting') "
             "order by created_at desc, rowid desc limit 1",
             (period,),
         )
-        return self.run(rows[0]["id"]) if rows else None
+        return self.get(rows[0]["id"]) if rows else None
 
-    def run_for_thread(self, *, channel: str, thread_ts: str) -> Run | None:
-        rows = self.query(
+    def for_thread(self, *, channel: str, thread_ts: str) -> Run | None:
+        rows = self.core.query(
             "select id from runs where channel = ? and thread_ts = ? order by created_at desc limit 1",
             (channel, thread_ts),
         )
-        return self.run(rows[0]["id"]) if rows else None
+        return self.get(rows[0]["id"]) if rows else None
 
-    def set_run_thread(
+    def set_thread(
         self, run_id: str, *, channel: str, thread_ts: str, status_ts: str | None
     ) -> None:
         """Where in Slack the run lives: its root message (the thread) and its status message."""
-        with self.write() as db:
+        with self.core.write() as db:
             db.execute(
                 "update runs set channel = ?, thread_ts = ?, status_ts = ?, updated_at = ? where id = ?",
-                (channel, thread_ts, status_ts, self.now(), run_id),
+                (channel, thread_ts, status_ts, self.core.now(), run_id),
             )
 
-    def runs_with_status(self, *statuses: str) -> list[Run]:
+    def with_status(self, *statuses: str) -> list[Run]:
         marks = ",".join("?" for _ in statuses)
-        rows = self.query(
+        rows = self.core.query(
             f"select id from runs where status in ({marks}) order by created_at", statuses
         )
-        return [self.run(r["id"]) for r in rows]
+        return [self.get(r["id"]) for r in rows]
 
-    def set_run_status(self, run_id: str, status: str, *, error: str | None = None) -> None:
+    def set_status(self, run_id: str, status: str, *, error: str | None = None) -> None:
         if status not in RUN_STATUSES:
             raise ValueError(f"unknown run status {status!r}")
-        with self.write() as db:
-            previous = self.query("select status from runs where id = ?", (run_id,))
+        with self.core.write() as db:
+            previous = self.core.query("select status from runs where id = ?", (run_id,))
             db.execute(
                 "update runs set status = ?, error = ?, updated_at = ? where id = ?",
-                (status, error, self.now(), run_id),
+                (status, error, self.core.now(), run_id),
             )
             if (
                 previous
                 and previous[0]["status"] != status
                 and status in ("done", "failed", "cancelled")
             ):
-                self._audit(
+                self.audit.append(
                     db, run_id=run_id, kind=f"run_{status}", actor=None, detail={"error": error}
                 )
 
     def set_step(self, run_id: str, step: str, state: str) -> dict[str, str]:
         """Record a step's state (pending/running/waiting/done/failed); return all steps."""
-        with self.write() as db:
+        with self.core.write() as db:
             steps = json.loads(
-                self.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
+                self.core.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
             )
             if state in ("running", "waiting"):
                 # one step moves at a time: the one before it is finished
@@ -166,15 +173,15 @@ class Runs(AuditChain):
             steps[step] = state
             db.execute(
                 "update runs set steps = ?, updated_at = ? where id = ?",
-                (dumps(steps), self.now(), run_id),
+                (dumps(steps), self.core.now(), run_id),
             )
         return steps
 
     def finish_steps(self, run_id: str) -> dict[str, str]:
         """At the end of a turn: the step that was running is done; one left waiting was stopped."""
-        with self.write() as db:
+        with self.core.write() as db:
             steps = json.loads(
-                self.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
+                self.core.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
             )
             moved = {"running": "done", "waiting": "stopped"}
             steps = {k: moved.get(v, v) for k, v in steps.items()}
@@ -184,25 +191,39 @@ class Runs(AuditChain):
     def park_steps(self, run_id: str) -> dict[str, str]:
         """At the end of a turn that waits on questions put off: the step that was running
         is done; steps waiting on a decision keep waiting (Decide continues them)."""
-        with self.write() as db:
+        with self.core.write() as db:
             steps = json.loads(
-                self.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
+                self.core.query("select steps from runs where id = ?", (run_id,))[0]["steps"]
             )
             steps = {k: "done" if v == "running" else v for k, v in steps.items()}
             db.execute("update runs set steps = ? where id = ?", (dumps(steps), run_id))
         return steps
 
-    def touch_run(self, run_id: str) -> None:
-        with self.write() as db:
-            db.execute("update runs set updated_at = ? where id = ?", (self.now(), run_id))
+    def touch(self, run_id: str) -> None:
+        with self.core.write() as db:
+            db.execute("update runs set updated_at = ? where id = ?", (self.core.now(), run_id))
 
     # -- stop ---------------------------------------------------------------
 
     def request_stop(self, run_id: str, *, by: str) -> None:
         """Ask the run to stop at its next step boundary."""
-        with self.write() as db:
+        with self.core.write() as db:
             db.execute(
                 "update runs set stop_requested_by = coalesce(stop_requested_by, ?) where id = ?",
                 (by, run_id),
             )
-            self._audit(db, run_id=run_id, kind="stop_requested", actor=by, detail={})
+            self.audit.append(db, run_id=run_id, kind="stop_requested", actor=by, detail={})
+
+    def stuck(self, *, idle_for: timedelta) -> list[Run]:
+        """Runs that should be moving but nothing advances them: no lease, no pending question,
+        untouched for `idle_for`."""
+        cutoff = self.core.now(after=-idle_for)
+        rows = self.core.query(
+            "select r.id from runs r where r.status in ('running', 'waiting') and r.mode = 'slack' "
+            "and r.updated_at <= ? "
+            "and not exists (select 1 from leases l where l.run_id = r.id and l.expires_at > ?) "
+            "and not exists (select 1 from questions q where q.run_id = r.id and q.status = 'pending') "
+            "order by r.created_at",
+            (cutoff, self.core.now()),
+        )
+        return [self.get(r["id"]) for r in rows]

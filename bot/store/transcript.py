@@ -36,15 +36,18 @@ class ToolResult:
     is_error: bool
 
 
-class Transcript(StoreCore):
-    # -- transcript -------------------------------------------------------
+class Transcript:
+    """`store.transcript`: the run's messages, its model calls' usage and its tool results."""
 
-    def append_message(self, run_id: str, *, role: str, content: list[dict[str, Any]]) -> int:
+    def __init__(self, core: StoreCore) -> None:
+        self.core = core
+
+    def append(self, run_id: str, *, role: str, content: list[dict[str, Any]]) -> int:
         """Append one Messages-API message; history is never rewritten."""
         if role not in ("user", "assistant"):
             raise ValueError(f"unknown role {role!r}")
-        with self.write() as db:
-            row = self.query(
+        with self.core.write() as db:
+            row = self.core.query(
                 "select coalesce(max(seq), 0) as seq from messages where run_id = ?", (run_id,)
             )
             seq = int(row[0]["seq"]) + 1
@@ -56,15 +59,15 @@ class Transcript(StoreCore):
                     "seq": seq,
                     "role": role,
                     "content": dumps(content),
-                    "created_at": self.now(),
+                    "created_at": self.core.now(),
                 },
             )
-            db.execute("update runs set updated_at = ? where id = ?", (self.now(), run_id))
+            db.execute("update runs set updated_at = ? where id = ?", (self.core.now(), run_id))
         return seq
 
-    def last_message(self, run_id: str) -> Message | None:
+    def last(self, run_id: str) -> Message | None:
         """The transcript's latest message, without reading the rest."""
-        rows = self.query(
+        rows = self.core.query(
             "select seq, role, content from messages where run_id = ? order by seq desc limit 1",
             (run_id,),
         )
@@ -74,7 +77,7 @@ class Transcript(StoreCore):
         return Message(seq=r["seq"], role=r["role"], content=json.loads(r["content"]))
 
     def messages(self, run_id: str) -> list[Message]:
-        rows = self.query(
+        rows = self.core.query(
             "select seq, role, content from messages where run_id = ? order by seq", (run_id,)
         )
         return [
@@ -87,13 +90,13 @@ class Transcript(StoreCore):
         self, run_id: str, *, model: str | None, stop_reason: str | None, usage: dict[str, int]
     ) -> None:
         """One model call's token usage."""
-        with self.write() as db:
+        with self.core.write() as db:
             insert_row(
                 db,
                 "model_calls",
                 {
                     "run_id": run_id,
-                    "at": self.now(),
+                    "at": self.core.now(),
                     "model": model,
                     "stop_reason": stop_reason,
                     **{f: int(usage.get(f, 0)) for f in USAGE_FIELDS},
@@ -103,7 +106,7 @@ class Transcript(StoreCore):
     def usage(self, run_id: str) -> tuple[int, dict[str, int]]:
         """(model calls, summed token usage) of a run."""
         sums = ", ".join(f"coalesce(sum({f}), 0) as {f}" for f in USAGE_FIELDS)
-        row = self.query(
+        row = self.core.query(
             f"select count(*) as calls, {sums} from model_calls where run_id = ?", (run_id,)
         )[0]
         calls = int(row.pop("calls"))
@@ -121,7 +124,7 @@ class Transcript(StoreCore):
         content: str,
         is_error: bool,
     ) -> None:
-        with self.write() as db:
+        with self.core.write() as db:
             insert_row(
                 db,
                 "tool_calls",
@@ -132,7 +135,7 @@ class Transcript(StoreCore):
                     "input": dumps(input),
                     "result": content,
                     "is_error": int(is_error),
-                    "created_at": self.now(),
+                    "created_at": self.core.now(),
                 },
                 ignore=True,  # a result, once stored, is final
             )
@@ -140,7 +143,7 @@ class Transcript(StoreCore):
     def last_tool_error(self, run_id: str, names: list[str]) -> str | None:
         """The latest error result of any of these tools in the run."""
         marks = ",".join("?" for _ in names) or "''"
-        rows = self.query(
+        rows = self.core.query(
             f"select result from tool_calls where run_id = ? and is_error = 1 and name in ({marks}) "
             "order by created_at desc, rowid desc limit 1",
             (run_id, *names),
@@ -148,7 +151,7 @@ class Transcript(StoreCore):
         return rows[0]["result"] if rows else None
 
     def tool_result(self, tool_use_id: str) -> ToolResult | None:
-        rows = self.query("select * from tool_calls where tool_use_id = ?", (tool_use_id,))
+        rows = self.core.query("select * from tool_calls where tool_use_id = ?", (tool_use_id,))
         if not rows:
             return None
         r = rows[0]

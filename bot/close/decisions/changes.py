@@ -54,7 +54,7 @@ def changeable_decisions(store: Store, run_id: str) -> list[tuple[str, str]]:
         if not e["question_id"] or change_refusal(ledger, e, settlers):
             continue
         try:
-            q = store.question(e["question_id"])
+            q = store.questions.get(e["question_id"])
         except NotFoundError:
             continue
         ref = e["details"]["ref"]
@@ -91,13 +91,13 @@ def ask_change(
             "that decision can no longer be changed here (it is posted, set off follow-ups, or "
             "was changed already)"
         )
-    run = store.run(run_id)
-    pending = store.pending_question(run_id)
+    run = store.runs.get(run_id)
+    pending = store.questions.pending(run_id)
     if run.status != "waiting":
         raise CannotChange("the close is working; change a decision once it waits on you")
     if pending is not None and header_of(pending) not in APPROVAL_HEADERS:
         raise CannotChange("answer the open form first, then change a decision")
-    of = store.question(question_id)
+    of = store.questions.get(question_id)
     item = of.questions[int(number) - 1]
     ref = REF_RE.findall(item["question"])
     exc = Ledger(store).exception(f"{run_id}:{ref[0]}") if ref else None
@@ -107,13 +107,13 @@ def ask_change(
         if exc and exc["resolution"] not in (None, "other")
         else ""
     )
-    changes = [q for q in store.questions(run_id) if q.changes == of.id]
+    changes = [q for q in store.questions.of_run(run_id) if q.changes == of.id]
     with store.write():
         withdrawn = None
         if pending is not None:
-            store.cancel_question(pending.id, cancelled_by=by, source="change")
+            store.questions.cancel(pending.id, cancelled_by=by, source="change")
             withdrawn = pending.id
-        record = store.ask_again(
+        record = store.questions.ask_again(
             of,
             by=by,
             question_id=f"{of.id}-change{len(changes) + 1}",
@@ -131,7 +131,7 @@ class ChangeTools(RecordingTools):
     def _change_of(ctx: ToolContext, exc: dict[str, Any], question_id: str) -> str | None:
         """The question whose decision on `exc` question `question_id` changes, if it does."""
         try:
-            q = ctx.store.question(question_id)
+            q = ctx.store.questions.get(question_id)
         except NotFoundError:
             return None
         if q.changes and q.run_id == ctx.run_id and q.changes == exc.get("question_id"):

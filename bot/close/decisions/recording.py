@@ -24,14 +24,14 @@ class RecordingTools(ToolBase):
 
     def close_of(self, ctx: ToolContext) -> Close:
         """The run's view of its period."""
-        close, _ = self._close(ctx, ctx.store.run(ctx.run_id).period)
+        close, _ = self._close(ctx, ctx.store.runs.get(ctx.run_id).period)
         return close
 
     def open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]:
         return self._open_items(ctx, ledger)
 
     def signoff_findings(self, ctx: ToolContext, ledger: Ledger) -> list[Finding]:
-        return self._signoff_finding(ctx, ledger, ctx.store.run(ctx.run_id).period)
+        return self._signoff_finding(ctx, ledger, ctx.store.runs.get(ctx.run_id).period)
 
     def keep_open(
         self, ledger: Ledger, exc: dict[str, Any], q: QuestionRecord, why: str

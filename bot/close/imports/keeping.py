@@ -74,7 +74,7 @@ class FileKeeping(ImportedFiles):
                     "update imported_files set status = 'superseded', superseded_by = ? where id = ?",
                     (file_id, old["id"]),
                 )
-                self.store.audit(
+                self.store.audit.record(
                     run_id=row.get("run_id"),
                     kind="file_superseded",
                     covers=[("imported_files", "id", old["id"])],
@@ -113,7 +113,7 @@ class FileKeeping(ImportedFiles):
                     "select id from column_maps where kind = ? and source = ? and layout = ?",
                     (kind, row.get("source") or "", row["layout"]),
                 )[0]["id"]
-                self.store.audit(
+                self.store.audit.record(
                     run_id=row.get("run_id"),
                     kind="column_map_confirmed",
                     actor=by,
@@ -147,7 +147,7 @@ class FileKeeping(ImportedFiles):
                     tuple(fields.values()),
                 )
                 file_id = int(cursor.lastrowid or 0)
-            self.store.audit(
+            self.store.audit.record(
                 run_id=run_id,
                 kind=f"file_{row['status']}",
                 covers=[("imported_files", "id", file_id)],

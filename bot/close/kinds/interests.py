@@ -146,7 +146,7 @@ class WiNriKind(Kind):
 
 def _effective_date_finding(d: Deciding) -> Finding:
     facts = d.facts
-    period = d.ctx.store.run(d.ctx.run_id).period
+    period = d.ctx.store.runs.get(d.ctx.run_id).period
     dates = [f"{add_months(period, -k)}-01" for k in (3, 2, 1)]
     wi = facts["jib_decimal"] or facts["doi_wi"]
     nri = facts["stub_decimal"] or dec8(

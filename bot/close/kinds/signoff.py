@@ -29,7 +29,7 @@ def _sign(d: Deciding) -> dict[str, Any]:
     or with the lock blocked, the items are the owners' work and the next close asks about
     each one still open."""
     ctx, ledger = d.ctx, d.ledger
-    run = ctx.store.run(ctx.run_id)
+    run = ctx.store.runs.get(ctx.run_id)
     items = d.desk.open_items(ctx, ledger)
     facts = d.facts
     groups = facts.get("groups") or []
@@ -47,7 +47,7 @@ def _sign(d: Deciding) -> dict[str, Any]:
     for item in stored:  # carried again: this sign-off's row is the item from now on
         if item.get("carried_id"):
             ledger.set_open_item_status(item["carried_id"], "carried", by_run=ctx.run_id)
-    ctx.store.audit(
+    ctx.store.audit.record(
         run_id=ctx.run_id,
         kind="period_lock",
         actor=None,

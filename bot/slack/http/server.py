@@ -40,8 +40,8 @@ def health(service: Service) -> tuple[int, dict[str, Any]]:
     body: dict[str, Any] = {"ok": False, "db": db, "slack": service.work.slack_status}
     try:
         with service.store.quick():
-            body["runs_waiting"] = len(service.store.runs_with_status("waiting"))
-            body["runs_stuck"] = len(service.store.stuck_runs(idle_for=service.work.stuck_after))
+            body["runs_waiting"] = len(service.store.runs.with_status("waiting"))
+            body["runs_stuck"] = len(service.store.runs.stuck(idle_for=service.work.stuck_after))
     except BusyError:
         body["db"] = "locked"
     except CorruptDatabaseError:
@@ -164,7 +164,7 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
         # answered once), and the work it queues starts once the answer has been written.
         held = service.runner.hold()
         try:
-            with held, service.store.request(f"sig:{checked.signature}") as sighting:
+            with held, service.store.replay.request(f"sig:{checked.signature}") as sighting:
                 if not sighting.first:
                     outcome["kind"] += " (replay)"
                     held.drop()

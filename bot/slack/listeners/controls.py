@@ -40,8 +40,8 @@ def decide(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
     store = deps.store
     try:
         with store.quick():
-            record = store.question(question_id)
-            run = store.run(record.run_id)
+            record = store.questions.get(question_id)
+            run = store.runs.get(record.run_id)
             deps.answers.authorize(run, user, action="decide", detail={"question_id": question_id})
             if record.status != "deferred":
                 notify(
@@ -61,7 +61,7 @@ def decide(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
                     "The close is still working; Decide brings this question back once it waits on you.",
                 )
                 return
-            store.reopen_question(question_id, by=user)
+            store.questions.reopen(question_id, by=user)
     except NotFoundError:
         notify(deps, channel, user, thread_ts, "I don't know this question; nothing was changed.")
         return
@@ -90,7 +90,7 @@ def change(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
     store = deps.store
     try:
         with store.quick():
-            run = store.run(store.question(question_id).run_id)
+            run = store.runs.get(store.questions.get(question_id).run_id)
             deps.answers.authorize(run, user, action="change", detail={"decision": value})
             record, withdrawn = ask_change(store, run.id, value, by=user)
     except NotFoundError:
@@ -117,7 +117,7 @@ def _control(deps: Deps, ack: Ack, body: dict[str, Any], *, what: str) -> Run | 
         return None
     try:
         with deps.store.quick():
-            run = deps.store.run(str(actions[0].get("value") or ""))
+            run = deps.store.runs.get(str(actions[0].get("value") or ""))
             deps.answers.authorize(run, user, action=what, detail={})
     except NotFoundError:
         notify(deps, channel, user, thread_ts, "I don't know this close; nothing was changed.")

@@ -72,7 +72,7 @@ def run_thread(deps: Deps, event: dict[str, Any]) -> bool:
         return False
     with deps.store.quick():
         return (
-            deps.store.run_for_thread(channel=str(event.get("channel")), thread_ts=thread_ts)
+            deps.store.runs.for_thread(channel=str(event.get("channel")), thread_ts=thread_ts)
             is not None
         )
 
@@ -97,12 +97,12 @@ def conversation(
         text = f"{text}\n(shared {len(files)} file{'s' if len(files) > 1 else ''}: {names})".strip()
     try:
         with store.quick():
-            if not store.first_sighting(
+            if not store.replay.first_sighting(
                 str(body.get("event_id") or f"{channel}:{event.get('ts')}")
             ):
                 return  # a Slack retry of an event already handled
             run = (
-                store.run_for_thread(channel=channel, thread_ts=str(thread_ts))
+                store.runs.for_thread(channel=channel, thread_ts=str(thread_ts))
                 if thread_ts
                 else None
             )
@@ -149,7 +149,7 @@ def _asked(
 
     def answer() -> None:
         text = (
-            presenter.state_line(deps.store.run(run_id))
+            presenter.state_line(deps.store.runs.get(run_id))
             if asked.kind == "status"
             else desk.answer(asked, user)
         )

@@ -119,7 +119,7 @@ def settle(
         return
     except AlreadyAnsweredError:
         ack()
-        notify(deps, channel, user, thread_ts, *already(deps.store.question(question_id)))
+        notify(deps, channel, user, thread_ts, *already(deps.store.questions.get(question_id)))
         return
     except StorageError as e:
         ack()
@@ -143,7 +143,7 @@ def _unseen(
     work = deps.work
     try:
         with deps.store.quick():
-            record = deps.store.question(question_id)
+            record = deps.store.questions.get(question_id)
             shown = (body.get("message") or {}).get("blocks") or []
             unseen = work.presenter.unseen_messages(
                 record, shown if isinstance(shown, list) else []
@@ -183,8 +183,8 @@ def _preview_first(
     store = deps.store
     try:
         with store.quick():
-            record = store.question(question_id)
-            run = store.run(record.run_id)
+            record = store.questions.get(question_id)
+            run = store.runs.get(record.run_id)
             if record.status != "pending" or not may_steer(run, user, deps.approvers):
                 return False  # the claim says what is wrong
             ask = ask_of(record)

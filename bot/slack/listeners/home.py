@@ -35,7 +35,7 @@ def dm(deps: Deps, event: dict[str, Any], body: dict[str, Any]) -> None:
         return
     try:
         with deps.store.quick():
-            if not deps.store.first_sighting(
+            if not deps.store.replay.first_sighting(
                 str(body.get("event_id") or f"{channel}:{event.get('ts')}")
             ):
                 return

@@ -21,7 +21,7 @@ def menu_options(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
     container = body.get("container") or {}
     try:
         with deps.store.quick():
-            record = deps.store.question_for_message(
+            record = deps.store.questions.for_message(
                 channel=str(container.get("channel_id", "")),
                 message_ts=str(container.get("message_ts", "")),
             )

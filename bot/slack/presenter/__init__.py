@@ -227,9 +227,9 @@ class SlackPresenter:
         self.post(run_id, text or "Done.")
         self._status_updates.drop(run_id)
         self._progress_now(run_id, final=True)
-        if not self.store.audit_events(run_id, kind="reports_uploaded"):
+        if not self.store.audit.events(run_id, kind="reports_uploaded"):
             self.upload_reports(run_id)
-            self.store.audit(run_id=run_id, kind="reports_uploaded", actor=None)
+            self.store.audit.record(run_id=run_id, kind="reports_uploaded", actor=None)
         self.tell_owners(run_id)
 
     def waiting(self, run_id: str, text: str) -> None:
@@ -243,7 +243,7 @@ class SlackPresenter:
             log.warning("run %s: waiting not shown: %s", run_id, slack_error(e))
 
     def failed(self, run_id: str, error: str) -> None:
-        run = self.store.run(run_id)
+        run = self.store.runs.get(run_id)
         text = f"The close stopped: {error}"
         safe = self.safe(text, run=run)
         try:
@@ -261,7 +261,7 @@ class SlackPresenter:
             log.warning("run %s: status not updated: %s", run_id, slack_error(e))
 
     def stopped(self, run_id: str, by: str) -> None:
-        for record in self.store.questions(run_id):
+        for record in self.store.questions.of_run(run_id):
             if record.status == "cancelled" and record.source == "stop":
                 self.settle_form(record.id)
         self._status_updates.drop(run_id)

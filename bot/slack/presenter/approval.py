@@ -96,7 +96,7 @@ class ApprovalForm:
     def attach_draft(self, record: QuestionRecord, *, attach: bool = True) -> str | None:
         """Before an approval form: the draft journal CSV in the thread, once per batch (not
         again when a batch is asked about again); the confirm dialog's text."""
-        run = self.store.run(record.run_id)
+        run = self.store.runs.get(record.run_id)
         ledger = Ledger(self.store)
         batch = ledger.current_batch(run.id)
         if batch is None or batch["status"] != "draft":
@@ -139,7 +139,7 @@ class ApprovalForm:
             and q.message_ts
             and header_of(q) in APPROVAL_HEADERS
             and batch_id in q.context + " ".join(str(x.get("question")) for x in q.questions)
-            for q in self.store.questions(record.run_id)
+            for q in self.store.questions.of_run(record.run_id)
         )
 
     def unseen_messages(
@@ -149,7 +149,7 @@ class ApprovalForm:
         approver saw it (`shown`: its blocks) did not show yet; [] for other questions."""
         if header_of(record) not in APPROVAL_HEADERS:
             return []
-        since = self.store.messages_since(record.run_id, record.created_at)
+        since = self.store.inbox.since(record.run_id, record.created_at)
         if not since:
             return []
         mark = seen_block_id(since[-1]["id"])

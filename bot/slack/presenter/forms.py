@@ -86,11 +86,11 @@ class Forms:
 
     def post(self, record: QuestionRecord, *, nonce: str = "0", again: bool = False) -> None:
         """Post the question's form; `again` (a retry) first looks for one already posted."""
-        run = self.store.run(record.run_id)
+        run = self.store.runs.get(record.run_id)
         if not (run.channel and run.thread_ts):
             return
         if again and (ts := self.find(record)):
-            self.store.set_question_message(record.id, channel=run.channel, message_ts=ts)
+            self.store.questions.set_message(record.id, channel=run.channel, message_ts=ts)
             log.info("question %s: its form was already in the thread (%s)", record.id, ts)
             return
         ask = ask_of(record)
@@ -103,16 +103,16 @@ class Forms:
             blocks=form,
         )
         with self.store.write():  # where the form went and its first reminder: one commit
-            self.store.set_question_message(
+            self.store.questions.set_message(
                 record.id, channel=str(response["channel"]), message_ts=str(response["ts"])
             )
             if self.reminder and record.remind_at is None:
-                self.store.set_remind_at(record.id, self.store.now(after=self.reminder))
+                self.store.questions.set_remind_at(record.id, self.store.now(after=self.reminder))
 
     def find(self, record: QuestionRecord) -> str | None:
         """The ts of this question's form if it is already in the thread (a process that died
         between posting it and recording where it went), found through conversations.replies."""
-        run = self.store.run(record.run_id)
+        run = self.store.runs.get(record.run_id)
         if not (run.channel and run.thread_ts):
             return None
         cursor = None
@@ -148,7 +148,7 @@ class Forms:
         found = groups.asked_groups(self.store, record)
         if not found or any(
             e.detail.get("question_id") == record.id
-            for e in self.store.audit_events(run.id, kind="group_detail_attached")
+            for e in self.store.audit.events(run.id, kind="group_detail_attached")
         ):
             return
         uploads = []
@@ -168,7 +168,7 @@ class Forms:
         except SlackApiError as e:  # the form still gives the count, the total and a few lines
             log.warning("question %s: group detail not attached: %s", record.id, slack_error(e))
             return
-        self.store.audit(
+        self.store.audit.record(
             run_id=run.id,
             kind="group_detail_attached",
             actor=None,
@@ -177,8 +177,8 @@ class Forms:
 
     def refresh(self, question_id: str) -> None:
         """Redraw a pending form in place (its deadline moved); a settled one is left alone."""
-        record = self.store.question(question_id)
-        run = self.store.run(record.run_id)
+        record = self.store.questions.get(question_id)
+        run = self.store.runs.get(record.run_id)
         if record.status != "pending" or not (record.channel and record.message_ts):
             return
         ask = ask_of(record)
@@ -198,13 +198,13 @@ class Forms:
     def note_message(self, run_id: str) -> None:
         """A person wrote in the thread: a pending approval form says so at its top, and
         posting waits until it is approved on the form that shows it."""
-        record = self.store.pending_question(run_id)
+        record = self.store.questions.pending(run_id)
         if record is None or not (record.channel and record.message_ts):
             return
         notice = self.approval.notice(record)
         if notice is None:
             return
-        run = self.store.run(run_id)
+        run = self.store.runs.get(run_id)
         ask = ask_of(record)
         form = self.form(record, run, ask, nonce=f"{record.id[-8:]}s{notice['block_id'][14:]}")
         try:
@@ -223,7 +223,7 @@ class Forms:
         """Turn a settled form read-only: who chose what, how and when. False if Slack refused;
         the form is remembered as still looking live and the watchdog tries again."""
         names = self.messages.names
-        record = self.store.question(question_id)
+        record = self.store.questions.get(question_id)
         if not (record.channel and record.message_ts):
             return True
         ask = ask_of(record)
@@ -255,13 +255,13 @@ class Forms:
         except SlackApiError as e:
             log.warning("form %s not shown as settled: %s", question_id, slack_error(e))
             return False
-        self.store.set_form_shown_settled(question_id)
+        self.store.questions.set_form_shown_settled(question_id)
         return True
 
     def remind(self, record: QuestionRecord) -> None:
         """Ping the people who may answer a question that is still open."""
         out = self.messages
-        run = self.store.run(record.run_id)
+        run = self.store.runs.get(record.run_id)
         ask = ask_of(record)
         waits_on = out.waits_on(run, record)
         who = (

@@ -91,7 +91,7 @@ class Messages:
         return {
             run.started_by or "",
             *self.approvers,
-            *(q.answered_by or "" for q in self.store.questions(run.id)),
+            *(q.answered_by or "" for q in self.store.questions.of_run(run.id)),
         }
 
     def safe(self, text: str, mention: Iterable[str] = (), *, run: Run | None = None) -> str:
@@ -114,7 +114,7 @@ class Messages:
     def waits_on(self, run: Run, record: QuestionRecord | None = None) -> list[str]:
         """Whom a pending form waits on (the people it mentions): the eligible approvers for a
         posting approval when approvers are set, else the person who started the close."""
-        record = record or self.store.pending_question(run.id)
+        record = record or self.store.questions.pending(run.id)
         if record is None:
             return []
         if header_of(record) in APPROVAL_HEADERS and self.approvers:
@@ -136,7 +136,7 @@ class Messages:
     ) -> str | None:
         """Text (from the model, a person or the bot) in the run's thread; people are shown by
         name, and only those in `mention` (whom it waits on) are mentioned."""
-        run = self.store.run(run_id)
+        run = self.store.runs.get(run_id)
         if not (run.channel and run.thread_ts):
             return None
         response = self.client.chat_postMessage(

@@ -46,16 +46,16 @@ class OwnerDMs:
         link to the close's thread. Once per owner and run: told owners are recorded (audit
         `owner_told`); one whose DM may have gone out before a crash (`owner_telling` without
         `owner_told`) is looked for in the DM first, as forms are (find_form)."""
-        run = self.store.run(run_id)
+        run = self.store.runs.get(run_id)
         mine: dict[str, list[dict[str, Any]]] = {}
         for item in Ledger(self.store).open_items(run_id):
             if item["status"] == "open" and USER_ID_RE.match(str(item.get("owner") or "")):
                 mine.setdefault(str(item["owner"]), []).append(item)
         if not mine:
             return
-        told = {e.detail.get("owner") for e in self.store.audit_events(run_id, kind="owner_told")}
+        told = {e.detail.get("owner") for e in self.store.audit.events(run_id, kind="owner_told")}
         started = {
-            e.detail.get("owner") for e in self.store.audit_events(run_id, kind="owner_telling")
+            e.detail.get("owner") for e in self.store.audit.events(run_id, kind="owner_telling")
         }
         for owner, items in mine.items():
             if owner in told:
@@ -73,14 +73,16 @@ class OwnerDMs:
         channel = str(opened["channel"]["id"])
         marker = cut_id(f"closebot:items:{run.id}")
         if again and self._dm_has(channel, run, marker):
-            self.store.audit(
+            self.store.audit.record(
                 run_id=run.id, kind="owner_told", actor=None, detail={"owner": owner, "found": True}
             )
             return
-        self.store.audit(run_id=run.id, kind="owner_telling", actor=None, detail={"owner": owner})
+        self.store.audit.record(
+            run_id=run.id, kind="owner_telling", actor=None, detail={"owner": owner}
+        )
         text, shown = self._items_message(run, items, marker)
         posted = client.chat_postMessage(channel=channel, text=text, blocks=shown)
-        self.store.audit(
+        self.store.audit.record(
             run_id=run.id,
             kind="owner_told",
             actor=None,
@@ -105,7 +107,9 @@ class OwnerDMs:
         label = period_label(run.period)
         link = self.messages.thread_link(run)
         signed = [
-            q for q in self.store.questions(run.id) if (header_of(q) or "").startswith("Sign-off")
+            q
+            for q in self.store.questions.of_run(run.id)
+            if (header_of(q) or "").startswith("Sign-off")
         ]
         by = self.messages.names(signed[-1].answered_by, default="") if signed else ""
         head = (

@@ -56,7 +56,7 @@ class Reports:
 
     def upload(self, run_id: str) -> None:
         """The decision log and the journal entries as CSV files in the thread."""
-        run = self.store.run(run_id)
+        run = self.store.runs.get(run_id)
         if not run.channel:
             return
         uploads = [

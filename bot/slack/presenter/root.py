@@ -50,10 +50,10 @@ class RootMessage:
         title = out.safe(f"Month-end close · {period_label(run.period)}{started}")
         state = self.state_line(run)
         live = run.status in ("running", "waiting") and not run.stop_requested_by
-        pending = self.store.pending_question(run.id) if live else None
+        pending = self.store.questions.pending(run.id) if live else None
         parked = live and run.status == "waiting" and pending is None
         decide = (
-            [(q.id, header_of(q) or "the question") for q in self.store.deferred_questions(run.id)]
+            [(q.id, header_of(q) or "the question") for q in self.store.questions.deferred(run.id)]
             if parked
             else []
         )
@@ -74,11 +74,11 @@ class RootMessage:
         """Where the close stands, in one line (plain text; mentions of its people)."""
         running = [s for s, state in run.steps.items() if state == "running"]
         if run.status == "running":
-            put_off = self.store.deferred_questions(run.id)
+            put_off = self.store.questions.deferred(run.id)
             later = f" · {len(put_off)} put off, for Decide at the end" if put_off else ""
             return (f"⏳ Running: {running[-1]}" if running else "⏳ Running") + later
-        if run.status == "waiting" and self.store.pending_question(run.id) is None:
-            put_off = self.store.deferred_questions(run.id)
+        if run.status == "waiting" and self.store.questions.pending(run.id) is None:
+            put_off = self.store.questions.deferred(run.id)
             if put_off:
                 names = "; ".join(header_of(q) or "a question" for q in put_off)
                 return (
@@ -87,7 +87,7 @@ class RootMessage:
                     f"{steps_done(run)} of {len(STEPS)} steps done, nothing posted"
                 )
         if run.status == "waiting":
-            pending = self.store.pending_question(run.id)
+            pending = self.store.questions.pending(run.id)
             header = header_of(pending) if pending is not None else None
             what = f" — {header}" if header else ""
             who = who_may_answer(run, self.messages.approvers)

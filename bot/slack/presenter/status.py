@@ -61,7 +61,7 @@ class Status:
 
     def set_line(self, run_id: str, step: str | None = None) -> None:
         """ "closebot is working…" under the thread, with loading messages naming the step."""
-        run = self.store.run(run_id)
+        run = self.store.runs.get(run_id)
         if not (run.channel and run.thread_ts):
             return
         if run.id not in self._figures or not self._figures[run.id]:
@@ -80,7 +80,7 @@ class Status:
 
     def clear_line(self, run_id: str) -> None:
         self.step_shown.pop(run_id, None)
-        run = self.store.run(run_id)
+        run = self.store.runs.get(run_id)
         if not (run.channel and run.thread_ts):
             return
         try:
@@ -113,7 +113,7 @@ class Status:
                 return
             if final:
                 self._final.add(run_id)
-            run = self.store.run(run_id)
+            run = self.store.runs.get(run_id)
             if not (run.channel and run.status_ts):
                 return
             if self.on_state_change and self._states.get(run_id) != run.status:

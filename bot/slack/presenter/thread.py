@@ -30,22 +30,22 @@ class Thread:
         recovery, when a process may have died with the root message in flight) first looks
         for a root message already posted, as post_form does for forms."""
         client, store = self.messages.client, self.store
-        run = store.run(run_id)
+        run = store.runs.get(run_id)
         assert run.channel
         # the run's people by name, once each, before anything shows them (and for the
         # console, the CSVs and the close's own texts, which read the cache)
         self.messages.names.warm([run.started_by, *sorted(self.messages.approvers)])
         if not run.thread_ts and again and (ts := self.find_root(run)):
-            store.set_run_thread(run_id, channel=run.channel, thread_ts=ts, status_ts=None)
-            run = store.run(run_id)
+            store.runs.set_thread(run_id, channel=run.channel, thread_ts=ts, status_ts=None)
+            run = store.runs.get(run_id)
         if not run.thread_ts:
             assert run.channel
             title, root_blocks = self.root.draw(run)
             root = client.chat_postMessage(channel=run.channel, text=title, blocks=root_blocks)
-            store.set_run_thread(
+            store.runs.set_thread(
                 run_id, channel=root["channel"], thread_ts=root["ts"], status_ts=None
             )
-            run = store.run(run_id)
+            run = store.runs.get(run_id)
         if not run.status_ts:
             assert run.channel and run.thread_ts
             status_ts = self.plan.start(run)
@@ -58,10 +58,10 @@ class Thread:
                 )
                 status_ts = str(status["ts"])
                 self.plan.streams[status_ts] = False
-            store.set_run_thread(
+            store.runs.set_thread(
                 run_id, channel=run.channel, thread_ts=run.thread_ts, status_ts=status_ts
             )
-        return store.run(run_id)
+        return store.runs.get(run_id)
 
     def find_root(self, run: Run) -> str | None:
         """The ts of the run's root message if it is already in the channel (a process that

@@ -80,10 +80,10 @@ class SlackWork:
     def hold(self, run_id: str) -> str | None:
         """Take a hold of the run's lease now (inside the transaction that creates the run, so
         it is leased from its first instruction); start_close(held=True) carries it on."""
-        return self.store.hold_lease(run_id, owner=self.owner, ttl=self.lease_ttl)
+        return self.store.leases.hold(run_id, owner=self.owner, ttl=self.lease_ttl)
 
     def let_go(self, run_id: str, *, written: bool = True) -> None:
-        self.store.let_go(run_id, owner=self.owner, written=written)
+        self.store.leases.let_go(run_id, owner=self.owner, written=written)
 
     def doing(self, run_id: str) -> str:
         return self.jobs.doing(run_id)

@@ -31,10 +31,10 @@ class RunJobs:
             if work.paused:  # a dead token: nothing to try until it works again
                 log.info("run %s: %s waits, Slack %s", run_id, what, work.slack_status)
                 if held:
-                    store.let_go(run_id, owner=work.owner)
+                    store.leases.let_go(run_id, owner=work.owner)
                 return
             holder = (
-                None if held else store.hold_lease(run_id, owner=work.owner, ttl=work.lease_ttl)
+                None if held else store.leases.hold(run_id, owner=work.owner, ttl=work.lease_ttl)
             )
             if holder:
                 log.info("run %s: %s left to %s, which holds its lease", run_id, what, holder)
@@ -58,18 +58,18 @@ class RunJobs:
                     "run %s: %s → %s in %.1f s",
                     run_id,
                     what,
-                    store.run(run_id).status,
+                    store.runs.get(run_id).status,
                     time.monotonic() - started,
                 )
             finally:
-                store.let_go(run_id, owner=work.owner)
+                store.leases.let_go(run_id, owner=work.owner)
 
         work.runner.submit(run_id, job)
 
     def doing(self, run_id: str) -> str:
         """What the run is busy with, in words, for 'I'm in the middle of …'."""
         running = [
-            s for s, state in self.work.store.run(run_id).steps.items() if state == "running"
+            s for s, state in self.work.store.runs.get(run_id).steps.items() if state == "running"
         ]
         step = f"the {running[-1]} step" if running else None
         return step or self._doing.get(run_id) or "the previous step"
@@ -77,7 +77,9 @@ class RunJobs:
     def show_working(self, run_id: str) -> None:
         """The thread's status line (assistant.threads.setStatus) naming what the run does."""
         try:
-            running = [s for s, st in self.work.store.run(run_id).steps.items() if st == "running"]
+            running = [
+                s for s, st in self.work.store.runs.get(run_id).steps.items() if st == "running"
+            ]
             self.work.presenter.set_status(run_id, running[-1] if running else None)
         except Exception as e:  # a notice only
             log.warning("run %s: status not shown: %s", run_id, e)

@@ -60,13 +60,13 @@ class Opening:
                 work.hold(run_id)  # one more hold, handed to the turn's job
                 work.jobs.job(run_id, "starting the close", begin, held=True)
             finally:
-                work.store.let_go(run_id, owner=work.owner)
+                work.store.leases.let_go(run_id, owner=work.owner)
 
         def begin() -> None:
             store, loop = work.store, work.loop
-            run = store.run(run_id)  # its data is checked by the close's first step
-            if store.messages(run_id):
-                if run.status not in ("running", "waiting") or store.pending_question(run_id):
+            run = store.runs.get(run_id)  # its data is checked by the close's first step
+            if store.transcript.messages(run_id):
+                if run.status not in ("running", "waiting") or store.questions.pending(run_id):
                     return  # begun elsewhere already, and not stuck
                 outcome = loop.advance(run_id)
             else:
@@ -77,7 +77,7 @@ class Opening:
 
     def _fail_unposted(self, run_id: str, code: str, response_url: str | None) -> None:
         store = self.work.store
-        run = store.run(run_id)
-        store.set_run_status(run_id, "failed", error=f"could not post in the channel: {code}")
+        run = store.runs.get(run_id)
+        store.runs.set_status(run_id, "failed", error=f"could not post in the channel: {code}")
         self.work.presenter.respond(response_url, CANNOT_POST[code], [run.started_by or ""])
         log.warning("run %s: cannot post in %s (%s); the run is closed", run_id, run.channel, code)

@@ -46,7 +46,7 @@ class Turns:
         def todo() -> None:
             if withdrawn:
                 work.presenter.settle_form(withdrawn)
-            record = work.store.question(question_id)
+            record = work.store.questions.get(question_id)
             if record.status == "pending" and record.message_ts is None:
                 work.presenter.post_form(record)
             work.presenter.update_status(run_id)
@@ -56,7 +56,7 @@ class Turns:
     def message(self, run_id: str, *, user: str | None, text: str) -> None:
         """A person wrote in the run's thread: kept in the store at once, read when the run is free."""
         work = self.work
-        work.store.hold_message(run_id, user=user, text=text)
+        work.store.inbox.hold(run_id, user=user, text=text)
         self._extend(run_id, user)
         work.runner.fast(partial(work.presenter.note_message, run_id))  # an approval says so
         if work.runner.busy(run_id):
@@ -72,23 +72,23 @@ class Turns:
         """A message from someone who may answer gives a timed question its full wait again
         (seed 001: typing pauses the countdown); the form shows the new deadline."""
         work = self.work
-        pending = work.store.pending_question(run_id)
+        pending = work.store.questions.pending(run_id)
         if pending is None or not pending.expires_at:
             return
         wait = work.loop.question_wait(ask_of(pending))
-        if wait and work.store.extend_question(pending.id, work.store.now(after=wait), by=user):
+        if wait and work.store.questions.extend(pending.id, work.store.now(after=wait), by=user):
             work.runner.side(lambda: work.presenter.refresh_form(pending.id))
 
     def _deliver(self, run_id: str) -> None:
         work = self.work
-        run = work.store.run(run_id)
+        run = work.store.runs.get(run_id)
         if run.status == "cancelled":
             who = f" by <@{run.stop_requested_by}>" if run.stop_requested_by else ""
             work.presenter.post(
                 run_id, f"This close was stopped{who}; start a new one with `/close`."
             )
             return
-        pending = work.store.pending_question(run_id)
+        pending = work.store.questions.pending(run_id)
         if pending is not None:
             if pending.message_ts is None:  # its form never reached Slack: post it now
                 work.presenter.post_form(pending, again=True)
@@ -112,7 +112,7 @@ class Turns:
         while not isinstance(outcome, (Paused, Failed, Stopped)):
             if not loop.can_hear(run_id):
                 return
-            held = store.take_messages(run_id)
+            held = store.inbox.take(run_id)
             if not held:
                 return
             said = "\n\n".join(
@@ -123,10 +123,10 @@ class Turns:
     def stop(self, run_id: str, *, by: str) -> None:
         """Stop: the turn in flight ends at its next step boundary; open questions are cancelled."""
         work = self.work
-        work.store.request_stop(run_id, by=by)
+        work.store.runs.request_stop(run_id, by=by)
 
         def todo() -> None:
-            if work.store.run(run_id).status in ("running", "waiting"):
+            if work.store.runs.get(run_id).status in ("running", "waiting"):
                 work.loop.stop(run_id, by)
 
         work.jobs.job(run_id, "stopping", todo)
@@ -136,7 +136,7 @@ class Turns:
         work = self.work
 
         def todo() -> None:
-            run = work.store.run(run_id)
+            run = work.store.runs.get(run_id)
             if run.status != "failed":
                 return
             if not run.status_ts:
@@ -148,10 +148,10 @@ class Turns:
     def resume(self, run_id: str) -> None:
         """Carry on a run nothing advances (after a restart, or found stuck)."""
         work = self.work
-        run = work.store.run(run_id)
-        if run.status not in ("running", "waiting") or work.store.pending_question(run_id):
+        run = work.store.runs.get(run_id)
+        if run.status not in ("running", "waiting") or work.store.questions.pending(run_id):
             return  # another process (or an earlier job) already moved it on
-        for q in work.store.questions(run_id):
+        for q in work.store.questions.of_run(run_id):
             # The process may have stopped between the claim and turning the form read-only.
             if q.status != "pending" and q.message_ts and not q.settled_shown_at:
                 work.presenter.settle_form(q.id)
@@ -161,6 +161,6 @@ class Turns:
         self.work.presenter.settle_form(question_id)
 
     def post_form_again(self, question_id: str) -> None:
-        record = self.work.store.question(question_id)
+        record = self.work.store.questions.get(question_id)
         if record.status == "pending" and record.message_ts is None:
             self.work.presenter.post_form(record, again=True)

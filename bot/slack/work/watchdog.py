@@ -36,16 +36,16 @@ class Watchdog:
         """Settle questions past their deadline: the recommended answers, or 'expired'."""
         store = self.work.store
         settled = []
-        for record in store.due_questions():
+        for record in store.questions.due():
             ask = ask_of(record)
             try:
                 if has_defaults(ask):
                     answer = answer_payload(ask, default_responses(ask))
-                    store.claim_answer(
+                    store.questions.claim(
                         record.id, answer=answer, answered_by="timeout", source="timeout_default"
                     )
                 else:
-                    store.expire_question(record.id)
+                    store.questions.expire(record.id)
             except AlreadyAnsweredError:
                 continue  # a person got there first
             settled.append(record.id)
@@ -56,8 +56,8 @@ class Watchdog:
         """Ping who may answer each question whose reminder time has come; the next one in a day."""
         store = self.work.store
         reminded = []
-        for record in store.due_reminders():
-            store.set_remind_at(record.id, store.now(after=DAY))
+        for record in store.questions.due_reminders():
+            store.questions.set_remind_at(record.id, store.now(after=DAY))
             try:
                 self.work.presenter.remind(record)
             except SlackApiError as e:
@@ -84,7 +84,7 @@ class Watchdog:
         healed: dict[str, list[str]] = {"forms": [], "settled": [], "runs": [], "failed": []}
         if work.paused:
             return healed  # attempts are not spent on a token Slack took back
-        unposted, unsettled = store.forms_to_repair()
+        unposted, unsettled = store.questions.forms_to_repair()
         for q in unposted:
             if runner.busy(q.run_id) or not self._due(q.id):
                 continue
@@ -98,7 +98,7 @@ class Watchdog:
             healed["settled"].append(q.id)
             # no lease needed, and never behind the run's turn
             runner.fast(partial(turns.settle_form_again, q.id))
-        for run in store.stuck_runs(idle_for=work.stuck_after):
+        for run in store.runs.stuck(idle_for=work.stuck_after):
             if runner.busy(run.id) or not self._due(run.id) or work.loop.parked(run.id):
                 continue  # (a run parked on questions put off waits for Decide, not for us)
             if self._tried(run.id) > work.max_attempts:
@@ -139,10 +139,12 @@ class Watchdog:
         work = self.work
         work.slack_status = work.paused_by = reason
         paused = []
-        for run in work.store.runs_with_status("running", "waiting"):
+        for run in work.store.runs.with_status("running", "waiting"):
             if run.mode != "slack":
                 continue
-            work.store.audit(run_id=run.id, kind="paused", actor=None, detail={"reason": reason})
+            work.store.audit.record(
+                run_id=run.id, kind="paused", actor=None, detail={"reason": reason}
+            )
             paused.append(run.id)
         log.warning("Slack %s: %d run(s) paused until a token works again", reason, len(paused))
         return paused
@@ -157,14 +159,14 @@ class Watchdog:
                 if store.newer_schema():
                     continue  # a newer closebot migrated the database: it does this work now
                 for name, step in (
-                    ("leases", lambda: store.renew_leases(owner=work.owner, ttl=work.lease_ttl)),
+                    ("leases", lambda: store.leases.renew(owner=work.owner, ttl=work.lease_ttl)),
                     # a killed `closebot resume` (or another server) on this host: at once
-                    ("dead leases", store.reclaim_dead_leases),
+                    ("dead leases", store.leases.reclaim_dead),
                     ("deadlines", work.expire_due),
                     ("reminders", work.remind_due),
                     ("heal", work.heal),
                     ("slack", work.check_slack),
-                    ("sightings", lambda: store.forget_sightings(older_than=DAY)),
+                    ("sightings", lambda: store.replay.forget_sightings(older_than=DAY)),
                 ):
                     try:
                         step()
@@ -180,19 +182,19 @@ class Watchdog:
         work = self.work
         store, turns = work.store, work.turns
         recovered = []
-        reclaimed = store.reclaim_dead_leases()  # ours from before a crash: free at once
+        reclaimed = store.leases.reclaim_dead()  # ours from before a crash: free at once
         if reclaimed:
             log.info("reclaimed the leases a stopped process left on %s", ", ".join(reclaimed))
-        for run in store.runs_with_status("running", "waiting"):
+        for run in store.runs.with_status("running", "waiting"):
             if not run.channel or run.mode != "slack":
                 continue  # a console run: `closebot resume` continues it
-            if store.lease_holder(run.id):
+            if store.leases.holder(run.id):
                 continue  # another process is advancing it
             if not run.status_ts:  # stopped before its thread was (fully) opened
                 recovered.append(run.id)
                 work.start_close(run.id, again=True)
                 continue
-            pending = store.pending_question(run.id)
+            pending = store.questions.pending(run.id)
             if pending is not None:
                 if pending.message_ts is None:  # the process stopped before its form was posted
                     work.jobs.job(
