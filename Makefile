@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: sandbox demo auto test lint bench bench-volume bench-ack clean
+.PHONY: sandbox demo auto test test-fast slow-list lint bench bench-volume bench-ack clean
 
 PORT ?= 8000
 
@@ -29,6 +29,14 @@ lint: $(STAMP)
 
 test: lint  ## lint, type-check and the whole test suite
 	$(VENV)/bin/pytest -q
+
+test-fast: $(STAMP)  ## while editing: ruff and the unit tests (not the `slow` ones), under a minute
+	$(VENV)/bin/ruff check bot tests bench
+	$(VENV)/bin/pytest -q -m "not slow"
+
+slow-list: $(STAMP)  ## the whole suite, timed, to re-pick which tests test-fast leaves out
+	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=0 > $(VENV)/durations.log
+	$(PY) -m tests.slow_list $(VENV)/durations.log
 
 bench: bench-volume bench-ack  ## every performance figure beside its target; ten minutes or so
 

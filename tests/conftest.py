@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from bot.agent_loop import AgentLoop
 from bot.core.models import Reply
@@ -16,6 +17,55 @@ from bot.core.tools import ToolRegistry
 from bot.sandbox.slack_api import FakeSlack, fake_slack
 from bot.store import QuestionRecord, Store
 from tests.sandbox_browser import browser, page, sandbox  # noqa: F401  (fixtures)
+
+# Hypothesis checks what the code does, never how fast a shared two-core machine draws
+# examples: no per-example deadline and no "too slow" health check (both measured the
+# machine's load and failed the typed-console-answers property on a busy CI box). Every
+# property keeps its examples count; a test's own @settings inherits these.
+settings.register_profile("closebot", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("closebot")
+
+# `make test-fast` runs the tests not marked `slow`; `make test` runs them all. Slow are whole
+# kinds of tests, by module: a real browser, a subprocess or a served port, the upgrade
+# fixtures, the bench smoke, two processes, volume, Hypothesis sweeps, crash recovery; and any
+# test function measured slow (tests/slow_tests.txt, written by tests/slow_list.py).
+SLOW_MODULES = {
+    "test_sandbox_browser.py",  # Chromium (so are test_sandbox_browser_*.py and any test
+    "test_sandbox_files_browser.py",  # using a BROWSER_FIXTURES fixture)
+    "test_cli.py",  # `closebot` as a subprocess
+    "test_sandbox_cli.py",
+    "test_slack_server.py",  # the production server on a port
+    "test_rolling_deploy.py",
+    "test_two_processes.py",
+    "test_upgrade.py",  # every earlier release's database
+    "test_bench_smoke.py",
+    "test_volume.py",
+    "test_recovery.py",
+    "test_models.py",  # the Anthropic SDK's own retries, with their real back-off waits
+    "test_properties.py",  # Hypothesis: hundreds of examples each
+    "test_form_parse.py",
+    "test_payload_samples.py",  # every real Slack payload sample through the app
+    "test_fault_table.py",  # collects the whole suite
+}
+BROWSER_FIXTURES = {"browser", "open_page", "page"}
+SLOW_TESTS = {
+    line
+    for line in (Path(__file__).with_name("slow_tests.txt")).read_text().splitlines()
+    if line and not line.startswith("#")
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.name
+        function = item.nodeid.split("[", 1)[0].removeprefix("tests/")
+        if (
+            module in SLOW_MODULES
+            or module.startswith("test_sandbox_browser")
+            or BROWSER_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            or function in SLOW_TESTS
+        ):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(autouse=True)

@@ -337,7 +337,9 @@ def test_check_takes_any_bytes_and_only_ever_refuses(raw: bytes, content_type: s
 
 
 @settings(
-    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(st.one_of(SLACKISH, SLACKISH, JSONISH), st.booleans())
 def test_whatever_passes_the_edge_bolt_answers_without_a_500(
