@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.close.ledger import Ledger
-from bot.close.registry import STEPS
+from bot.close.steps import names as step_names
 from bot.sandbox.blockkit import problems
 from bot.sandbox.slack_api import FakeSlack
 from tests.slack_harness import Harness, refuse_streams, status_text
@@ -40,7 +40,7 @@ def test_a_whole_close_is_one_streamed_plan_with_a_task_per_step(
         # In a channel Slack needs whom the stream answers.
         assert start["recipient_user_id"] == "UALICE" and start["recipient_team_id"]
         first = [c for c in start["chunks"] if c["type"] == "task_update"]
-        assert [c["title"] for c in first] == list(STEPS)
+        assert [c["title"] for c in first] == list(step_names())
         assert {c["status"] for c in first} <= STATUSES
         bot.finish(run.id)
         run = bot.store.runs.get(run.id)
@@ -57,14 +57,14 @@ def test_a_whole_close_is_one_streamed_plan_with_a_task_per_step(
             for chunk in params.get("chunks") or []:
                 if chunk["type"] == "task_update":
                     seen.setdefault(chunk["title"], []).append(chunk["status"])
-        for step in STEPS:
+        for step in step_names():
             assert seen[step][-1] == "complete", (step, seen[step])
             order = [ORDER[status] for status in seen[step]]
             assert order == sorted(order), (step, seen[step])
         assert any("in_progress" in statuses for statuses in seen.values())
         plan = fake.messages[run.status_ts or ""]["stream"]
         assert plan["state"] == "stopped" and "finished" in (plan["title"] or "")
-        assert [t["status"] for t in plan["tasks"]] == ["complete"] * len(STEPS)
+        assert [t["status"] for t in plan["tasks"]] == ["complete"] * len(step_names())
         # each step's one-line result travels with it
         journal = next(t for t in plan["tasks"] if t["title"] == "Journal entries")
         assert "entries, $" in journal["output"] and "(posted)" in journal["output"]
@@ -89,7 +89,7 @@ def test_a_refused_stream_falls_back_to_the_status_message_and_loses_nothing(
         assert "WI/NRI validation — waiting on you" in status_text(status)
         bot.finish(run.id)
         text = status_text(bot.message(run.status_ts or ""))
-        assert text.count(" — done") == len(STEPS) and "finished" in text
+        assert text.count(" — done") == len(step_names()) and "finished" in text
         assert fake.to("chat.appendStream") == [] and fake.to("chat.stopStream") == []
     finally:
         bot.close()
@@ -106,7 +106,7 @@ def test_a_stream_slack_ends_early_is_carried_on_as_a_message(
         bot.finish(run.id)
         status = bot.message(bot.store.runs.get(run.id).status_ts or "")
         text = status_text(status)
-        assert "stream" not in status and text.count(" — done") == len(STEPS)
+        assert "stream" not in status and text.count(" — done") == len(step_names())
     finally:
         bot.close()
 

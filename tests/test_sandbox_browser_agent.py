@@ -8,7 +8,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 
-from bot.close.registry import STEPS
+from bot.close.steps import names as step_names
 from bot.sandbox.run import Sandbox
 from tests.sandbox_browser import ARTIFACTS, open_thread, say, submit_button
 
@@ -29,7 +29,7 @@ def test_the_close_shows_as_a_streamed_plan_with_a_line_per_step(
     plan = pane.locator(".plan")
     expect(plan).to_have_count(1)
     tasks = plan.locator(".task")
-    expect(tasks).to_have_count(len(STEPS))
+    expect(tasks).to_have_count(len(step_names()))
     # the sample's first question is Intake's (an unknown property): that step waits on it
     expect(tasks.nth(0)).to_have_class("task task-in_progress")
     expect(tasks.nth(0)).to_contain_text("Intake")
@@ -47,7 +47,7 @@ def test_the_close_shows_as_a_streamed_plan_with_a_line_per_step(
     status_ts = sandbox.store.runs.recent()[0].status_ts
     with sandbox.fake.lock:
         stream = sandbox.fake.messages[status_ts or ""]["stream"]
-    assert [t["title"] for t in stream["tasks"]] == list(STEPS)
+    assert [t["title"] for t in stream["tasks"]] == list(step_names())
     assert stream["state"] == "streaming"
 
 

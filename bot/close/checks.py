@@ -1,10 +1,10 @@
-"""The shape of the close: its eight steps, an exception found by a check (`Finding`), and
-one run's view of a period (`Close`: the data, the DOI in force, the decisions so far).
+"""The shape of the close: an exception found by a check (`Finding`), and one run's view of a
+period (`Close`: the data, the DOI in force, the decisions so far).
 
-The steps are data in `bot/close/registry.py`; the checks live in `bot/close/steps/`, one
-module per step. Adding a check: a function there that yields Findings of a new kind,
-registered with its step (`@INTAKE.check`), and the kind (its options, what each books and
-leaves open) in kinds.py.
+The steps are registered objects (`bot/close/registry.py`), one module per step in
+`bot/close/steps/`, each with its checks. Adding a check: a function there that yields
+Findings of a new kind, registered with its step (`@INTAKE.check`), and the kind (its
+options, what each books and leaves open) in kinds.py.
 """
 
 from __future__ import annotations

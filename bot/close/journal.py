@@ -1,5 +1,5 @@
-"""Step 6: one balanced batch — last month's reversals, this month's documents as received,
-the decisions' adjusting entries, and this month's accruals.
+"""The journal step's batch: one balanced batch — last month's reversals, this month's
+documents as received, the decisions' adjusting entries, and this month's accruals.
 
 The batch itself (Entry, Batch, its lines) is bot/close/batch.py."""
 

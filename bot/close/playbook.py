@@ -22,7 +22,10 @@ from bot.close.doi_master import money
 from bot.close.journal import ACCOUNTS
 from bot.close.kinds import kind_of_ref
 from bot.close.posting import REVIEW_KINDS
-from bot.close.registry import FLUX, JOURNAL, REGISTRY, SIGNOFF
+from bot.close.steps import registry
+from bot.close.steps.flux import FLUX
+from bot.close.steps.journal import JOURNAL
+from bot.close.steps.signoff import SIGNOFF
 from bot.close.toolbase import REF_RE
 from bot.core.models import Reply
 from bot.core.questions import HUMAN_SOURCES, MAX_QUESTIONS, TOOL_NAME, late_answer_of
@@ -212,8 +215,8 @@ class PlaybookModel:
                 "I need an accounting period to close, written as YYYY-MM (for example 2026-10)."
             )
         p = state.period
-        for s in REGISTRY:
-            step, tool, opening = s.name, s.tool, s.opening
+        for s in registry():
+            step, tool, opening = s.name, s.tool_name, s.opening
             call = state.latest(tool)
             # nothing is drafted while a decision is put off, nor signed off
             if state.deferred() and ((s is JOURNAL and call is None) or s is SIGNOFF):
@@ -396,10 +399,11 @@ class PlaybookModel:
         adjustment drafts the batch again (flux then reviews the new draft), and the posting
         approval is asked on the draft that holds every adjustment."""
         p = state.period
-        review = state.latest(FLUX.tool)
+        review = state.latest(FLUX.tool_name)
         if review is None or state.calls.index(review) < state.calls.index(build):
             return _reply(
-                f"{FLUX.opening} (the draft, before its approval)", _use(FLUX.tool, {"period": p})
+                f"{FLUX.opening} (the draft, before its approval)",
+                _use(FLUX.tool_name, {"period": p}),
             )
         if review.is_error:
             return _reply(f"The step '{FLUX.name}' failed: {review.result}")

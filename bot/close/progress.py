@@ -13,7 +13,8 @@ from typing import Any
 
 from bot.close.doi_master import money
 from bot.close.ledger import Ledger
-from bot.close.registry import STEPS
+from bot.close.steps import names, registry
+from bot.close.steps.journal import JOURNAL
 from bot.store import Run, Store
 
 THINKING = "Working out the next step…"
@@ -38,34 +39,12 @@ def intake_figures(store: Store, run_id: str) -> dict[str, Any]:
     return {}
 
 
-def _count(figures: dict[str, Any], key: str, noun: str) -> str:
-    n = figures.get(key)
-    return f"{n:,} {noun}" if isinstance(n, int) else noun
-
-
 def loading_messages(step: str | None, period: str, figures: dict[str, Any]) -> list[str]:
     """What Slack shows while `step` works (at most 10, rotated); a model call when no step runs."""
-    jib = _count(figures, "jib_lines", "JIB lines")
-    stubs = _count(figures, "revenue_lines", "revenue stub lines")
-    wells = _count(figures, "wells", "wells")
-    said = {
-        STEPS[0]: [f"Reading the {period} files…", "Mapping property numbers to wells…"],
-        STEPS[1]: [f"Checking {jib} against the DOI…", f"Checking {stubs} against the DOI…"],
-        STEPS[2]: [
-            f"Reconciling {jib}…",
-            "Looking for duplicates, old charges and AFE overruns…",
-            "Accruing LOE…",
-        ],
-        STEPS[3]: [f"Accruing revenue for {wells}…", "Pricing volumes with no check…"],
-        STEPS[4]: [f"Checking severance on {stubs}…"],
-        STEPS[5]: ["Drafting the journal entries…", "Balancing the batch…"],
-        STEPS[6]: [
-            "Comparing P&L activity with last month…",
-            "Splitting revenue into volume and price…",
-        ],
-        STEPS[7]: ["Carrying open items forward…"],
-    }
-    return said.get(step or "", [THINKING])
+    for s in registry():
+        if s.name == step:
+            return s.messages(period, figures)
+    return [THINKING]
 
 
 def step_lines(store: Store, run_id: str) -> dict[str, str]:
@@ -87,7 +66,7 @@ def step_lines(store: Store, run_id: str) -> dict[str, str]:
     batch = ledger.current_batch(run_id)
     if batch is not None:
         entries = ledger.entry_count(batch["id"])
-        lines[STEPS[5]] = (
+        lines[JOURNAL.name] = (
             f"{entries} entries, {money(Decimal(batch['total_debit']))} ({batch['status']})"
         )
     return lines
@@ -95,10 +74,10 @@ def step_lines(store: Store, run_id: str) -> dict[str, str]:
 
 def steps_done(run: Run) -> int:
     """How many of the close's steps ran to the end."""
-    return sum(run.steps.get(step) == "done" for step in STEPS)
+    return sum(run.steps.get(step) == "done" for step in names())
 
 
 def every_step_ran(run: Run) -> bool:
     """A close is finished only when each of its steps ran; a run that ended earlier (a
     cancelled question, a stop) is stopped, whatever its status says."""
-    return all(run.steps.get(step) == "done" for step in STEPS)
+    return all(run.steps.get(step) == "done" for step in names())

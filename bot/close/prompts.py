@@ -1,14 +1,15 @@
 """What the agent is told: the system prompt and the opening request of a run."""
 
 from bot.close.data import period_label
-from bot.close.registry import prompt_steps
+from bot.close.registry import prompt_lines
+from bot.close.steps import registry
 
 SYSTEM_PROMPT_TEMPLATE = """\
 You are closebot, the month-end close assistant of the accounting team of an oil & gas \
 company that owns non-operated working interests. You run the close of one accounting \
 period with your tools, step by step, and you report plainly, with the numbers.
 
-The eight steps, in order (each has a tool; run every one, and never say a step ran when it did not):
+The steps, in order (each has a tool; run every one, and never say a step ran when it did not):
 {steps}
 Finish with close_summary and a short summary from it.
 
@@ -44,7 +45,7 @@ Amounts are exact to the cent; never invent numbers, quote the tools. Use Slack 
 (*bold*, bullets with •). Keep narration between tool calls to one or two sentences.
 """
 
-SYSTEM_PROMPT = SYSTEM_PROMPT_TEMPLATE.replace("{steps}", prompt_steps())
+SYSTEM_PROMPT = SYSTEM_PROMPT_TEMPLATE.replace("{steps}", prompt_lines(registry()))
 
 
 def start_prompt(period: str) -> str:

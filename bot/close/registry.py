@@ -1,41 +1,129 @@
-"""The close's steps as data: each step's id, the name the status message shows, the tool
-that runs it, what the system prompt and the playbook say about it, and the checks that
-find its exceptions.
+"""The close's steps as registered objects: what a step is (`Step`), how one registers, and
+the order they run in, derived from each step's `after=` (and `before=`), never a position.
 
-A check registers itself with its step (`@INTAKE.check` on a function yielding Findings in
-the step's module in `bot/close/steps/`), so adding a check touches that module and its
-kind in `bot/close/kinds.py`, nothing else. A new step is a `Step` here and a tool method in
-`bot/close/toolset.py`; the playbook, the system prompt's list and the status message all
-read this registry.
+A step is one module in `bot/close/steps/`: it declares its `Step` (its name, the system
+prompt's line for it, what the playbook says when it starts it, its loading messages, the
+step it follows), registers its tool (`@STEP.tool`) and its checks (`@STEP.check`, functions
+yielding Findings). `bot.close.steps.registry()` imports every module there and returns the
+steps in order; the toolset, the playbook, the system prompt's list and the status messages
+all read it. Adding a step is its module (and its test), nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from bot.close.checks import Close, Finding
+    from bot.close.data import CloseData
+    from bot.close.ledger import Ledger
+    from bot.core.tools import ToolContext
+    from bot.store import QuestionRecord
+
+MAX_LIST = 12  # exceptions (and lines) listed in a step's result; exception_details has the rest
 
 Check = Callable[["Close"], Iterator["Finding"]]
+StepTool = Callable[..., Any]  # fn(tools: StepTools, ctx: ToolContext, **params) -> result
+
+
+class StepTools(Protocol):
+    """What a step's tool may use of the toolset it is bound to (bot/close/toolbase.py)."""
+
+    approvers: frozenset[str]
+    approval_limit: Decimal
+
+    def _data(self, ctx: ToolContext, period: str) -> CloseData: ...
+
+    def _close(self, ctx: ToolContext, period: str) -> tuple[Close, Ledger]: ...
+
+    def _record(
+        self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]
+    ) -> list[dict[str, Any]]: ...
+
+    def _step_result(
+        self, ctx: ToolContext, ledger: Ledger, step: str, **extra: Any
+    ) -> dict[str, Any]: ...
+
+    def _answered(self, ctx: ToolContext, question_id: str) -> QuestionRecord: ...
+
+    def _signoff_finding(self, ctx: ToolContext, ledger: Ledger, period: str) -> list[Finding]: ...
+
+    def _open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What the intake step counted, for a step's loading messages ("Reconciling 214 JIB
+    lines…"); a count not known yet reads as its noun alone."""
+
+    period: str
+    counts: Mapping[str, Any] = field(default_factory=dict)
+
+    def count(self, key: str, noun: str) -> str:
+        n = self.counts.get(key)
+        return f"{n:,} {noun}" if isinstance(n, int) else noun
+
+    @property
+    def jib(self) -> str:
+        return self.count("jib_lines", "JIB lines")
+
+    @property
+    def stubs(self) -> str:
+        return self.count("revenue_lines", "revenue stub lines")
+
+    @property
+    def wells(self) -> str:
+        return self.count("wells", "wells")
+
+
+def _no_messages(figures: Figures) -> list[str]:
+    return []
+
+
+DECLARED: dict[str, Step] = {}  # every step declared, by id; bot.close.steps orders them
 
 
 @dataclass(frozen=True)
 class Step:
-    """One step of the close."""
+    """One step of the close; declaring it registers it."""
 
     id: str
     name: str  # what the status message shows; the key of the run's step states
-    tool: str  # the tool that runs it
     prompt: str  # the system prompt's line for it
     opening: str  # what the playbook says when it starts the step
-    more_tools: tuple[str, ...] = ()  # other tools that belong to the step
+    after: str | None  # the id of the step it follows (None: the first)
+    before: str | None = None  # the id of a step it must come before (inserting between two)
+    # what the front ends show while the step works (at most 10, rotated)
+    loading: Callable[[Figures], list[str]] = field(default=_no_messages, compare=False)
+    tools: list[StepTool] = field(default_factory=list, compare=False, repr=False)
     checks: list[Check] = field(default_factory=list, compare=False, repr=False)
 
+    def __post_init__(self) -> None:
+        known = DECLARED.get(self.id)
+        if known is not None and known is not self:
+            raise ValueError(f"two close steps are declared with the id {self.id!r}")
+        DECLARED[self.id] = self
+
     @property
-    def tools(self) -> tuple[str, ...]:
-        return (self.tool, *self.more_tools)
+    def tool_name(self) -> str:
+        """The tool that runs the step (its first registered)."""
+        if not self.tools:
+            raise LookupError(f"the close step {self.id!r} registered no tool")
+        return self.tools[0].__name__
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(fn.__name__ for fn in self.tools)
+
+    def tool(self, fn: StepTool) -> StepTool:
+        """Register `fn(tools, ctx, period, …)` as one of this step's tools (a decorator); its
+        docstring is the tool's description."""
+        if fn not in self.tools:
+            self.tools.append(fn)
+        return fn
 
     def check(self, fn: Check) -> Check:
         """Register `fn` as one of this step's checks (a decorator)."""
@@ -47,98 +135,73 @@ class Step:
         """Every exception this step's checks find, in registration order."""
         return [f for check in self.checks for f in check(close)]
 
-
-INTAKE = Step(
-    "intake",
-    "Intake",
-    "load_period",
-    "intake: every file checked; unknown properties, DOI sanity, decimals out of range, stub "
-    "math, missing documents, an unbalanced trial balance become exceptions.",
-    "Loading and checking every file of the period.",
-)
-INTERESTS = Step(
-    "interests",
-    "WI/NRI validation",
-    "validate_interests",
-    "JIB decimals vs the DOI WI, stub decimals vs the DOI NRI in force.",
-    "Checking every owner decimal against the DOI in force.",
-)
-JIBS = Step(
-    "jibs",
-    "JIB reconciliation & LOE accrual",
-    "reconcile_jibs",
-    "line math, duplicates, stale charges, AFE overruns, overhead vs the JOA; the LOE accrual.",
-    "Reconciling the JIBs (line math, duplicates, AFEs, overhead) and computing the LOE accrual.",
-)
-REVENUE = Step(
-    "revenue",
-    "Revenue accrual",
-    "accrue_revenue",
-    "revenue accrual for production without a check; new, shut-in and immaterial wells, and "
-    "checks still missing past the accrual window, are exceptions.",
-    "Accruing revenue for production without a check.",
-)
-SEVERANCE = Step(
-    "severance",
-    "Severance check",
-    "check_severance",
-    "severance vs the state × product table.",
-    "Checking severance against the state rates.",
-)
-JOURNAL = Step(
-    "journal",
-    "Journal entries",
-    "build_journal_entries",
-    "one balanced batch: last month's reversals, documents, decisions, catch-ups, accruals; "
-    "then review_flux on the draft (step 7) and its questions — an adjustment decided there "
-    "means build_journal_entries again (flux then reviews the new draft) — and only then ask "
-    "for approval of the latest draft and post_journal_entries.",
-    "Drafting the journal batch: reversals, documents, decisions, accruals.",
-    more_tools=("post_journal_entries",),
-)
-FLUX = Step(
-    "flux",
-    "Flux review",
-    "review_flux",
-    "this month's draft vs last month (closebot's own posted month when it closed it), before "
-    "the posting approval; every flagged item is asked: explain, adjust (an entry booked in a "
-    "redraft) or escalate.",
-    "Comparing this month's activity with last month's.",
-)
-SIGNOFF = Step(
-    "signoff",
-    "Sign-off",
-    "sign_off",
-    "open items carried over from last month asked about, then open items carried forward "
-    "with an owner and due date, or the period lock blocked.",
-    "Listing open items for sign-off.",
-)
-
-REGISTRY: tuple[Step, ...] = (
-    INTAKE,
-    INTERESTS,
-    JIBS,
-    REVENUE,
-    SEVERANCE,
-    JOURNAL,
-    FLUX,
-    SIGNOFF,
-)
-STEPS: tuple[str, ...] = tuple(s.name for s in REGISTRY)  # the names, in order
-BOOKS_STEPS = REGISTRY[: REGISTRY.index(JOURNAL) + 1]  # the steps the books depend on
+    def messages(self, period: str, counts: Mapping[str, Any]) -> list[str]:
+        """What the front ends show while this step works."""
+        return self.loading(Figures(period, counts))
 
 
-def step(key: str) -> Step:
-    """A step by its id or its name."""
-    for s in REGISTRY:
-        if key in (s.id, s.name):
-            return s
-    raise KeyError(f"no close step {key!r}; the steps are {', '.join(s.id for s in REGISTRY)}")
+class Ordered(Protocol):
+    """Something registered in order by naming what it follows (a step, an export format)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def after(self) -> str | None: ...
+
+    @property
+    def before(self) -> str | None: ...
 
 
-def prompt_steps() -> str:
-    """The system prompt's numbered list of steps."""
+T = TypeVar("T", bound=Ordered)
+
+
+def in_order(steps: Mapping[str, T], what: str = "step") -> tuple[T, ...]:
+    """The declared steps (or formats), each after the one it names (and before the one it
+    names): one order, or ValueError saying where the declarations leave it open or contradict."""
+    follows: dict[str, set[str]] = {s: set() for s in steps}  # step → the steps it follows
+    for s in steps.values():
+        for first, then in ((s.after, s.id), (s.id, s.before)):
+            if first is None or then is None:
+                continue
+            if first not in steps or then not in steps:
+                missing = first if first not in steps else then
+                raise ValueError(f"the close {what} {s.id!r} names {missing!r}, not a {what}")
+            follows[then].add(first)
+    out: list[T] = []
+    while follows:
+        ready = sorted(s for s, before in follows.items() if not before)
+        if len(ready) != 1:
+            raise ValueError(
+                f"the close's {what}s have no single order: "
+                + (
+                    f"{' and '.join(ready)} could each come next (say which follows which with after=/before=)"
+                    if ready
+                    else f"{', '.join(sorted(follows))} follow each other in a circle"
+                )
+            )
+        out.append(steps[ready[0]])
+        del follows[ready[0]]
+        for before in follows.values():
+            before.discard(ready[0])
+    return tuple(out)
+
+
+def prompt_lines(steps: tuple[Step, ...]) -> str:
+    """The system prompt's numbered list of steps (numbered here, from the registry)."""
     return "\n".join(
-        f"{n}. {s.tool}, {s.prompt}" if s.more_tools else f"{n}. {s.tool} — {s.prompt}"
-        for n, s in enumerate(REGISTRY, start=1)
+        f"{n}. {s.tool_name}, {s.prompt}"
+        if len(s.tools) > 1
+        else f"{n}. {s.tool_name} — {s.prompt}"
+        for n, s in enumerate(steps, start=1)
     )
+
+
+def __getattr__(name: str) -> Any:
+    """`STEPS` (the steps' names, in order) for the Slack edge until it imports the front door
+    (bot.close); transitional."""
+    if name == "STEPS":
+        from bot.close.steps import names
+
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -26,8 +26,10 @@ from bot.close.kinds import (
     option_meaning,
 )
 from bot.close.ledger import Ledger
-from bot.close.registry import BOOKS_STEPS, SIGNOFF
+from bot.close.registry import MAX_LIST as MAX_LIST
+from bot.close.steps import books_steps
 from bot.close.steps.revenue import history_gaps
+from bot.close.steps.signoff import SIGNOFF
 from bot.core.errors import DataError, NotFoundError
 from bot.core.questions import (
     LOGIN_RE,
@@ -42,7 +44,6 @@ from bot.core.tools import ToolContext, ToolError
 from bot.store import QuestionRecord
 
 REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
-MAX_LIST = 12  # exceptions listed in a tool result; exception_details has the rest
 
 
 def _short(text: str, limit: int) -> str:
@@ -642,7 +643,7 @@ class ToolBase:
                     "what it books is not in the batch (draft again, or book it next month)",
                 }
             )
-        for step in (s.name for s in BOOKS_STEPS):
+        for step in (s.name for s in books_steps()):
             state = run.steps.get(step, "pending")
             if state not in ("done", "running", "waiting"):
                 items.append(

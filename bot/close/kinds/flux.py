@@ -14,9 +14,8 @@ from bot.close.checks import REVENUE_ACCOUNTS, Finding
 from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.kinds.base import Deciding, Desk, Kind, Option
 from bot.close.kinds.entries import Facts, Line, describe, pair, text
-from bot.close.registry import FLUX
 from bot.close.steps import flux
-from bot.close.steps.flux import _flux_label, parse_adjustment
+from bot.close.steps.flux import FLUX, _flux_label, parse_adjustment
 from bot.core.names import Names
 from bot.core.tools import ToolError
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.close.kinds.base import Deciding, Kind, Option
 from bot.close.kinds.entries import Facts, Line, line
-from bot.close.registry import SIGNOFF
+from bot.close.steps.signoff import SIGNOFF
 
 
 def _write_off(facts: Facts, extra: dict[str, Any]) -> list[Line]:

@@ -1,4 +1,5 @@
-"""Step 7: flux against last month, with revenue split into volume and price."""
+"""The flux review step: this month's draft against last month, with revenue split into volume
+and price; each flagged item is asked (explain, adjust, escalate)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from bot.close.checks import (
-    Close,
-)
+from bot.close.checks import Close, Finding
 from bot.close.data import (
     ZERO,
     add_months,
@@ -25,8 +24,22 @@ from bot.close.doi_master import (
     dec8,
     money,
 )
+from bot.close.registry import MAX_LIST, Step, StepTools
+from bot.core.tools import ToolContext, ToolError
 
-# -- step 7: flux ------------------------------------------------------------------
+FLUX = Step(
+    "flux",
+    "Flux review",
+    "this month's draft vs last month (closebot's own posted month when it closed it), before "
+    "the posting approval; every flagged item is asked: explain, adjust (an entry booked in a "
+    "redraft) or escalate.",
+    "Comparing this month's activity with last month's.",
+    after="journal",
+    loading=lambda f: [
+        "Comparing P&L activity with last month…",
+        "Splitting revenue into volume and price…",
+    ],
+)
 
 PNL_ACCOUNTS = ("4010", "4020", "4030", "4090", "6110", "6130", "6210", "6220", "6250")
 
@@ -208,3 +221,118 @@ def _flux_line(i: dict[str, Any]) -> str:
     if "volume_part" in i:
         text += f" = volume {money(Decimal(str(i['volume_part'])))} + price {money(Decimal(str(i['price_part'])))}"
     return text
+
+
+def basis_finding(
+    period: str, prior_month: str, batch_id: str, diffs: list[tuple[str, Decimal, Decimal]]
+) -> Finding:
+    listing = "; ".join(
+        f"{a} {ACCOUNT_NAMES.get(a, '')}: closebot posted {money(p)}, tb_activity.csv {money(t)}"
+        for a, p, t in diffs
+    )
+    return Finding(
+        kind="flux_basis",
+        key=prior_month,
+        step=FLUX.name,
+        subject=f"tb_activity.csv {prior_month}",
+        summary=f"tb_activity.csv disagrees with closebot's posted {prior_month} on {len(diffs)} account(s)",
+        question=f"Flux compares {period} with closebot's own posted {prior_month} (batch {batch_id}). "
+        f"tb_activity.csv says otherwise for {prior_month}: {listing}. The export may be stale or include entries "
+        "closebot did not post.",
+        recommended="investigate",
+        reasoning="closebot's posted batch is the books it keeps; an export that disagrees with them should be reconciled, not compared with.",
+        facts={
+            "month": prior_month,
+            "batch_id": batch_id,
+            "differences": [[a, str(p), str(t)] for a, p, t in diffs],
+        },
+        amount=sum((abs(p - t) for _, p, t in diffs), ZERO),
+    )
+
+
+def flux_item(
+    close: Any, i: dict[str, Any], split: list[dict[str, Any]], people: list[str]
+) -> Finding:
+    """One flagged flux item, asked on its own: explain (the draft from the documents), adjust, escalate."""
+    code = i.get("account") or f"{i['well_id']}:{i['product']}"
+    if i.get("account"):
+        draft = flux_explanation(close, i["account"])
+        product = {"4010": "oil", "4020": "gas", "4030": "ngl"}.get(i["account"])
+        if product and not draft:
+            parts = [s for s in split if s["product"] == product]
+            if parts:
+                volume = sum((s["volume_part"] for s in parts), ZERO)
+                price = sum((s["price_part"] for s in parts), ZERO)
+                draft = f"checks this month vs the month before: volume {money(volume)}, price {money(price)}"
+    else:
+        draft = f"volume {money(i['volume_part'])}, price {money(i['price_part'])}"
+    label = _flux_label(i)
+    return Finding(
+        kind="flux_item",
+        key=code,
+        step=FLUX.name,
+        subject=label,
+        summary=f"explain {label}",
+        question=f"{_flux_line(i)}: beyond ±10 % and ±$5,000. "
+        + (
+            f"Drafted from the documents: {draft}. "
+            if draft
+            else "Nothing in the documents explains it. "
+        )
+        + "Explain (the draft, or type your own under Other), adjust with an entry you describe, or escalate?",
+        recommended="explain" if draft else "escalate",
+        reasoning=f"The documents behind it: {draft}."
+        if draft
+        else "No document explains the movement; someone who knows it should.",
+        facts={"item": {k: str(v) for k, v in i.items()}, "draft": draft, "people": people},
+        options=["explain", "adjust", "escalate"],
+        amount=abs(Decimal(str(i["change"]))),
+    )
+
+
+@FLUX.tool
+def review_flux(tools: StepTools, ctx: ToolContext, period: str) -> dict[str, Any]:
+    """Flux review: this month's P&L activity by account (the current batch) vs the prior month's, flagged beyond ±10 % and ±$5,000; revenue split into volume and price per well and product. Flagged items become a "which need an explanation?" question.
+
+    Args:
+      period: the accounting period being closed, YYYY-MM
+    """
+    close, ledger = tools._close(ctx, period)
+    batch = ledger.current_batch(ctx.run_id)
+    if batch is None:
+        raise ToolError("no journal batch yet: run build_journal_entries first")
+    from bot.close.kinds import KINDS  # here: the flux kinds import this step's module
+
+    skip = any(
+        KINDS[e["kind"]].skips_flux(e["resolution"] or "") for e in ledger.exceptions(ctx.run_id)
+    )
+    prior_month = add_months(period, -1)
+    posted = ledger.posted_batch(prior_month)
+    findings: list[Finding] = []
+    tb = tb_prior(close)
+    if posted is not None:
+        prior = activity(ledger.account_totals(posted["id"]))
+        basis = f"closebot's posted {prior_month} (batch {posted['id']})"
+        diffs = basis_differences(prior, tb) if tb is not None else []
+        if diffs:
+            findings.append(basis_finding(period, prior_month, posted["id"], diffs))
+    elif skip or tb is None:
+        prior, basis = None, "nothing (no trial balance to compare with)"
+    else:
+        prior, basis = tb, f"tb_activity.csv {prior_month}"
+    items = flux(close, ledger.account_totals(batch["id"]), prior) if prior is not None else []
+    split = revenue_split(close)
+    flagged = [i for i in items if i["flagged"]] + [s for s in split if s["flagged"]]
+    people = sorted(tools.approvers) or [
+        ctx.store.runs.get(ctx.run_id).started_by or "the controller"
+    ]
+    findings += [flux_item(close, i, split, people) for i in flagged]
+    tools._record(ctx, ledger, findings)
+    return tools._step_result(
+        ctx,
+        ledger,
+        FLUX.name,
+        compared_with=basis,
+        accounts=[_flux_line(i) + (" FLAGGED" if i["flagged"] else "") for i in items][:MAX_LIST],
+        revenue_split=[_flux_line(s) for s in sorted(split, key=lambda s: -abs(s["change"]))[:6]],
+    )

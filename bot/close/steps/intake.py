@@ -1,12 +1,14 @@
-"""Step 1, intake: every document mapped to a well, and what the data itself gets wrong."""
+"""The intake step: every file of the period loaded and checked, every document mapped to a well,
+and what the data itself gets wrong."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
+from bot.close import data as close_data
 from bot.close.checks import (
     Close,
     Finding,
@@ -29,10 +31,22 @@ from bot.close.doi_master import (
     money,
     signed_money,
 )
-from bot.close.registry import INTAKE
+from bot.close.imports.intake import imported_evidence, input_targets
+from bot.close.registry import Step, StepTools
 from bot.close.steps.interests import jib_line_facts, stub_line_facts
+from bot.close.steps.signoff import carried_finding
+from bot.core.names import Names
+from bot.core.tools import ToolContext
 
-# -- step 1: intake ------------------------------------------------------------
+INTAKE = Step(
+    "intake",
+    "Intake",
+    "intake: every file checked; unknown properties, DOI sanity, decimals out of range, stub "
+    "math, missing documents, an unbalanced trial balance become exceptions.",
+    "Loading and checking every file of the period.",
+    after=None,
+    loading=lambda f: [f"Reading the {f.period} files…", "Mapping property numbers to wells…"],
+)
 
 
 @INTAKE.check
@@ -335,3 +349,56 @@ def doi_problem(row: DoiRow) -> str | None:
             f"(1 − {dec8(row.royalty)} − {dec8(row.orri)}) = {dec8(implied)}"
         )
     return None
+
+
+@INTAKE.tool
+def load_period(tools: StepTools, ctx: ToolContext, period: str) -> dict[str, Any]:
+    """Intake: load and check every file of the period, map property numbers to wells, and record intake exceptions (unknown property or well, DOI sanity, decimals out of range, stub math, missing documents, an unbalanced trial balance).
+
+    Args:
+      period: the accounting period being closed, YYYY-MM
+    """
+    close, ledger = tools._close(ctx, period)
+    # the open items last month's sign-off carried come first: settled, still open, written off
+    previous = add_months(period, -1)
+    tools._record(
+        ctx,
+        ledger,
+        [
+            carried_finding(previous, c, INTAKE.name, Names(ctx.store))
+            for c in ledger.carried_into(previous)
+        ],
+    )
+    tools._record(ctx, ledger, INTAKE.findings(close))
+    d = close.data
+    if not ctx.store.audit.events(ctx.run_id, kind="input_files"):
+        ctx.store.audit.record(
+            run_id=ctx.run_id,
+            kind="input_files",
+            actor="agent",
+            detail={
+                "period": period,
+                "files": d.hashes,
+                "imported": imported_evidence(ctx.store, period),
+            },
+            covers=input_targets(ctx.store, period),
+        )
+    by_state = Counter(r.state for r in d.doi)
+    return tools._step_result(
+        ctx,
+        ledger,
+        INTAKE.name,
+        period=period,
+        period_label=close_data.period_label(period),
+        wells=len(close.master.well_ids()),
+        wells_by_state=dict(sorted(by_state.items())),
+        jib_lines=len(d.jib),
+        jib_invoices=len({j.invoice_no for j in d.jib}),
+        jib_service_months=sorted({j.service_month for j in d.jib}),
+        jib_owner_net_total=sum((j.owner_net_amount for j in d.jib), ZERO),
+        revenue_lines=len(d.revenue),
+        revenue_checks=len({r.check_no for r in d.revenue}),
+        revenue_sale_months=sorted({r.sale_month for r in d.revenue}),
+        revenue_owner_net_total=sum((r.owner_net_value for r in d.revenue), ZERO),
+        input_files={k: v[:12] for k, v in d.hashes.items()},
+    )

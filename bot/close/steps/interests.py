@@ -1,4 +1,4 @@
-"""Step 2: WI/NRI validation — the operator's decimals against the DOI in force."""
+"""The WI/NRI validation step: the operator's decimals against the DOI in force."""
 
 from __future__ import annotations
 
@@ -29,9 +29,20 @@ from bot.close.doi_master import (
     money,
     signed_money,
 )
-from bot.close.registry import INTERESTS
+from bot.close.registry import Step, StepTools
+from bot.core.tools import ToolContext
 
-# -- step 2: WI/NRI --------------------------------------------------------------
+INTERESTS = Step(
+    "interests",
+    "WI/NRI validation",
+    "JIB decimals vs the DOI WI, stub decimals vs the DOI NRI in force.",
+    "Checking every owner decimal against the DOI in force.",
+    after="intake",
+    loading=lambda f: [
+        f"Checking {f.jib} against the DOI…",
+        f"Checking {f.stubs} against the DOI…",
+    ],
+)
 
 
 @INTERESTS.check
@@ -219,3 +230,15 @@ def _wi_recommendation(
         "defer",
         "The JIB and the stub disagree with our DOI and with each other: hold the well and ask the operator for ownership support.",
     )
+
+
+@INTERESTS.tool
+def validate_interests(tools: StepTools, ctx: ToolContext, period: str) -> dict[str, Any]:
+    """WI/NRI validation: compare every JIB owner decimal to the DOI WI and every revenue stub decimal to the DOI NRI in force for its month (tolerance 0.000001); each mismatch becomes an exception with a recommendation.
+
+    Args:
+      period: the accounting period being closed, YYYY-MM
+    """
+    close, ledger = tools._close(ctx, period)
+    tools._record(ctx, ledger, INTERESTS.findings(close))
+    return tools._step_result(ctx, ledger, INTERESTS.name, tolerance="0.000001")

@@ -1,4 +1,4 @@
-"""Step 3: JIB reconciliation (line math, duplicates, stale charges, AFEs, overhead) and the LOE accrual."""
+"""The JIB reconciliation step (line math, duplicates, stale charges, AFEs, overhead) and the LOE accrual."""
 
 from __future__ import annotations
 
@@ -29,9 +29,21 @@ from bot.close.doi_master import (
     trailing_months,
 )
 from bot.close.kinds.jib_lines import JibLineKind, loe_rules
-from bot.close.registry import JIBS
+from bot.close.registry import MAX_LIST, Step, StepTools
+from bot.core.tools import ToolContext
 
-# -- step 3: JIB reconciliation ---------------------------------------------------
+JIBS = Step(
+    "jibs",
+    "JIB reconciliation & LOE accrual",
+    "line math, duplicates, stale charges, AFE overruns, overhead vs the JOA; the LOE accrual.",
+    "Reconciling the JIBs (line math, duplicates, AFEs, overhead) and computing the LOE accrual.",
+    after="interests",
+    loading=lambda f: [
+        f"Reconciling {f.jib}…",
+        "Looking for duplicates, old charges and AFE overruns…",
+        "Accruing LOE…",
+    ],
+)
 
 
 @JIBS.check
@@ -286,3 +298,24 @@ def loe_accrual(close: Close) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+@JIBS.tool
+def reconcile_jibs(tools: StepTools, ctx: ToolContext, period: str) -> dict[str, Any]:
+    """JIB reconciliation & LOE accrual: JIB line math, duplicates (within the file and against jib_history), charges over 24 months old, AFE overruns over 10 %, overhead vs the JOA rate; and the LOE accrual (trailing 3-month average × WI).
+
+    Args:
+      period: the accounting period being closed, YYYY-MM
+    """
+    close, ledger = tools._close(ctx, period)
+    tools._record(ctx, ledger, JIBS.findings(close))
+    accrual = loe_accrual(close)
+    return tools._step_result(
+        ctx,
+        ledger,
+        JIBS.name,
+        loe_accrual_total=sum((a["amount"] for a in accrual), ZERO),
+        loe_accrual=[  # the first few, formatted (not every well's, then cut)
+            f"{a['well_name']} {a['category']}: {money(a['amount'])}" for a in accrual[:MAX_LIST]
+        ],
+    )

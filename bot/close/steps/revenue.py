@@ -1,4 +1,4 @@
-"""Steps 4 and 5: the revenue accrual and the severance check."""
+"""The revenue accrual step: production without a check accrued, and the checks still missing."""
 
 from __future__ import annotations
 
@@ -22,15 +22,22 @@ from bot.close.data import (
 from bot.close.doi_master import (
     ACCRUAL_WINDOW,
     MATERIALITY,
-    SEVERANCE_TOLERANCE,
     dec8,
     money,
     severance_due,
-    signed_money,
 )
-from bot.close.registry import REVENUE, SEVERANCE
+from bot.close.registry import MAX_LIST, Step, StepTools
+from bot.core.tools import ToolContext
 
-# -- step 4: revenue accrual -------------------------------------------------------
+REVENUE = Step(
+    "revenue",
+    "Revenue accrual",
+    "revenue accrual for production without a check; new, shut-in and immaterial wells, and "
+    "checks still missing past the accrual window, are exceptions.",
+    "Accruing revenue for production without a check.",
+    after="jibs",
+    loading=lambda f: [f"Accruing revenue for {f.wells}…", "Pricing volumes with no check…"],
+)
 
 
 class Accrual(NamedTuple):
@@ -302,61 +309,24 @@ def _last_actual(close: Close, well_id: str, month: str) -> list[dict[str, Any]]
     return out
 
 
-# -- step 5: severance ---------------------------------------------------------------
+@REVENUE.tool
+def accrue_revenue(tools: StepTools, ctx: ToolContext, period: str) -> dict[str, Any]:
+    """Revenue accrual: accrue revenue per well × product × production month with volumes but no check (volume × (benchmark − differential) × NRI, less severance); new wells, shut-in wells and accruals under $2,500 are exceptions.
 
-
-@SEVERANCE.check
-def severance(close: Close) -> Iterator[Finding]:
-    by_well: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    operators: dict[str, str] = {}
-    for r, row in close.known_revenue():
-        if not r.gross_value:
-            continue
-        due = severance_due(
-            row.state, r.product, row.first_prod_month, r.sale_month, r.gross_value, r.gross_volume
-        )
-        if due is None:
-            continue
-        expected, basis = due
-        if abs(r.gross_taxes - expected) / r.gross_value <= SEVERANCE_TOLERANCE:
-            continue
-        over = cents((r.gross_taxes - cents(expected)) * r.owner_decimal)
-        operators[row.well_id] = row.operator
-        by_well[row.well_id].append(
-            {
-                "ref": r.ref,
-                "check": r.check_no,
-                "product": r.product,
-                "sale_month": r.sale_month,
-                "charged": str(r.gross_taxes),
-                "charged_rate": f"{r.gross_taxes / r.gross_value * 100:.2f} %",
-                "expected": str(cents(expected)),
-                "basis": basis,
-                "owner_share": str(over),
-            }
-        )
-    for well_id, items in sorted(by_well.items()):
-        total = sum((Decimal(i["owner_share"]) for i in items), ZERO)
-        name = close.master.name(well_id)
-        detail = "; ".join(
-            f"{i['product']} charged {money(Decimal(i['charged']))} ({i['charged_rate']}) vs {money(Decimal(i['expected']))} at {i['basis']} → our share {signed_money(Decimal(i['owner_share']))}"
-            for i in items
-        )
-        yield Finding(
-            kind="severance",
-            key=well_id,
-            step=SEVERANCE.name,
-            subject=name,
-            summary=f"severance off the state rate: owner {'overcharge' if total > 0 else 'undercharge'} {money(abs(total))}",
-            question=f"{name}, check {items[0]['check']} (sales {items[0]['sale_month']}): {detail}. Total {signed_money(total)}.",
-            recommended="refund" if total > 0 else "accept",
-            reasoning=(
-                f"The state rate for this well is lower than what the purchaser withheld; claim the {money(total)} refund (Dr 1220)."
-                if total > 0
-                else "Withheld less than the statutory rate; the liability is the purchaser's. Accept and tell the operator."
-            ),
-            facts={"items": items, "total": str(total), "operator": operators[well_id]},
-            options=["accept", "correct", "refund"] if total > 0 else ["accept", "correct"],
-            well_id=well_id,
-            amount=abs(total),
-        )
+    Args:
+      period: the accounting period being closed, YYYY-MM
+    """
+    close, ledger = tools._close(ctx, period)
+    items, findings = revenue_accrual(close)
+    total = sum((i.revenue for i in items), ZERO)
+    shown = [f"{i.well_name} {i.product} {i.month}: {money(i.revenue)}" for i in items[:MAX_LIST]]
+    del items  # the journal builds them again: not held while the other checks run
+    tools._record(ctx, ledger, findings + REVENUE.findings(close))
+    return tools._step_result(
+        ctx,
+        ledger,
+        REVENUE.name,
+        revenue_accrual_total=total,
+        history_gaps=history_gaps(close)[:MAX_LIST],
+        accruals=shown,
+    )
