@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.close import exports
 from bot.close.data import SAMPLE_DIR
 from tests.cli_run import closebot, run_id_of
 
@@ -115,6 +116,28 @@ def test_import_file_has_the_documented_columns_and_balances(
     assert {k: v for k, v in by_gl.items() if v} == {k: v for k, v in expected.items() if v}
     every = got.stdout
     assert re.search(r"documents: jib\.csv sha256 [0-9a-f]{12}", every)  # the memo names them
+
+
+@pytest.mark.parametrize("fmt", exports.names())
+def test_every_registered_format_writes_the_whole_batch_with_its_memo(
+    fmt: str, closed_run: tuple[str, dict[str, str]]
+) -> None:
+    """What holds for any format the registry lists (a new one's own test checks its layout)."""
+    run_id, env = closed_run
+    ours = list(csv.DictReader(io.StringIO(closebot("entries", run_id, "--csv", env=env).stdout)))
+    got = closebot("entries", run_id, "--format", fmt, env=env)
+    assert got.returncode == 0, got.stderr
+    rows = list(csv.reader(io.StringIO(got.stdout)))
+    assert len(rows) == len(ours) + 1 and len({len(r) for r in rows}) == 1
+    assert re.search(r"documents: jib\.csv sha256 [0-9a-f]{12}", got.stdout)
+
+
+def test_the_cli_offers_the_registered_formats() -> None:
+    got = closebot("entries", "x", "--format", "nope")
+    assert got.returncode == 2
+    assert "choose from " + ", ".join(f"'{n}'" for n in exports.names()) in got.stderr
+    assert {"qbo", "xero", "netsuite"} <= {f.id for f in exports.formats() if f.attached}
+    assert not exports.format_named("csv").attached  # Slack attaches closebot's own journal CSV
 
 
 def test_an_unmapped_account_is_named_and_nothing_is_written(

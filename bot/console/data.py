@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.close import data as close_data
-from bot.close import gl_export
+from bot.close.exports import batch as gl_export
 from bot.close.imports import intake
 from bot.close.ledger import Ledger
 from bot.console.presenter import EXIT_OK, EXIT_USAGE

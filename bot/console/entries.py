@@ -9,8 +9,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TextIO
 
-from bot.close import gl_export
+from bot.close import exports
 from bot.close.doi_master import money
+from bot.close.exports import batch as gl_export
 from bot.close.ledger import Ledger
 from bot.console.presenter import EXIT_OK
 from bot.console.session import open_store, settings_of
@@ -52,10 +53,11 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
             documents=gl_export.documents(store, args.run_id),
             account_map=gl_export.read_account_map(path),
         )
-        if args.format == "xero" and len(lines) > gl_export.XERO_MAX_LINES:
+        fmt = exports.format_named(args.format)
+        if fmt.max_lines is not None and len(lines) > fmt.max_lines:
             print(
-                f"closebot: note: {len(lines)} lines; Xero imports at most "
-                f"{gl_export.XERO_MAX_LINES} a file",
+                f"closebot: note: {len(lines)} lines; {fmt.title} imports at most "
+                f"{fmt.max_lines} a file",
                 file=sys.stderr,
             )
         out.write(export.render(args.format))

@@ -1,0 +1,192 @@
+"""A run's journal batch ready for your general ledger's import, through your account map:
+the map, the checks before anything is written (every account mapped, the batch balanced),
+the memo and the CSV writing every format shares. The formats themselves are one module
+each beside this one (bot/close/exports/__init__.py lists how they register).
+
+One entry number per batch (its id), dated the last day of the period, its memo naming
+the documents the close read (their file names and SHA-256).
+"""
+
+from __future__ import annotations
+
+import calendar
+import csv
+import io
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from bot.close.data import SAMPLE_DIR, ZERO, period_label
+from bot.close.doi_master import ACCOUNT_NAMES
+from bot.close.exports import format_named
+from bot.core.errors import DataError
+from bot.store import Store
+
+MAP_FILE = "account_map.csv"
+MAP_COLUMNS = ("account", "gl_account", "gl_name")
+DEFAULT_TAX_RATE = "Tax Exempt"
+
+
+@dataclass(frozen=True)
+class GlAccount:
+    number: str
+    name: str
+    tax_rate: str = DEFAULT_TAX_RATE  # Xero wants one per line
+
+
+def map_path(data_dir: Path | None) -> Path:
+    """The account map beside the data folders, or the sample's."""
+    if data_dir and (data_dir / MAP_FILE).is_file():
+        return data_dir / MAP_FILE
+    return SAMPLE_DIR / MAP_FILE
+
+
+def read_account_map(path: Path) -> dict[str, GlAccount]:
+    """closebot account → your GL account; DataError listing every bad line."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as e:
+        raise DataError(f"cannot read the account map {path}: {e}") from None
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in reader.fieldnames or []]
+    missing = [c for c in MAP_COLUMNS if c not in header]
+    if missing:
+        raise DataError(f"{path} line 1: expected the columns {', '.join(missing)}")
+    out: dict[str, GlAccount] = {}
+    problems = []
+    for line, row in enumerate(reader, start=2):
+        row = {k.strip(): (v or "").strip() for k, v in row.items() if k}
+        if not any(row.values()):
+            continue
+        if row["account"] not in ACCOUNT_NAMES:
+            problems.append(
+                f"line {line}, column account: {row['account']!r}: expected one of closebot's accounts"
+            )
+            continue
+        if not row["gl_account"] and not row["gl_name"]:
+            problems.append(f"line {line}: expected your GL account number or name (or both)")
+            continue
+        if row["account"] in out:
+            problems.append(f"line {line}, column account: {row['account']!r} is mapped twice")
+            continue
+        out[row["account"]] = GlAccount(
+            row["gl_account"], row["gl_name"], row.get("tax_rate") or DEFAULT_TAX_RATE
+        )
+    if problems:
+        raise DataError(
+            f"{len(problems)} problem(s) in {path}:\n" + "\n".join(f"  - {p}" for p in problems)
+        )
+    return out
+
+
+def unmapped(account_map: dict[str, GlAccount], accounts: list[str] | None = None) -> list[str]:
+    """closebot accounts (those given, or every one closebot may book) without a GL account."""
+    return sorted(a for a in (accounts or list(ACCOUNT_NAMES)) if a not in account_map)
+
+
+def entry_date(period: str) -> tuple[int, int, int]:
+    year, month = (int(x) for x in period.split("-"))
+    return year, month, calendar.monthrange(year, month)[1]
+
+
+def amount(value: Decimal) -> str:
+    return f"{value:.2f}" if value else ""
+
+
+def line_text(line: dict[str, Any]) -> str:
+    memo = f" — {line['memo']}" if line.get("memo") else ""
+    return f"{line['entry']}{memo}"
+
+
+def _safe(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula is quoted out (text from documents);
+    amounts (-31000.00) are left as they are."""
+    if (
+        isinstance(value, str)
+        and value[:1] in ("=", "+", "-", "@", "\t", "\r")
+        and not re.fullmatch(r"-\d+\.\d\d", value)
+    ):
+        return "'" + value
+    return value
+
+
+def write(columns: list[str], rows: list[list[Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_safe(c) for c in row])
+    return out.getvalue()
+
+
+@dataclass
+class Export:
+    batch: dict[str, Any]
+    lines: list[dict[str, Any]]
+    period: str
+    documents: str  # "jib.csv Permian-Oct.xlsx sha256 1a2b…; …"
+    account_map: dict[str, GlAccount]
+
+    @property
+    def memo(self) -> str:
+        return (
+            f"closebot {self.batch['id']} · {period_label(self.period)} close · documents: "
+            f"{self.documents or 'none recorded'}"
+        )[:999]
+
+    def gl(self, account: str) -> GlAccount:
+        return self.account_map[account]
+
+    def render(self, fmt: str) -> str:
+        """The batch in format `fmt` (its name, as `closebot entries --format` takes it)."""
+        return format_named(fmt).render(self)
+
+
+def build_export(
+    batch: dict[str, Any],
+    lines: list[dict[str, Any]],
+    *,
+    period: str,
+    documents: str,
+    account_map: dict[str, GlAccount],
+) -> Export:
+    """The batch ready to write; DataError when an account is unmapped or it does not balance."""
+    missing = unmapped(account_map, sorted({li["account"] for li in lines}))
+    if missing:
+        raise DataError(
+            "these closebot accounts have no GL account in the account map: "
+            + ", ".join(f"{a} {ACCOUNT_NAMES.get(a, '')}".strip() for a in missing)
+            + f" (add a line for each to {MAP_FILE})"
+        )
+    debit = sum((li["debit"] for li in lines), ZERO)
+    credit = sum((li["credit"] for li in lines), ZERO)
+    if debit != credit:
+        raise DataError(f"batch {batch['id']} does not balance: debits {debit} ≠ credits {credit}")
+    return Export(batch, lines, period, documents, account_map)
+
+
+def file_name(batch_id: str, fmt: str) -> str:
+    return f"journal-{batch_id}-{fmt}.csv"
+
+
+def documents(store: Store, run_id: str) -> str:
+    """The documents a run read, for the entry's memo: file names (as dropped) and hashes."""
+    events = store.audit.events(run_id, kind="input_files")
+    if not events:
+        return ""
+    detail = events[-1].detail
+    names = {
+        f["kind"]: f["filename"] for f in detail.get("imported") or [] if f["status"] == "active"
+    }
+    parts = []
+    for kind in ("jib.csv", "revenue.csv"):
+        digest = (detail.get("files") or {}).get(kind)
+        if digest:
+            shown = f"{kind} ({names[kind]})" if kind in names else kind
+            parts.append(f"{shown} sha256 {digest[:12]}")
+    others = sorted(k for k in detail.get("files") or {} if k not in ("jib.csv", "revenue.csv"))
+    if others:
+        parts.append(f"{len(others)} reference files")
+    return "; ".join(parts)

@@ -1,0 +1,39 @@
+"""QuickBooks Online's journal import (Settings → Import data → Journal entries): Journal No.,
+Journal Date, Account Name, Debits, Credits, Description, Name; lines with the same Journal
+No. are one entry; dates MM/DD/YYYY; accounts by name ("Parent:Sub" for a sub-account)."""
+
+from __future__ import annotations
+
+from bot.close.exports import Format
+from bot.close.exports.batch import Export, amount, entry_date, line_text, write
+
+
+def write_qbo(export: Export) -> str:
+    y, m, d = entry_date(export.period)
+    date = f"{m:02d}/{d:02d}/{y:04d}"
+    rows = [
+        [
+            export.batch["id"],
+            date,
+            export.gl(li["account"]).name or export.gl(li["account"]).number,
+            amount(li["debit"]),
+            amount(li["credit"]),
+            line_text(li)[:4000],
+            "",
+        ]
+        for li in export.lines
+    ]
+    rows[0][5] = f"{export.memo} | {rows[0][5]}"[:4000]
+    columns = [
+        "Journal No.",
+        "Journal Date",
+        "Account Name",
+        "Debits",
+        "Credits",
+        "Description",
+        "Name",
+    ]
+    return write(columns, rows)
+
+
+QBO = Format("qbo", "QuickBooks Online", write_qbo, after=None)

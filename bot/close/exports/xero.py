@@ -1,0 +1,30 @@
+"""Xero's manual journal import (Manual Journals → Import): Narration, Date, Description,
+AccountCode, TaxRate, Amount (a debit positive, a credit negative); rows with the same
+Narration and Date are one journal; dates dd/mm/yyyy; at most 300 lines a file."""
+
+from __future__ import annotations
+
+from bot.close.exports import Format
+from bot.close.exports.batch import Export, entry_date, line_text, write
+
+
+def write_xero(export: Export) -> str:
+    y, m, d = entry_date(export.period)
+    date = f"{d:02d}/{m:02d}/{y:04d}"
+    narration = export.memo
+    rows = [
+        [
+            narration,
+            date,
+            line_text(li),
+            export.gl(li["account"]).number or export.gl(li["account"]).name,
+            export.gl(li["account"]).tax_rate,
+            f"{(li['debit'] - li['credit']):.2f}",
+        ]
+        for li in export.lines
+    ]
+    columns = ["Narration", "Date", "Description", "AccountCode", "TaxRate", "Amount"]
+    return write(columns, rows)
+
+
+XERO = Format("xero", "Xero", write_xero, after="qbo", max_lines=300)
