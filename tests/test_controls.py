@@ -127,7 +127,7 @@ def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
     ctx = ToolContext(run_id=run.run_id, store=store)
     store.db.execute("update journal_batches set status = 'draft' where id = ?", (posted["id"],))
     store.db.execute("delete from period_posts")
-    redraft = tools.build_journal_entries(ctx, "2026-10")
+    redraft = tools.tool("build_journal_entries")(ctx, "2026-10")
     assert redraft["batch_id"] != approved["id"]
     approval = next(
         q for q in store.questions.of_run(run.run_id) if q.questions[0].get("header") == "Posting"
@@ -138,9 +138,9 @@ def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
         if q.questions[0].get("header") == "Second approval"
     )
     with pytest.raises(ToolError, match="does not ask about batch"):
-        tools.post_journal_entries(ctx, redraft["batch_id"], approval.id, second.id)
+        tools.tool("post_journal_entries")(ctx, redraft["batch_id"], approval.id, second.id)
     with pytest.raises(ToolError, match="a later draft replaced it"):
-        tools.post_journal_entries(ctx, approved["id"], approval.id, second.id)
+        tools.tool("post_journal_entries")(ctx, approved["id"], approval.id, second.id)
     # and a line changed under an approved batch is caught by its content hash
     store.db.execute(
         "update journal_batches set status = 'draft' where id = ?", (redraft["batch_id"],)
@@ -150,7 +150,7 @@ def test_a_redraft_after_approval_is_refused_at_posting(db_path: Path) -> None:
         (redraft["batch_id"],),
     )
     with pytest.raises(ToolError, match="lines changed after it was drafted"):
-        tools.post_journal_entries(ctx, redraft["batch_id"], approval.id, second.id)
+        tools.tool("post_journal_entries")(ctx, redraft["batch_id"], approval.id, second.id)
 
 
 def test_posting_refuses_a_draft_older_than_a_decision_that_books(db_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_posting_refuses_a_draft_older_than_a_decision_that_books(db_path: Path)
     tools = CloseTools(approval_limit=Decimal("5000000"))
     ctx = ToolContext(run_id=run.run_id, store=store)
     with pytest.raises(ToolError, match=r"decided after batch .* was drafted"):
-        tools.post_journal_entries(ctx, draft["id"], approval.id)
+        tools.tool("post_journal_entries")(ctx, draft["id"], approval.id)
     assert ledger.batch(draft["id"])["status"] == "draft"
     refused = store.audit.events(run.run_id, kind="posting_refused")
     assert refused and "afe_overrun:AFE-ABO-2025-014" in refused[-1].detail["reason"]

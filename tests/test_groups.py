@@ -147,8 +147,8 @@ def test_a_decision_for_the_group_must_be_what_was_chosen_on_the_question_that_n
     tools = CloseTools(data_dir=month)
     run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="test")
     ctx = ToolContext(run_id=run.id, store=store)
-    tools.load_period(ctx, "2026-10")
-    step = tools.reconcile_jibs(ctx, "2026-10")
+    tools.tool("load_period")(ctx, "2026-10")
+    step = tools.tool("reconcile_jibs")(ctx, "2026-10")
     (entry,) = [e for e in step["exceptions"] if e["ref"].startswith("alike:duplicate:")]
     assert entry["exceptions"] == ALIKE and entry["status"] == "open"
     details = tools.exception_details(ctx, entry["ref"])

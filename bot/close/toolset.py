@@ -4,6 +4,7 @@ decision, a drill-down, the summary."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import MethodType
 from typing import Any, Literal
 
@@ -34,6 +35,13 @@ class CloseTools(DecisionTools, PostingTools):
         reg.add(self.document_lines)
         reg.add(self.close_summary)
         return reg
+
+    def tool(self, name: str) -> Callable[..., Any]:
+        """A tool by its name, bound to this toolset: `tool("build_journal_entries")(ctx, period)`."""
+        found = self.registry().get(name)
+        if found is None:
+            raise KeyError(f"no close tool {name!r}")
+        return found.fn
 
     def document_lines(
         self,
