@@ -1,4 +1,4 @@
-"""The revenue accrual kinds (step 4, `bot/close/steps/revenue.py`): production without a check
+"""The revenue accrual kinds (the revenue accrual step, `bot/close/steps/revenue.py`): production without a check
 that the rules do not accrue on their own (a new, shut-in or immaterial well), and a check
 still missing past the accrual window. Their booking options are this month's accruals,
 reversed next month."""

@@ -1,4 +1,4 @@
-"""The flux review kinds (step 7, `bot/close/steps/flux.py`): which flagged items need an
+"""The flux review kinds (the flux review step, `bot/close/steps/flux.py`): which flagged items need an
 explanation (`flux_select`, runs of an earlier release), each flagged item (`flux_item`:
 explain, adjust or escalate), the adjusting entry a person describes (`flux_adjust`), to whom
 an item is escalated (`flux_escalate`), and a prior month's export that disagrees with

@@ -1,4 +1,4 @@
-"""The JIB-line kinds (step 3, `bot/close/steps/jibs.py`): line math, a duplicate, a stale
+"""The JIB-line kinds (the JIB reconciliation step, `bot/close/steps/jibs.py`): line math, a duplicate, a stale
 charge, an AFE overrun, overhead above the JOA rate. Each is a `JibLineKind`: the same options
 (pay as billed, short-pay, protest, book the computed amount, reclass capex↔LOE), what it takes
 off a line never more than the other decisions on that line left, and what its decisions do to
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from bot.close.checks import Close
     from bot.close.data import JibLine
 
-# Reclass capex↔LOE (CLOSE.md step 3): a JIB line booked to expense that belongs in capital, or
+# Reclass capex↔LOE (CLOSE.md, the JIB reconciliation): a JIB line booked to expense that belongs in capital, or
 # the other way, moves whole (its owner net as billed) to the account its category maps to:
 #   expense → capital: LOE 6210 → 1620 L&WE (equipment billed as LOE: a pump, a tank),
 #                      Workover 6220 → 1615 ICC (a recompletion adds reserves: completion work),
@@ -192,7 +192,7 @@ LoeRule = Callable[["JibLine", Decimal], Decimal | None]
 
 @dataclass(frozen=True)
 class JibLineKind(Kind):
-    """A JIB finding (step 3): its reclass option names where the line goes, and what it takes
+    """A JIB finding (the JIB reconciliation): its reclass option names where the line goes, and what it takes
     off a line is never more than the other decisions on that line left of it."""
 
     title: str = ""  # what its finding's summary calls it ("duplicate line")

@@ -1,4 +1,4 @@
-"""The severance kind (step 5, `bot/close/steps/revenue.py`'s severance check): taxes withheld
+"""The severance kind (the severance step, `bot/close/steps/severance.py`): taxes withheld
 above the state × product rate, asked per well and grouped when many are alike."""
 
 from __future__ import annotations

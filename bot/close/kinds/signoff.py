@@ -1,4 +1,4 @@
-"""The sign-off kind (step 8): carry the open items forward, each with the owner and due date
+"""The sign-off kind (the sign-off step): carry the open items forward, each with the owner and due date
 chosen on the form, and lock the period — or block the lock. Its question is made by the
 sign-off step (`ToolBase._signoff_finding`); its owner and due-date questions by
 `toolbase.assignment_questions`."""
