@@ -16,7 +16,13 @@ from bot.core.models import Reply
 from bot.core.tools import ToolRegistry
 from bot.sandbox.slack_api import FakeSlack, fake_slack
 from bot.store import QuestionRecord, Store
-from tests.sandbox_browser import browser, page, sandbox  # noqa: F401  (fixtures)
+from tests.sandbox_browser import (  # noqa: F401  (fixtures)
+    browser,
+    open_page,
+    page,
+    sandbox,
+    start_sandbox,
+)
 
 # Hypothesis checks what the code does, never how fast a shared two-core machine draws
 # examples: no per-example deadline and no "too slow" health check (both measured the

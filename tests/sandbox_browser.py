@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ def require_chromium() -> str:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One headless Chromium per test module (Debian's; Playwright's download cannot work here)."""
     executable = require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
@@ -56,26 +57,57 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def sandbox(db_path: Path) -> Iterator[Sandbox]:
-    store = Store(db_path)
-    running = Sandbox(store=store, model=PlaybookModel(), port=0)
-    running.start()
-    yield running
-    running.stop()
-    store.close()
+def start_sandbox(db_path: Path) -> Iterator[Callable[..., Sandbox]]:
+    """Starts the sandbox on the test's database with the playbook model, on a free port:
+    `start_sandbox()`, or `start_sandbox(env={...})` for another month's files. Whatever it
+    started is stopped, and its store closed, after the test."""
+    started: list[tuple[Sandbox, Store]] = []
+
+    def start(env: dict[str, str] | None = None) -> Sandbox:
+        store = Store(db_path)
+        running = Sandbox(store=store, model=PlaybookModel(), env=env, port=0)
+        started.append((running, store))
+        running.start()
+        return running
+
+    yield start
+    for running, store in reversed(started):
+        running.stop()
+        store.close()
 
 
 @pytest.fixture
-def page(browser: Any, sandbox: Sandbox) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    opened = context.new_page()
+def sandbox(start_sandbox: Callable[..., Sandbox]) -> Sandbox:
+    """The sandbox on the sample months, as `make sandbox` runs it."""
+    return start_sandbox()
+
+
+@pytest.fixture
+def open_page(browser: Any) -> Iterator[Callable[[str], Any]]:
+    """Opens `url` in a fresh browser context (1440×900, every wait bounded by WAIT_MS);
+    an error thrown by any page it opened fails the test."""
+    contexts: list[Any] = []
     errors: list[str] = []
-    opened.on("pageerror", lambda e: errors.append(str(e)))
-    opened.set_default_timeout(WAIT_MS)
-    opened.goto(sandbox.url)
-    yield opened
-    context.close()
+
+    def open_(url: str) -> Any:
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        contexts.append(context)
+        opened = context.new_page()
+        opened.on("pageerror", lambda e: errors.append(str(e)))
+        opened.set_default_timeout(WAIT_MS)
+        opened.goto(url)
+        return opened
+
+    yield open_
+    for context in contexts:
+        context.close()
     assert not errors, f"the page threw: {errors}"
+
+
+@pytest.fixture
+def page(open_page: Callable[[str], Any], sandbox: Sandbox) -> Any:
+    """The sandbox's page in Chromium: the set-up every browser test starts from."""
+    return open_page(sandbox.url)
 
 
 # -- helpers -----------------------------------------------------------------
@@ -85,6 +117,16 @@ def say(page: Any, text: str, *, in_thread: bool = False) -> None:
     box = page.locator("#thread-input" if in_thread else "#composer-input")
     box.fill(text)
     box.press("Enter")
+
+
+def start_close(page: Any, period: str = "2026-10") -> Any:
+    """`/close <period>` in the channel, as the person would type it; the close's thread pane,
+    once its first form has arrived."""
+    say(page, f"/close {period}")
+    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
+    pane = open_thread(page)
+    submit_button(pane).first.wait_for()
+    return pane
 
 
 def switch_to(page: Any, user: str) -> None:

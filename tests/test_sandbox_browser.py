@@ -7,6 +7,7 @@ approval gets "Approve"), so the close domain may ask more or fewer questions.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from bot.close.ledger import Ledger
@@ -21,6 +22,7 @@ from tests.sandbox_browser import (
     pending_form,
     press_submit,
     say,
+    start_close,
     submit_button,
     switch_to,
 )
@@ -30,14 +32,6 @@ MAX_FORMS = 20
 
 def _approves(label: str) -> bool:
     return bool(re.match(r"\s*Approve", label))
-
-
-def start_close(page: Any) -> Any:
-    say(page, "/close 2026-10")
-    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
-    pane = open_thread(page)
-    submit_button(pane).first.wait_for()
-    return pane
 
 
 def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
@@ -342,7 +336,7 @@ def test_an_external_select_searches_the_bot_as_you_type(page: Any, sandbox: San
 
 
 def test_a_page_on_another_origin_cannot_drive_the_sandbox(
-    browser: Any, sandbox: Sandbox, page: Any
+    open_page: Callable[[str], Any], sandbox: Sandbox, page: Any
 ) -> None:
     """A site the person happens to have open posts to the sandbox as a form or a script
     would (no preflight: text/plain that merely mentions application/json): refused."""
@@ -355,9 +349,7 @@ def test_a_page_on_another_origin_cannot_drive_the_sandbox(
     say(page, "hello from the page")  # the sandbox's own page writes (with its token)
     page.locator("#messages .msg", has_text="hello from the page").wait_for()
     with loopback(Elsewhere) as other_url:
-        context = browser.new_context()
-        other = context.new_page()
-        other.goto(other_url)
+        other = open_page(other_url)
         target = sandbox.url.replace("127.0.0.1", "localhost")  # another name, same server
         for url in (sandbox.url, target):
             status = other.evaluate(
@@ -371,6 +363,5 @@ def test_a_page_on_another_origin_cannot_drive_the_sandbox(
                 url,
             )
             assert status == "opaque"  # sent; the answer is not the other site's to read
-        context.close()
     assert [m["text"] for m in sandbox.fake.messages.values()] == ["hello from the page"]
     assert sandbox.store.runs.recent() == []

@@ -10,7 +10,7 @@ from slack_sdk import WebClient
 
 from bot.close.steps import names as step_names
 from bot.sandbox.run import Sandbox
-from tests.sandbox_browser import ARTIFACTS, open_thread, say, submit_button
+from tests.sandbox_browser import ARTIFACTS, say, start_close
 
 
 def shoot(page: Any, name: str, locator: Any = None) -> None:
@@ -23,9 +23,7 @@ def test_the_close_shows_as_a_streamed_plan_with_a_line_per_step(
 ) -> None:
     from playwright.sync_api import expect
 
-    say(page, "/close 2026-10")
-    pane = open_thread(page)
-    submit_button(pane).first.wait_for()
+    pane = start_close(page)
     plan = pane.locator(".plan")
     expect(plan).to_have_count(1)
     tasks = plan.locator(".task")
@@ -54,9 +52,7 @@ def test_the_close_shows_as_a_streamed_plan_with_a_line_per_step(
 def test_the_threads_status_line_is_drawn_while_the_bot_works(page: Any, sandbox: Sandbox) -> None:
     from playwright.sync_api import expect
 
-    say(page, "/close 2026-10")
-    pane = open_thread(page)
-    submit_button(pane).first.wait_for()
+    start_close(page)
     run = sandbox.store.runs.recent()[0]
     bot = WebClient(token=sandbox.fake.token, base_url=sandbox.fake.api_url)
     bot.assistant_threads_setStatus(
@@ -80,9 +76,7 @@ def test_app_home_shows_what_waits_on_the_viewer_and_the_dm_answers(
 ) -> None:
     from playwright.sync_api import expect
 
-    say(page, "/close 2026-10")
-    pane = open_thread(page)
-    submit_button(pane).first.wait_for()
+    start_close(page)
     page.locator("#open-app").click()
     home = page.locator("#home")
     expect(home).to_be_visible()

@@ -17,6 +17,7 @@ from tests.sandbox_browser import (
     pending_form,
     press_submit,
     say,
+    start_close,
     submit_button,
     switch_to,
 )
@@ -29,9 +30,7 @@ def to_the_approval(page: Any) -> tuple[Any, str]:
     the thread pane and the approval form's ts."""
     from playwright.sync_api import expect
 
-    say(page, "/close 2026-10")
-    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
-    pane = open_thread(page)
+    pane = start_close(page)
     for _ in range(MAX_FORMS):
         expect(submit_button(pane).or_(approve_button(pane)).first).to_be_visible()
         if approve_button(pane).count():

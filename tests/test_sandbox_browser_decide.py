@@ -14,23 +14,13 @@ from tests.sandbox_browser import (
     answer_button,
     answered,
     fill_form,
-    open_thread,
     pending_form,
     press_submit,
-    say,
-    submit_button,
+    start_close,
     switch_to,
 )
 
 MAX_FORMS = 25
-
-
-def _start(page: Any) -> Any:
-    say(page, "/close 2026-10")
-    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
-    pane = open_thread(page)
-    submit_button(pane).first.wait_for()
-    return pane
 
 
 def _root(page: Any) -> Any:
@@ -72,7 +62,7 @@ def test_cancel_then_decide_brings_the_form_back_and_the_close_finishes(
     from playwright.sync_api import expect
 
     ARTIFACTS.mkdir(exist_ok=True)
-    pane = _start(page)
+    pane = start_close(page)
     ts = pending_form(pane).get_attribute("data-ts")
     form = answered(pane, ts)
     form.get_by_role("button", name="Cancel", exact=True).click()
@@ -118,7 +108,7 @@ def test_change_a_decision_from_the_channel_redrafts_and_needs_a_new_approval(
     from playwright.sync_api import expect
 
     ARTIFACTS.mkdir(exist_ok=True)
-    pane = _start(page)
+    pane = start_close(page)
     root = _root(page)
     _answer_until(page, pane, root.get_by_text("Finished: every step ran"), stop_at_approval=True)
     (run,) = sandbox.store.runs.recent()

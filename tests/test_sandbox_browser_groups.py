@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,17 +13,14 @@ import pytest
 
 from bench.genmonth import generate
 from bot.close.ledger import Ledger
-from bot.close.playbook import PlaybookModel
 from bot.sandbox.run import Sandbox
-from bot.store import Store
 from tests.sandbox_browser import (
     ARTIFACTS,
     csv_links,
     fill_form,
-    open_thread,
     pending_form,
     press_submit,
-    say,
+    start_close,
     submit_button,
 )
 
@@ -31,23 +28,9 @@ MAX_FORMS = 8
 
 
 @pytest.fixture
-def alike_sandbox(db_path: Path, tmp_path: Path) -> Iterator[Sandbox]:
+def alike_sandbox(start_sandbox: Callable[..., Sandbox], tmp_path: Path) -> Sandbox:
     generate(tmp_path / "month", 1200, seed=5, alike=5)
-    store = Store(db_path)
-    env = {**os.environ, "CLOSEBOT_DATA": str(tmp_path / "month")}
-    running = Sandbox(store=store, model=PlaybookModel(), env=env, port=0)
-    running.start()
-    yield running
-    running.stop()
-    store.close()
-
-
-def start_close(page: Any) -> Any:
-    say(page, "/close 2026-10")
-    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
-    pane = open_thread(page)
-    submit_button(pane).first.wait_for()
-    return pane
+    return start_sandbox(env={**os.environ, "CLOSEBOT_DATA": str(tmp_path / "month")})
 
 
 def answer_until(page: Any, pane: Any, text: str) -> Any:
@@ -67,13 +50,11 @@ def answer_until(page: Any, pane: Any, text: str) -> Any:
 
 
 def test_many_alike_lines_are_one_form_with_their_detail(
-    browser: Any, alike_sandbox: Sandbox
+    open_page: Callable[[str], Any], alike_sandbox: Sandbox
 ) -> None:
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    page = context.new_page()
-    page.goto(alike_sandbox.url)
+    page = open_page(alike_sandbox.url)
     pane = start_close(page)
     form = answer_until(page, pane, "alike duplicate exceptions")
     expect(form).to_contain_text("The same check found 5 alike duplicate exceptions")
@@ -107,7 +88,6 @@ def test_many_alike_lines_are_one_form_with_their_detail(
     assert {(e["status"], e["resolution"], e["question_id"]) for e in members} == {
         ("resolved", "short_pay", record.id)
     }
-    context.close()
 
 
 def test_a_typed_effective_date_is_shown_before_it_books(page: Any, sandbox: Sandbox) -> None:

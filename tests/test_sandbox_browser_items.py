@@ -13,10 +13,9 @@ from tests.sandbox_browser import (
     answer_button,
     answered,
     fill_form,
-    open_thread,
     pending_form,
     press_submit,
-    say,
+    start_close,
     switch_to,
 )
 
@@ -30,9 +29,7 @@ def test_an_owner_and_a_due_date_are_picked_in_the_sign_off_form(
 
     refused: list[tuple[str, dict[str, Any]]] = []
     sandbox.fake.on_refusal = lambda method, body: refused.append((method, body))
-    say(page, "/close 2026-10")
-    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
-    pane = open_thread(page)
+    pane = start_close(page)
     approvers = list(APPROVERS)
     for _ in range(MAX_FORMS):  # every form as recommended, up to the sign-off
         answer_button(pane).first.wait_for()
