@@ -26,6 +26,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check bot tests bench
 	$(VENV)/bin/ruff format --check bot tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache  # the layers' arrows: pyproject.toml [tool.importlinter]
 
 test: lint  ## lint, type-check and the whole test suite
 	$(VENV)/bin/pytest -q
