@@ -240,7 +240,7 @@ def test_the_next_close_opens_with_last_months_items_and_a_write_off_reverses_th
 
 def test_many_items_are_grouped_by_kind_one_owner_and_due_date_per_group() -> None:
     from bot import blocks
-    from bot.close.toolbase import MAX_GROUPS, assignment_questions, item_groups
+    from bot.close.open_items import MAX_GROUPS, assignment_questions, item_groups
     from bot.core.questions import parse_ask
 
     kinds = ["wi_nri", "afe_overrun", "severance", "stub_underpaid", "carried", "undecided"]

@@ -11,12 +11,13 @@ from typing import Any, Literal
 from bot.close import data as close_data
 from bot.close.data import ZERO
 from bot.close.decisions import DecisionTools
+from bot.close.exception_questions import shortened
 from bot.close.kinds import KINDS, option_label
 from bot.close.ledger import Ledger
 from bot.close.posting import PostingTools
 from bot.close.steps import names as step_names
 from bot.close.steps import registry
-from bot.close.toolbase import MAX_LIST, _short
+from bot.close.toolbase import MAX_LIST
 from bot.core.names import Names
 from bot.core.tools import ToolContext, ToolError, ToolRegistry
 
@@ -86,7 +87,7 @@ class CloseTools(DecisionTools, PostingTools):
                             j.service_month,
                             well or f"property {j.property_no}",
                             j.cost_category,
-                            _short(j.description, 40),
+                            shortened(j.description, 40),
                             str(j.gross_amount),
                             str(j.owner_decimal),
                             str(j.owner_net_amount),
@@ -184,7 +185,7 @@ class CloseTools(DecisionTools, PostingTools):
             "exceptions": [
                 {
                     "subject": e["details"]["subject"],
-                    "summary": _short(e["details"]["summary"], 110),
+                    "summary": shortened(e["details"]["summary"], 110),
                     "decision": option_label(e["kind"], e["resolution"], e["details"]["facts"])
                     if e["resolution"] and e["resolution"] in e["details"]["options"]
                     else e["resolution"],
@@ -193,7 +194,7 @@ class CloseTools(DecisionTools, PostingTools):
                 if e["status"] == "resolved"
                 else {
                     "subject": e["details"]["subject"],
-                    "summary": _short(e["details"]["summary"], 110),
+                    "summary": shortened(e["details"]["summary"], 110),
                     "status": e["status"],
                 }
                 for e in decided[:MAX_LIST]

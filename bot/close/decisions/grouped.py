@@ -9,9 +9,9 @@ from typing import Any
 from bot.close import groups
 from bot.close.decisions.answers import FACT_ITEMS, bound_answer, codes_of, group_answer
 from bot.close.decisions.changes import ChangeTools
+from bot.close.exception_questions import question_for_group
 from bot.close.kinds import book, describe
 from bot.close.ledger import Ledger
-from bot.close.toolbase import question_for_group
 from bot.core.tools import ToolContext, ToolError
 
 Resolve = Callable[[ToolContext, str, str, str, str], dict[str, Any]]

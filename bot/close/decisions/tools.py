@@ -15,9 +15,11 @@ from bot.close.decisions.answers import (
     matched_words,
 )
 from bot.close.decisions.grouped import GroupDecisionTools
+from bot.close.exception_questions import question_for
 from bot.close.kinds import KINDS, book, describe, option_label
 from bot.close.ledger import Ledger
-from bot.close.toolbase import REF_RE, assignment_questions, question_for
+from bot.close.open_items import assignment_questions
+from bot.close.toolbase import REF_RE
 from bot.core.tools import ToolContext, ToolError
 
 

@@ -13,9 +13,9 @@ from bot.close.doi_master import money
 from bot.close.journal import JournalError, build
 from bot.close.kinds import KINDS
 from bot.close.ledger import AlreadyPostedError, Ledger
+from bot.close.open_items import decided_after
 from bot.close.posting import review_only, undecided
 from bot.close.registry import MAX_LIST, Step, StepTools
-from bot.close.toolbase import decided_after
 from bot.core.errors import NotFoundError
 from bot.core.identity import same_person
 from bot.core.questions import HUMAN_SOURCES

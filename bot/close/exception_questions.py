@@ -1,0 +1,150 @@
+"""The ready-made question for an exception (and for many alike): its numbers, each option
+with what it books in words, the recommendation; what exception_details gives the model and
+the playbook asks as given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.close import groups
+from bot.close.doi_master import ACCOUNT_NAMES, money
+from bot.close.kinds import KINDS, book, describe, option_label, option_meaning
+from bot.core.questions import MAX_DESCRIPTION, MAX_HEADER, MAX_QUESTIONS, MAX_REASONING
+
+
+def shortened(text: str, limit: int) -> str:
+    """Text no longer than `limit`, cut between words: never inside an amount or a decimal."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > limit // 2 else head).rstrip(" ,;·/:") + "…"
+
+
+def header_for(step: str, subject: str) -> str:
+    """'Intake · Smith 14-2H' when it fits the header's 24 characters, else the step alone
+    (the question names the subject): a header is never cut inside a name or a number."""
+    for header in (f"{step} · {subject}", step):
+        if len(header) <= MAX_HEADER:
+            return header
+    return step[:MAX_HEADER]
+
+
+def booking_words(lines: list[dict[str, Any]], meaning: str) -> str:
+    """What an option books, in the most words that fit an option's description: accounts
+    with their names and the meaning, else without; whole amounts always, never a cut one."""
+    if not lines:
+        return _fit(meaning, MAX_DESCRIPTION)
+    named, bare = describe(lines, names=ACCOUNT_NAMES), describe(lines)
+    for text in (f"{named}. {meaning}", named, f"{bare}. {meaning}", bare):
+        if len(text) <= MAX_DESCRIPTION:
+            return text
+    return _fit(bare, MAX_DESCRIPTION)
+
+
+def _fit(text: str, limit: int) -> str:
+    """Cut only between words, so no amount is cut in half."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    return head[: head.rfind(" ")].rstrip(" ,;/") + "…"
+
+
+def question_for(exc: dict[str, Any]) -> dict[str, Any]:
+    """The ask_user_question question for one exception: numbers, options with what each books."""
+    d = exc["details"]
+    kind, facts = exc["kind"], d["facts"]
+    shape = KINDS[kind]
+    ref = f" [ref {d['ref']}]"
+    header = header_for(shape.header, str(d["subject"]))
+    if shape.question_type == "free_text":
+        return {
+            "header": header,
+            "question": shortened(d["question"], 1400) + ref,
+            "type": "free_text",
+            "required": False,
+            "reasoning": d["reasoning"],
+        }
+    options = []
+    for code in d["options"]:
+        lines = book(kind, code, facts, {})
+        options.append(
+            {
+                "label": option_label(kind, code, facts),
+                "description": booking_words(lines, option_meaning(kind, code)),
+            }
+        )
+    q: dict[str, Any] = {
+        "header": header,
+        "question": shortened(d["question"], 1400) + ref,
+        "type": shape.question_type,
+        "options": options,
+        "recommended": d["options"].index(d["recommended"]) + 1
+        if d["recommended"] in d["options"]
+        else None,
+        "reasoning": d["reasoning"],
+        "allow_other": shape.allow_other,
+        # a flux item may be skipped: it then stays open (an explanation is needed to clear it)
+        "required": False if shape.may_skip else None,
+    }
+    return {k: v for k, v in q.items() if v is not None}
+
+
+def question_for_group(group: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one question for many alike exceptions: the count and total, a few lines (every
+    line is in the attached detail), each option with what it books for all of them, and
+    "Decide line by line"."""
+    first = group[0]
+    kind, d = first["kind"], first["details"]
+    ref = str(d["group"])
+    n = len(group)
+    noun = groups.noun(kind)
+    shown = "; ".join(
+        f"{e['details']['subject']}: {shortened(e['details']['summary'], 160)}" for e in group[:3]
+    )
+    more = f"; and {n - 3} more" if n > 3 else ""
+    question = (
+        f"The same check found {n} alike {kind.replace('_', ' ')} exceptions of "
+        f"{groups.operator(group)}, {money(groups.total(group))} at stake in total: {shown}{more}. "
+        f"Every one is in the attached detail. One decision here applies to each of the {n} "
+        f"{noun}, booking for each what deciding it on its own would; or choose "
+        f"'{groups.LINE_BY_LINE}' to answer each on its own."
+    )
+    options = [
+        {
+            "label": option_label(kind, code, d["facts"]),
+            "description": booking_words(
+                groups.group_lines(group, code), option_meaning(kind, code)
+            ),
+        }
+        for code in d["options"]
+    ]
+    forms = -(-n // MAX_QUESTIONS)
+    options.append(
+        {
+            "label": groups.LINE_BY_LINE,
+            "description": f"Ask about each of the {n} {noun} on its own "
+            f"({forms} form{'s' if forms != 1 else ''} of up to {MAX_QUESTIONS} questions).",
+        }
+    )
+    recommended = (
+        option_label(kind, d["recommended"], d["facts"])
+        if d["recommended"] in d["options"]
+        else None
+    )
+    q: dict[str, Any] = {
+        "header": header_for(KINDS[kind].header, f"{n} {noun}"),
+        "question": shortened(question, 1400) + f" [ref {ref}]",
+        "type": "single_choice",
+        "options": options,
+        "recommended": d["options"].index(d["recommended"]) + 1 if recommended else None,
+        "reasoning": shortened(
+            f"{recommended} is what each of the {n} {noun} recommends on its own; for "
+            f"{d['subject']}: {d['reasoning']}",
+            MAX_REASONING,
+        )
+        if recommended
+        else None,
+        "allow_other": True,
+    }
+    return {k: v for k, v in q.items() if v is not None}

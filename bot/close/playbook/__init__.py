@@ -1,0 +1,313 @@
+"""The offline playbook: a deterministic Model that runs the close without an API key.
+
+It reads the transcript — never hidden state — so it resumes from the store like Claude
+would. It is a table of steps: for each, call the step's tool, ask about its open
+exceptions (up to five per form, with the ready-made questions the tools give), record
+each answer with resolve_exception, and move on. Posting asks for approval first.
+
+The transcript is read in transcript.py; the forms it asks are forms.py; what it says at
+the end or while it waits is summary.py.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from bot.close.controls import APPROVAL_HEADER as POSTING_HEADER
+from bot.close.controls import SECOND_APPROVAL_HEADER
+from bot.close.doi_master import money
+from bot.close.playbook.forms import approval_ask, follow_up_ask
+from bot.close.playbook.summary import summary_text, waiting
+from bot.close.playbook.transcript import (
+    Call,
+    State,
+    approval,
+    approved_by_a_person,
+    asked_first,
+    books_deferred,
+    defaulted,
+    deferred_ask,
+    entry_described,
+    from_an_earlier_release,
+    leaves_open,
+    parse,
+    redraft,
+    say,
+    typed_before,
+    use,
+)
+from bot.close.steps import registry
+from bot.close.steps.flux import FLUX
+from bot.close.steps.journal import JOURNAL
+from bot.close.steps.signoff import SIGNOFF
+from bot.core.models import Reply
+from bot.core.questions import MAX_QUESTIONS, TOOL_NAME
+
+
+class PlaybookModel:
+    """A Model whose every reply is computed from the transcript."""
+
+    name = "offline-playbook"
+
+    def respond(
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        tool_choice: dict[str, Any] | None = None,
+    ) -> Reply:
+        state = parse(messages)
+        if state.last_user_text is not None and len(messages) > 1:
+            return self._chat(state)
+        if not state.period:
+            return say(
+                "I need an accounting period to close, written as YYYY-MM (for example 2026-10)."
+            )
+        p = state.period
+        for s in registry():
+            step, tool, opening = s.name, s.tool_name, s.opening
+            call = state.latest(tool)
+            # nothing is drafted while a decision is put off, nor signed off
+            if state.deferred() and ((s is JOURNAL and call is None) or s is SIGNOFF):
+                return waiting(state, step)
+            if call is None or (s is JOURNAL and redraft(state, call)):
+                return say(opening, use(tool, {"period": p}))
+            if from_an_earlier_release(tool, call):
+                return say(
+                    f"{opening} (again: this run was started by an earlier version of closebot)",
+                    use(tool, {"period": p}),
+                )
+            if call.is_error:
+                return say(f"The step '{step}' failed: {call.result}")
+            if tool == "build_journal_entries":
+                reply = self._flux_then_posting(state, call)
+            else:
+                reply = self._decide_step(state, step)
+            if reply is not None:
+                return reply
+        summary = state.latest("close_summary")
+        if summary is None:
+            return say("", use("close_summary", {"period": p}))
+        return say(
+            summary_text(
+                summary.result,
+                state.latest("post_journal_entries"),
+                defaulted_approval=defaulted(state),
+            )
+        )
+
+    def _open_refs(self, state: State, step: str) -> list[str]:
+        """This step's exceptions still open, in the order found (follow-ups after their parent)."""
+        refs: list[str] = []
+        for c in state.calls:
+            if not c.done or c.is_error or not isinstance(c.result, dict):
+                continue
+            if c.result.get("step") == step:
+                refs += [e["ref"] for e in c.result.get("exceptions", []) if e["status"] == "open"]
+            if c.name == "resolve_exception":
+                refs += [
+                    e["ref"] for e in c.result.get("follow_up_exceptions", []) if e["step"] == step
+                ]
+                # past the ones the step listed: the rest still open, named as each is decided
+                refs += [e["ref"] for e in c.result.get("still_open", []) if e["step"] == step]
+        seen: list[str] = []
+        for r in refs:
+            if r not in seen:
+                seen.append(r)
+        return seen
+
+    def _decide_step(self, state: State, step: str) -> Reply | None:
+        refs = self._open_refs(state, step)
+        asked = state.asked()
+        recorded = state.resolved_by()
+        # a ref asked again after it was recorded (a change, a follow-up to a typed answer) is
+        # recorded again from the later answer
+        resolved = {
+            ref
+            for ref, call in recorded.items()
+            if ref not in asked
+            or asked[ref][0].id == call.input.get("question_id")
+            or state.position(asked[ref][0].id) < state.position(call.id)
+            or leaves_open(asked[ref])
+        }
+        # an answer the tool refused to record (an override without its reason, say) is asked again
+        refused = {
+            (c.input.get("exception_id"), c.input.get("question_id"))
+            for c in state.calls
+            if c.name == "resolve_exception" and c.done and c.is_error
+        }
+        asked = {r: a for r, a in asked.items() if (r, a[0].id) not in refused}
+        # 1. answers waiting to be recorded
+        uses = []
+        for ref in refs:
+            if ref in resolved or ref not in asked:
+                continue
+            ask, n = asked[ref]
+            result = ask.result if isinstance(ask.result, dict) else {}
+            if result.get("status") == "deferred":
+                continue  # not now: the close goes on without it, and waits for it at the end
+            if result.get("status") != "answered":
+                return self._stopped(state, result.get("status") or "unanswered")
+            answer = result["answers"][str(n)]
+            if answer.get("skipped"):
+                option, note = "text", ""
+            elif "text" in answer:
+                option, note = "text", answer["text"]
+            elif answer.get("labels"):
+                option, note = ",".join(answer["labels"]), ""
+            else:
+                option, note = "other", answer.get("other", "")
+            typed = typed_before(state, ref, ask)
+            if typed and option != "other":  # a follow-up to a typed answer: its words are the why
+                note = typed
+            uses.append(
+                use(
+                    "resolve_exception",
+                    {"exception_id": ref, "option": option, "question_id": ask.id, "note": note},
+                )
+            )
+        if uses:
+            return say("Recording the decisions.", *uses)
+        # 2. a typed answer that matches an option: confirm it with a short follow-up
+        follow = [
+            (ref, call.result)
+            for ref, call in recorded.items()
+            if ref in refs
+            and isinstance(call.result, dict)
+            and call.result.get("maps_to")
+            and asked.get(ref, (None, 0))[0] is not None
+            and asked[ref][0].id == call.input.get("question_id")
+        ][:MAX_QUESTIONS]
+        if follow:
+            return say(
+                "A typed answer matches an option: confirming it.",
+                use(TOOL_NAME, follow_up_ask(step, follow)),
+            )
+        # 3. open exceptions not asked yet: fetch their questions, then ask up to five at once;
+        # the open items carried from last month first, on a form of their own
+        pending = [r for r in refs if r not in asked and r not in resolved]
+        carried = [r for r in pending if asked_first(r)]
+        todo = (carried or [r for r in pending if not asked_first(r)])[:MAX_QUESTIONS]
+        if not todo:
+            return None
+        details = state.details()
+        missing = [r for r in todo if r not in details]
+        if missing:
+            return say("", *(use("exception_details", {"exception_id": r}) for r in missing))
+        questions = [details[r]["question"] for r in todo]
+        questions += [q for r in todo for q in details[r].get("also_ask") or []]
+        n = len(refs) - len([r for r in refs if r in resolved])
+        context = f"{step}: {n} item{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your decision before I book anything."
+        if carried:
+            since = (details[todo[0]].get("facts") or {}).get("from") or "last month"
+            context = (
+                f"Open items carried from {since}: {len(carried)} to settle before this close "
+                "starts — settled, still open (carried again), or written off."
+            )
+        # an answer the tool refused is asked again with the reason, so the person can fix it
+        why = [
+            f"{str(c.result)[:300]}"
+            for c in state.calls
+            if c.name == "resolve_exception"
+            and c.done
+            and c.is_error
+            and c.input.get("exception_id") in todo
+        ]
+        if why:
+            context += " Asked again — the last answer was refused: " + why[-1]
+        intro = f"{step}: " + "; ".join(details[r]["summary"] for r in todo)
+        return say(intro[:600], use(TOOL_NAME, {"context": context, "questions": questions}))
+
+    def _flux_then_posting(self, state: State, build: Call) -> Reply | None:
+        """Flux reviews the draft before anyone approves it: each flagged item is asked, an
+        adjustment drafts the batch again (flux then reviews the new draft), and the posting
+        approval is asked on the draft that holds every adjustment."""
+        p = state.period
+        review = state.latest(FLUX.tool_name)
+        if review is None or state.calls.index(review) < state.calls.index(build):
+            return say(
+                f"{FLUX.opening} (the draft, before its approval)",
+                use(FLUX.tool_name, {"period": p}),
+            )
+        if review.is_error:
+            return say(f"The step '{FLUX.name}' failed: {review.result}")
+        reply = self._decide_step(state, FLUX.name)
+        if reply is not None:
+            return reply
+        after = state.calls[state.calls.index(build) + 1 :]
+        if any(
+            c.name == "resolve_exception"
+            and c.done
+            and not c.is_error
+            and entry_described(str(c.input.get("exception_id", "")))
+            and isinstance(c.result, dict)
+            and c.result.get("status") == "resolved"
+            for c in after
+        ):
+            return say(
+                "Drafting the batch again with the flux adjustment(s).",
+                use(build.name, {"period": p}),
+            )
+        if books_deferred(state) and state.latest("post_journal_entries") is None:
+            return waiting(state, "Posting")  # a decision that books was put off
+        return self._posting(state, build)
+
+    def _posting(self, state: State, build: Call) -> Reply | None:
+        """Ask for approval; over the limit, for a second one; post only on a person's approvals."""
+        b = build.result
+        first = approval(state, POSTING_HEADER, b["batch_id"])
+        if first is not None and deferred_ask(first):
+            return waiting(state, "Posting")
+        if first is None:
+            return say(
+                f"Drafted batch {b['batch_id']}: {b['entries']} entries, {money(Decimal(b['total_debit']))} debits = credits. Posting needs your approval.",
+                use(TOOL_NAME, approval_ask(b)),
+            )
+        if not approved_by_a_person(first):
+            return None  # kept as a draft, rejected, or a default (which never approves posting)
+        uses = {"batch_id": b["batch_id"], "approval_question_id": first.id}
+        if b.get("entries_over_limit"):
+            second = approval(state, SECOND_APPROVAL_HEADER, b["batch_id"])
+            if second is None:
+                return say(
+                    "An entry is over the approval limit: a second, different approver is needed.",
+                    use(TOOL_NAME, approval_ask(b, second_to=first.result.get("answered_by"))),
+                )
+            if deferred_ask(second):
+                return waiting(state, "Posting")
+            if not approved_by_a_person(second):
+                return None
+            uses["second_approval_question_id"] = second.id
+        if state.latest("post_journal_entries") is None:
+            return say(f"Posting batch {b['batch_id']}.", use("post_journal_entries", uses))
+        return None
+
+    def _stopped(self, state: State, status: str) -> Reply:
+        summary = state.latest("close_summary")
+        if summary is None:
+            return say(
+                f"The question was {status}, so I stopped here and booked nothing more.",
+                use("close_summary", {"period": state.period}),
+            )
+        return say(
+            summary_text(
+                summary.result,
+                state.latest("post_journal_entries"),
+                stopped=f"a question was {status}",
+            )
+        )
+
+    def _chat(self, state: State) -> Reply:
+        text = (state.last_user_text or "").strip().lower()
+        summary = state.latest("close_summary")
+        if "status" in text and summary is not None:
+            return say(summary_text(summary.result, state.latest("post_journal_entries")))
+        return say(
+            "I'm running offline (no ANTHROPIC_API_KEY), so I follow the close playbook and can't hold a "
+            "free conversation. Say *status* for this run's summary, or start a new close with `/close YYYY-MM`."
+        )
+
+
+__all__ = ["PlaybookModel", "approval_ask", "summary_text"]
