@@ -14,9 +14,7 @@ import time
 from pathlib import Path
 
 from bot.agent_loop import AgentLoop, Finished, Paused, ask_of
-from bot.close.playbook import PlaybookModel
-from bot.close.prompts import SYSTEM_PROMPT, start_prompt
-from bot.close.toolset import CloseTools
+from bot.close import SYSTEM_PROMPT, CloseTools, PlaybookModel, start_prompt
 from bot.core.questions import answer_payload, default_responses
 from bot.store import QuestionRecord, Store
 

@@ -41,9 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from bot.agent_loop import AgentLoop, Paused, ask_of  # noqa: E402
 from bot.blocks import SUBMIT_ACTION  # noqa: E402
-from bot.close.playbook import PlaybookModel  # noqa: E402
-from bot.close.prompts import SYSTEM_PROMPT, start_prompt  # noqa: E402
-from bot.close.toolset import CloseTools  # noqa: E402
+from bot.close import SYSTEM_PROMPT, CloseTools, PlaybookModel, start_prompt  # noqa: E402
 from bot.core import models  # noqa: E402
 from bot.core.models import Reply  # noqa: E402
 from bot.core.questions import answer_payload, default_responses  # noqa: E402

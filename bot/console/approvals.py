@@ -9,9 +9,15 @@ import sys
 from typing import TextIO
 
 from bot.agent_loop import Paused
-from bot.close import data as close_data
-from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
-from bot.close.decisions import CannotChange, ask_change, changeable_decisions
+from bot.close import (
+    APPROVAL_HEADERS,
+    CannotChange,
+    approval_refusal,
+    ask_change,
+    changeable_decisions,
+    header_of,
+    period_label,
+)
 from bot.console.presenter import (
     EXIT_FAILED,
     EXIT_OK,
@@ -117,7 +123,7 @@ def cmd_approve(args: argparse.Namespace, out: TextIO) -> int:
             return EXIT_FAILED
         loop = console_loop(settings, store, out)
         print(
-            f"closebot · run {run.id} ({close_data.period_label(run.period)}) · approving as {login}",
+            f"closebot · run {run.id} ({period_label(run.period)}) · approving as {login}",
             file=out,
             flush=True,
         )

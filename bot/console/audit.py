@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from bot.close.ledger import Ledger
+from bot.close import Ledger
 from bot.console.presenter import EXIT_FAILED, EXIT_OK
 from bot.console.session import open_store, settings_of
 from bot.core.decision_log import decision_rows, to_csv
@@ -130,7 +130,7 @@ AUDIT_KINDS_SHOWN = (
 def evidence_mismatches(store: Store, run_id: str) -> list[str]:
     """Records that no longer say what the chained audit events say: an answer edited after the
     fact, or a posted batch whose lines changed."""
-    from bot.close.controls import content_hash
+    from bot.close import content_hash
 
     events = store.audit.events(run_id)
     out = []

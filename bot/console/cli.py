@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from bot import __version__
-from bot.close import exports
+from bot.close import format_names, formats
 from bot.console.approvals import cmd_approve, cmd_change
 from bot.console.audit import cmd_audit
 from bot.console.data import cmd_data, cmd_doi
@@ -94,11 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     entries.add_argument("--csv", action="store_true", help="as CSV, closebot's own columns")
     entries.add_argument(
         "--format",
-        choices=exports.names(),
+        choices=format_names(),
         help="a journal import file for your ledger: "
-        + " or ".join(
-            (", ".join(f.title for f in exports.formats()[:-1]), exports.formats()[-1].title)
-        ),
+        + " or ".join((", ".join(f.title for f in formats()[:-1]), formats()[-1].title)),
     )
     entries.add_argument(
         "--map",

@@ -9,10 +9,20 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TextIO
 
-from bot.close import data as close_data
-from bot.close.exports import batch as gl_export
-from bot.close.imports import intake
-from bot.close.ledger import Ledger
+from bot.close import (
+    MAP_FILE,
+    Ask,
+    Imports,
+    Ledger,
+    check_data,
+    check_period,
+    latest_data_period,
+    load_data,
+    read_account_map,
+    require_data_period,
+    unmapped,
+    write_sample_data,
+)
 from bot.console.presenter import EXIT_OK, EXIT_USAGE
 from bot.console.session import open_store, settings_of
 from bot.core.errors import CloseBotError, ConfigError
@@ -24,15 +34,15 @@ def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
         return cmd_data_import(args, out)
     target = Path(args.dir).expanduser()
     if args.data_command == "sample":
-        written = close_data.write_sample(target)
+        written = write_sample_data(target)
         print(f"Wrote the sample periods {', '.join(written)} to {target}.", file=out)
         print(f"Check them with: closebot data check {target}", file=out)
         return EXIT_OK
     if not target.is_dir():
         raise ConfigError(f"{target} is not a directory")
     if args.period:
-        close_data.check_period(args.period)
-    results = close_data.check(target, args.period)
+        check_period(args.period)
+    results = check_data(target, args.period)
     bad = 0
     for period, problems in results.items():
         if not problems:
@@ -42,21 +52,21 @@ def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
         print(f"{period}: {len(problems)} problem(s); nothing would be imported:", file=out)
         for p in problems:
             print(f"  - {p}", file=out)
-    if (target / gl_export.MAP_FILE).is_file():
+    if (target / MAP_FILE).is_file():
         try:
-            missing = gl_export.unmapped(gl_export.read_account_map(target / gl_export.MAP_FILE))
+            missing = unmapped(read_account_map(target / MAP_FILE))
         except CloseBotError as e:
-            print(f"{gl_export.MAP_FILE}: {e}", file=out)
+            print(f"{MAP_FILE}: {e}", file=out)
             return EXIT_USAGE
         if missing:
             bad += 1
             print(
-                f"{gl_export.MAP_FILE}: {len(missing)} closebot account(s) with no GL account: "
+                f"{MAP_FILE}: {len(missing)} closebot account(s) with no GL account: "
                 + ", ".join(missing),
                 file=out,
             )
         else:
-            print(f"{gl_export.MAP_FILE}: ok (every closebot account is mapped)", file=out)
+            print(f"{MAP_FILE}: ok (every closebot account is mapped)", file=out)
     return EXIT_USAGE if bad else EXIT_OK
 
 
@@ -64,7 +74,7 @@ def cmd_data_import(args: argparse.Namespace, out: TextIO) -> int:
     """Import files into the database, as a drop in Slack does; a file that needs a person
     (its kind, period or an unfamiliar layout) is listed with what to say."""
     if args.period:
-        close_data.check_period(args.period)
+        check_period(args.period)
     files: list[Path] = []
     for raw in args.paths:
         path = Path(raw).expanduser()
@@ -76,11 +86,11 @@ def cmd_data_import(args: argparse.Namespace, out: TextIO) -> int:
             files.append(path)
         else:
             raise ConfigError(f"{path}: no such file or directory")
-    files = [f for f in files if f.name != gl_export.MAP_FILE]
+    files = [f for f in files if f.name != MAP_FILE]
     if not files:
         raise ConfigError("no CSV or XLSX files to import")
     store = open_store(settings_of(args))
-    imports = intake.Imports(store)
+    imports = Imports(store)
     who = os_login()  # the console's identity: the OS login running the command
     failed = 0
     for path in files:
@@ -137,7 +147,7 @@ def _yes(prompt: str, out: TextIO) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _mapping_text(ask: intake.Ask) -> str:
+def _mapping_text(ask: Ask) -> str:
     return ", ".join(f"{k} ← {v!r}" for k, v in ask.mapping.items() if v and v != k) or "as named"
 
 
@@ -145,11 +155,9 @@ def cmd_doi(args: argparse.Namespace, out: TextIO) -> int:
     settings = settings_of(args)
     store = open_store(settings)
     ledger = Ledger(store)
-    period = close_data.latest_period(settings.data_dir)
-    folder = close_data.require_period(period, settings.data_dir)
-    csv_rows = [
-        r for r in close_data.load(period, settings.data_dir).doi if r.well_id == args.well_id
-    ]
+    period = latest_data_period(settings.data_dir)
+    folder = require_data_period(period, settings.data_dir)
+    csv_rows = [r for r in load_data(period, settings.data_dir).doi if r.well_id == args.well_id]
     added = ledger.all_doi_rows(args.well_id)
     if not csv_rows and not added:
         raise ConfigError(

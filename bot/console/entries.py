@@ -9,10 +9,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TextIO
 
-from bot.close import exports
-from bot.close.doi_master import money
-from bot.close.exports import batch as gl_export
-from bot.close.ledger import Ledger
+from bot.close import (
+    CloseTools,
+    Ledger,
+    build_export,
+    export_documents,
+    format_named,
+    map_path,
+    money,
+    read_account_map,
+)
 from bot.console.presenter import EXIT_OK
 from bot.console.session import open_store, settings_of
 from bot.core.decision_log import ENTRY_COLUMNS, journal_rows, named_lines, to_csv
@@ -31,7 +37,6 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
         print(f"Run {args.run_id} drafted no journal entries.", file=out)
         return EXIT_OK
     if args.detail:
-        from bot.close.toolset import CloseTools  # the close's code, only for this export
         from bot.core.tools import ToolContext, ToolError
 
         settings = settings_of(args)
@@ -45,15 +50,15 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
     lines = named_lines(ledger.lines(batch["id"]), Names(store))  # who decided, by name
     if args.format:
         settings = settings_of(args)
-        path = Path(args.map).expanduser() if args.map else gl_export.map_path(settings.data_dir)
-        export = gl_export.build_export(
+        path = Path(args.map).expanduser() if args.map else map_path(settings.data_dir)
+        export = build_export(
             batch,
             lines,
             period=store.runs.get(args.run_id).period,
-            documents=gl_export.documents(store, args.run_id),
-            account_map=gl_export.read_account_map(path),
+            documents=export_documents(store, args.run_id),
+            account_map=read_account_map(path),
         )
-        fmt = exports.format_named(args.format)
+        fmt = format_named(args.format)
         if fmt.max_lines is not None and len(lines) > fmt.max_lines:
             print(
                 f"closebot: note: {len(lines)} lines; {fmt.title} imports at most "

@@ -7,9 +7,13 @@ from collections.abc import Callable
 from typing import Protocol, TextIO
 
 from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, Waiting, ask_of
-from bot.close import groups
-from bot.close import preview as preview_kinds
-from bot.close.controls import APPROVAL_HEADERS, approval_refusal, header_of
+from bot.close import (
+    APPROVAL_HEADERS,
+    approval_refusal,
+    console_listing,
+    header_of,
+    preview_may_need,
+)
 from bot.core.answers import Answers
 from bot.core.errors import AlreadyAnsweredError, AnswerError, NotAuthorizedError
 from bot.core.identity import os_login
@@ -205,7 +209,7 @@ class ConsoleAnswerer:
     def _confirmed(self, record: QuestionRecord, number: int, typed: str) -> bool:
         """A typed date or amount is shown before it is booked: the entry it books, then a
         confirmation (anything but yes asks the question again)."""
-        if not (typed and self.preview and preview_kinds.may_need(record, number, typed)):
+        if not (typed and self.preview and preview_may_need(record, number, typed)):
             return True
         text = self.preview(record, number, typed)
         if text is None:
@@ -328,7 +332,7 @@ def drive(
                     flush=True,
                 )
                 return EXIT_PAUSED
-        listing = groups.console_listing(store, record)  # many alike: every line, before the form
+        listing = console_listing(store, record)  # many alike: every line, before the form
         if listing:
             print("\n".join(listing), file=out, flush=True)
         try:

@@ -4,58 +4,47 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from bot.agent_loop import Paused, TurnOutcome, Waiting
-from bot.close import data as close_data
-from bot.close.imports import intake
-from bot.close.ledger import Ledger
-from bot.close.prompts import start_prompt
+from bot.close import (
+    Ledger,
+    PeriodPostedError,
+    latest_period,
+    load_period,
+    period_label,
+    period_taken,
+    require_data,
+    start_close,
+    start_prompt,
+)
 from bot.console.presenter import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from bot.console.session import RESUME_LEASE, console_loop, drive_to_end, open_store, settings_of
 from bot.core.errors import PeriodTakenError
 from bot.core.identity import os_login
 from bot.core.names import Names
+from bot.store import Run, Store
 from bot.store.leases import describe_owner, lease_owner
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     settings = settings_of(args)
     store = open_store(settings, to_work=True)
-    period = args.period or intake.latest_period(store, settings.data_dir)
-    intake.require_data(store, period, settings.data_dir)
-    intake.load_period(store, period, settings.data_dir)  # bad data stops here, before a run
-    label = close_data.period_label(period)
-    posted = Ledger(store).posted_batch(period)
-    if posted is not None:  # one close per period
-        names = Names(store)  # people by the names Slack last gave
-        approvers = [names(who, "-") for who in Ledger(store).approvers(posted)]
-        by = f", approved by {' and '.join(approvers)}" if approvers else ""
-        print(
-            f"closebot: {label} is already posted (batch {posted['id']}{by}); a period is closed "
-            "once. To change it, reopen it with a reversing batch in the ledger. Nothing was "
-            "started.",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    live = store.runs.live(period)
-    if live is not None:
-        print(
-            f"closebot: the {label} close is already under way (run {live.id}, {live.status}); "
-            f"continue it with `closebot resume {live.id}`. Nothing was started.",
-            file=sys.stderr,
-        )
+    period = args.period or latest_period(store, settings.data_dir)
+    require_data(store, period, settings.data_dir)
+    load_period(store, period, settings.data_dir)  # bad data stops here, before a run
+    label = period_label(period)
+    taken = period_taken(store, period)  # one close per period: refused here, before the model
+    if taken is not None:
+        print(_taken_text(store, label, taken.posted, taken.live), file=sys.stderr)
         return EXIT_USAGE
     loop = console_loop(settings, store, out)
     mode = "auto" if args.auto else "console"
     try:  # the period's claim: of two starts at the same instant, one makes a run
-        run = store.runs.create(
-            period=period,
-            mode=mode,
-            started_by=os_login(),
-            model=loop.model.name,
-            one_per_period=True,
-        )
+        run = start_close(store, period, mode=mode, started_by=os_login(), model=loop.model.name)
+    except PeriodPostedError as e:
+        print(_taken_text(store, label, e.batch, None), file=sys.stderr)
+        return EXIT_USAGE
     except PeriodTakenError as e:
         print(
             f"closebot: the {label} close is already under way (run {e.run_id}); "
@@ -68,12 +57,28 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
         if settings.uses_claude
         else "the offline playbook (no ANTHROPIC_API_KEY)"
     )
-    print(
-        f"closebot · Month-end close · {close_data.period_label(period)} · run {run.id}", file=out
-    )
+    print(f"closebot · Month-end close · {period_label(period)} · run {run.id}", file=out)
     print(f"Driven by {driver}; state in {settings.db_path}.\n", file=out, flush=True)
     outcome = loop.start(run.id, start_prompt(period))
     return drive_to_end(loop, store, run.id, outcome, auto=args.auto, settings=settings, out=out)
+
+
+def _taken_text(store: Store, label: str, posted: dict[str, Any] | None, live: Run | None) -> str:
+    """Why the period's close is not started: it is posted (and by whom), or under way."""
+    if posted is not None:
+        names = Names(store)  # people by the names Slack last gave
+        approvers = [names(who, "-") for who in Ledger(store).approvers(posted)]
+        by = f", approved by {' and '.join(approvers)}" if approvers else ""
+        return (
+            f"closebot: {label} is already posted (batch {posted['id']}{by}); a period is closed "
+            "once. To change it, reopen it with a reversing batch in the ledger. Nothing was "
+            "started."
+        )
+    assert live is not None
+    return (
+        f"closebot: the {label} close is already under way (run {live.id}, {live.status}); "
+        f"continue it with `closebot resume {live.id}`. Nothing was started."
+    )
 
 
 def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
@@ -96,7 +101,7 @@ def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
             return EXIT_FAILED
         loop = console_loop(settings, store, out)
         print(
-            f"closebot · resuming run {run.id} ({close_data.period_label(run.period)}, was {run.status})",
+            f"closebot · resuming run {run.id} ({period_label(run.period)}, was {run.status})",
             file=out,
             flush=True,
         )

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import TextIO
 
-from bot.close.assemble import build_model
+from bot.close import build_model
 from bot.console.session import open_store, settings_of
 from bot.core.errors import ConfigError
 

@@ -12,8 +12,7 @@ from functools import partial
 from typing import TextIO
 
 from bot.agent_loop import AgentLoop, TurnOutcome
-from bot.close import preview
-from bot.close.assemble import close_loop
+from bot.close import close_loop, preview_at_console
 from bot.console.presenter import (
     EXIT_FAILED,
     EXIT_OK,
@@ -63,7 +62,7 @@ def answerer_for(auto: bool, out: TextIO, store: Store, settings: Settings) -> A
     return ConsoleAnswerer(
         stdin=sys.stdin,
         out=out,
-        preview=partial(preview.shown_at_console, store, settings.data_dir),
+        preview=partial(preview_at_console, store, settings.data_dir),
     )
 
 
