@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from bot.agent_loop import AgentLoop
+from bot.close.books.migrations import close_migrations
 from bot.core.models import Reply
 from bot.core.tools import ToolRegistry
 from bot.sandbox.slack_api import FakeSlack, fake_slack
@@ -110,7 +111,7 @@ def db_path(hermetic_env: Path) -> Path:
 
 @pytest.fixture
 def store(db_path: Path) -> Iterator[Store]:
-    s = Store(db_path)
+    s = Store(db_path, migrations=[close_migrations])  # as closebot opens it: the close's too
     yield s
     s.close()
 

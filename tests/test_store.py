@@ -298,7 +298,8 @@ def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path:
 
     from sqlite_utils import Database
 
-    from bot.close.ledger import Ledger, close_migrations
+    from bot.close.books.migrations import close_migrations
+    from bot.close.ledger import Ledger
 
     path = tmp_path / "old.db"
     old = Database(sqlite3.connect(path))

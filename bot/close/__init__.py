@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.close.assemble import build_model, close_loop
+from bot.close.books.migrations import close_migrations
 from bot.close.controls import (
     APPROVAL_HEADER,
     APPROVAL_HEADERS,
@@ -66,7 +67,7 @@ from bot.close.imports.recognize import FILE_KINDS
 from bot.close.imports.recognize import optional as optional_file
 from bot.close.inquiries import PROMPTS, Desk, Intent, intent
 from bot.close.kinds import KINDS, Kind
-from bot.close.ledger import AlreadyPostedError, Ledger, close_migrations
+from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.playbook import PlaybookModel
 from bot.close.preview import may_need as preview_may_need
 from bot.close.preview import preview as answer_preview

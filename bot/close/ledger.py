@@ -16,145 +16,15 @@ from itertools import islice
 from operator import add, itemgetter
 from typing import Any
 
-from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
-
+from bot.close.books.migrations import close_migrations
 from bot.close.controls import ContentHash
 from bot.close.data import CENT
 from bot.close.doi_master import ACCOUNT_NAMES
 from bot.core.errors import CloseBotError, NotFoundError
 from bot.store import Store
 from bot.store.chain import LINES, WrittenLines, cover
-from bot.store.migrations import register
 
 ZERO = Decimal("0.00")
-
-close_migrations = register(Migrations("closebot-close"))
-
-
-@close_migrations()
-def c001_v2(db: Database) -> None:
-    """Line sources and refs, DOI rows closebot adds, one posting per period, open items."""
-    db.table("journal_lines").add_column("source", str)
-    db.table("journal_lines").add_column("ref", str)
-    db.table("doi_rows").create(
-        {
-            "id": int,
-            "well_id": str,
-            "row": str,
-            "effective_from": str,
-            "status": str,
-            "run_id": str,
-            "batch_id": str,
-            "question_id": str,
-            "decided_by": str,
-            "created_at": str,
-            "in_force_at": str,
-        },
-        pk="id",
-        not_null={"well_id", "row", "effective_from", "status", "run_id", "created_at"},
-    )
-    db.table("period_posts").create(
-        {"period": str, "batch_id": str, "posted_at": str, "posted_by": str},
-        pk="period",
-        not_null={"batch_id", "posted_at"},
-    )
-    db.table("open_items").create(
-        {
-            "id": int,
-            "run_id": str,
-            "period": str,
-            "kind": str,
-            "text": str,
-            "amount": str,
-            "owner": str,
-            "due": str,
-            "status": str,
-            "created_at": str,
-        },
-        pk="id",
-        not_null={"run_id", "period", "kind", "text", "status", "created_at"},
-    )
-
-
-@close_migrations()
-def c002_content_hash(db: Database) -> None:
-    """A batch's content hash: what an approval binds to."""
-    db.table("journal_batches").add_column("content_hash", str)
-
-
-# Exception kinds of release 68fe5b6 whose name changed since, and the step that finds each.
-LEGACY_KINDS = {"wi_nri_mismatch": ("wi_nri", "WI/NRI validation")}
-
-
-@close_migrations()
-def c003_carry_earlier_releases(db: Database) -> None:
-    """What earlier releases left, in today's shape (issue 15).
-
-    - Periods posted before `period_posts` existed (release 68fe5b6) are claimed by the batch
-      that posted them (the first, if ever there were two), so posting refuses them.
-    - Exceptions of release 68fe5b6 (no `ref`, `step` or `summary` in their details) get them,
-      derived from their id and kind; their original details and decision stay under
-      `legacy`. Those of runs still in flight are reopened: a step finds them again in today's
-      shape and a person decides them on today's form (nothing of such a run was posted).
-    """
-    db.execute(
-        "insert or ignore into period_posts (period, batch_id, posted_at, posted_by) "
-        "select period, id, coalesce(posted_at, created_at, ''), posted_by from journal_batches "
-        "where status = 'posted' order by coalesce(posted_at, created_at), rowid"
-    )
-    legacy = db.execute(
-        "select e.id, e.run_id, e.kind, e.details, e.status, e.resolution, e.note, "
-        "e.decided_by, e.decision_source, r.status from exceptions e "
-        "join runs r on r.id = e.run_id where e.details not like '%\"ref\":%'"
-    ).fetchall()
-    for exc_id, run_id, kind, raw, status, resolution, note, by, source, run_status in legacy:
-        old = json.loads(raw)
-        new_kind, step = LEGACY_KINDS.get(kind, (kind, ""))
-        subject = old.get("well_name") or old.get("well_id") or exc_id
-        details = {
-            "ref": exc_id.removeprefix(f"{run_id}:"),
-            "step": step,
-            "subject": subject,
-            "summary": f"{subject}: found by an earlier release ({kind})",
-            "question": "",
-            "recommended": "",
-            "reasoning": old.get("reasoning") or "",
-            "facts": {},
-            "amount": "0.00",
-            "options": [],
-            "legacy": {
-                "kind": kind,
-                "details": old,
-                "status": status,
-                "resolution": resolution,
-                "note": note,
-                "decided_by": by,
-                "source": source,
-            },
-        }
-        db.execute(
-            "update exceptions set kind = ?, details = ?, note = ? where id = ?",
-            (new_kind, _dumps(details), _dumps({"note": note}) if note else None, exc_id),
-        )
-        if run_status not in ("done", "cancelled"):
-            db.execute(
-                "update exceptions set status = 'open', resolution = null, decided_by = null, "
-                "decision_source = null, question_id = null, resolved_at = null where id = ?",
-                (exc_id,),
-            )
-
-
-@close_migrations()
-def c004_open_items_as_work(db: Database) -> None:
-    """An open item knows the decision it came from and the balance that decision left on a
-    holding account (what writing it off reverses); owners and due dates are chosen at sign-off."""
-    table = db.table("open_items")
-    if "exception_id" not in table.columns_dict:
-        table.add_column("exception_id", str)
-    if "held_balance" not in table.columns_dict:
-        table.add_column("held_balance", str)
-
 
 # The close's tables that make the books or the record, covered by the audit chain
 # (bot/store/chain.py): each write to them is audited with the digest of the rows it wrote.
@@ -263,7 +133,6 @@ class AlreadyPostedError(CloseBotError):
         self.batch_id = batch_id
 
 
-_migrated: weakref.WeakSet[Store] = weakref.WeakSet()
 # A finished batch's lines never change (a draft is superseded, never edited): its totals by
 # account are summed once per store, not by every tool that shows them (flux, the summary,
 # the approval form each read 300,000 lines at volume).
@@ -281,9 +150,7 @@ class Ledger:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        if store not in _migrated:
-            store.migrate(close_migrations)
-            _migrated.add(store)
+        store.migrate(close_migrations)  # once per Store: the close's tables are there
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         return self.store.query(sql, params)

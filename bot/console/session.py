@@ -12,7 +12,7 @@ from functools import partial
 from typing import TextIO
 
 from bot.agent_loop import AgentLoop, TurnOutcome
-from bot.close import close_loop, preview_at_console
+from bot.close import DOMAIN, close_loop, preview_at_console
 from bot.console.presenter import (
     EXIT_FAILED,
     EXIT_OK,
@@ -42,7 +42,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 def open_store(settings: Settings, *, to_work: bool = False) -> Store:
     """The database; `to_work` (run, resume) refuses one a newer closebot has migrated."""
     try:
-        store = Store(settings.db_path)
+        store = Store(settings.db_path, migrations=[DOMAIN.migrations])  # the close's too
     except sqlite3.DatabaseError as e:
         raise ConfigError(f"cannot use {settings.db_path} as closebot's database: {e}") from e
     newer = store.newer_schema() if to_work else None

@@ -6,9 +6,11 @@ other repositories it needs, explicitly."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
+
+from sqlite_utils.migrations import Migrations
 
 from bot.store.audit import AuditChain, AuditEvent
 from bot.store.core import StoreCore, utc_now
@@ -39,12 +41,16 @@ __all__ = [
 
 class Store(StoreCore):
     """SQLite with WAL and a busy timeout (the core: write(), query(), now(), quick()), and
-    its repositories; every method is small and named."""
+    its repositories; every method is small and named.
+
+    `migrations`: the domains' migration sets (the close's tables), applied after the
+    platform's, in order; `migrate()` adds one later."""
 
     def __init__(
         self,
         path: str | Path,
         *,
+        migrations: Sequence[Migrations] = (),
         clock: Callable[[], datetime] = utc_now,
         busy_timeout_ms: int = 10_000,
     ) -> None:
@@ -57,3 +63,5 @@ class Store(StoreCore):
         self.inbox = Inbox(self)
         self.replay = SlackReplay(self)
         self.people = People(self)
+        for domain in migrations:
+            self.migrate(domain)

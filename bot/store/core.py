@@ -97,6 +97,7 @@ class StoreCore:
         busy_timeout_ms: int = 10_000,
     ) -> None:
         self.path = Path(path)
+        self.schema: list[Migrations] = []  # the migration sets applied: the platform's first
         self._clock = clock
         self._locks = Locks()
         self._busy_ms = int(busy_timeout_ms)
@@ -156,9 +157,17 @@ class StoreCore:
         return before
 
     def migrate(self, more: Migrations) -> None:
-        """Apply a set of migrations (the store's own, or a part's such as the ledger's)."""
+        """Apply a set of migrations (the platform's, or a domain's such as the close's), once
+        per Store, and know it from now on: a migration of it that this code lacks, found in
+        the database, is a newer closebot's."""
+        if any(s is more for s in self.schema):
+            return
         with self._locks.locked():
+            if any(s is more for s in self.schema):
+                return
             more.apply(self.db)
+            self.schema.append(more)
+            self._schema_seen = None  # what counts as newer has changed
 
     def close(self) -> None:
         with self._locks.locked():
@@ -280,7 +289,7 @@ class StoreCore:
         seen = self._schema_seen
         if seen is not None and seen[0] == cookie:
             return seen[1]
-        newer = newer_migrations(conn)
+        newer = newer_migrations(conn, self.schema)
         reason = (
             "a newer closebot upgraded the database (it applied "
             + ", ".join(newer)

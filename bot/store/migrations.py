@@ -3,39 +3,47 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-migrations = Migrations("closebot")
+migrations = Migrations("closebot")  # the platform's: runs, transcript, questions, audit...
 
-# Every migration set this code knows, by name (the ledger registers its own). The schema's
-# version is the list of migrations applied to it (sqlite-utils' `_sqlite_migrations`): one
-# this code does not know means a newer closebot migrated the database, and this process
-# must stop taking work (a rolling deploy: README, "Upgrading").
-SCHEMA_SETS: dict[str, Migrations] = {migrations.name: migrations}
-
-
-def register(more: Migrations) -> Migrations:
-    """A migration set whose applied migrations this code knows (see newer_migrations)."""
-    SCHEMA_SETS[more.name] = more
-    return more
+# A domain keeps its own tables in its own migration set (the close: "closebot-close",
+# bot/close/books/migrations.py) and hands it to the Store, which applies it after these.
+# The schema's version is the list of migrations applied to it (sqlite-utils'
+# `_sqlite_migrations`): one this code does not know, in a set it knows, means a newer
+# closebot migrated the database, and this process must stop taking work (a rolling deploy:
+# README, "Upgrading").
 
 
-def newer_migrations(conn: sqlite3.Connection) -> list[str]:
-    """The migrations applied to this database that this code does not know: a newer
-    closebot's. Sets this code has never heard of are not counted."""
+def migration_names(migration_set: Migrations) -> list[str]:
+    """Every migration of a set, in order, by sqlite-utils' public API: on an empty database
+    each one is pending (tests/test_migrations.py holds sqlite-utils to it)."""
+    empty = Database(memory=True)
+    try:
+        return [m.name for m in migration_set.pending(empty)]
+    finally:
+        empty.close()
+
+
+def newer_migrations(conn: sqlite3.Connection, sets: Sequence[Migrations]) -> list[str]:
+    """The migrations applied to this database, in these sets, that this code does not know:
+    a newer closebot's. Sets this code has never heard of are not counted."""
     if not conn.execute(
-        "select 1 from sqlite_master where type = 'table' and name = '_sqlite_migrations'"
+        "select 1 from sqlite_master where type = 'table' and name = ?",
+        (Migrations.migrations_table,),
     ).fetchone():
         return []
-    known = {(name, m.name) for name, s in SCHEMA_SETS.items() for m in s._migrations}
+    known = {(s.name, name) for s in sets for name in migration_names(s)}
+    names = {s.name for s in sets}
     return [
         f"{name}:{migration}"
         for name, migration in conn.execute(
-            "select migration_set, name from _sqlite_migrations order by rowid"
+            f"select migration_set, name from {Migrations.migrations_table} order by rowid"
         )
-        if name in SCHEMA_SETS and (name, migration) not in known
+        if name in names and (name, migration) not in known
     ]
 
 
@@ -127,63 +135,9 @@ def m001_core(db: Database) -> None:
 
 @migrations()
 def m002_close(db: Database) -> None:
-    """Close exceptions with their resolutions, and journal batches with their lines."""
-    db.table("exceptions").create(
-        {
-            "id": str,
-            "run_id": str,
-            "kind": str,
-            "well_id": str,
-            "details": str,
-            "status": str,
-            "resolution": str,
-            "note": str,
-            "question_id": str,
-            "decided_by": str,
-            "decision_source": str,
-            "resolved_at": str,
-            "created_at": str,
-        },
-        pk="id",
-        foreign_keys=[("run_id", "runs", "id")],
-        not_null={"id", "run_id", "kind", "details", "status", "created_at"},
-    )
-    db.table("journal_batches").create(
-        {
-            "id": str,
-            "run_id": str,
-            "period": str,
-            "status": str,
-            "total_debit": str,
-            "total_credit": str,
-            "created_at": str,
-            "posted_at": str,
-            "posted_by": str,
-            "approval_question_id": str,
-        },
-        pk="id",
-        foreign_keys=[("run_id", "runs", "id")],
-        not_null={"id", "run_id", "period", "status", "total_debit", "total_credit"},
-    )
-    db.table("journal_lines").create(
-        {
-            "id": int,
-            "batch_id": str,
-            "entry_no": int,
-            "line_no": int,
-            "entry": str,
-            "account": str,
-            "account_name": str,
-            "debit": str,
-            "credit": str,
-            "well_id": str,
-            "memo": str,
-        },
-        pk="id",
-        foreign_keys=[("batch_id", "journal_batches", "id")],
-        not_null={"batch_id", "entry_no", "line_no", "account", "debit", "credit"},
-    )
-    db.table("journal_lines").create_index(["batch_id", "entry_no", "line_no"], unique=True)
+    """The close's exceptions and journal batches: created by the close's own migrations
+    since issue 26 (bot/close/books/migrations.py). The name stays, applied, in every
+    database made before; a fresh one records it and gets the tables from the close."""
 
 
 @migrations()
@@ -274,84 +228,21 @@ def m007_versioned_chain(db: Database) -> None:
 
 @migrations()
 def m008_imports(db: Database) -> None:
-    """Files dropped into a thread or imported at a terminal (the period's data, with who,
-    when, the content hash and the mapping used), the column mappings people confirmed,
-    remembered per source (operator or payor), kind and header layout, and the threads of
-    closes waiting for their files."""
-    db.table("imported_files").create(
-        {
-            "id": int,
-            "period": str,
-            "kind": str,
-            "filename": str,
-            "sha256": str,
-            "size": int,
-            "content": bytes,
-            "sheet": str,
-            "canonical": str,
-            "rows": int,
-            "summary": str,
-            "mapping": str,
-            "source": str,
-            "layout": str,
-            "origin": str,
-            "dropped_by": str,
-            "dropped_at": str,
-            "slack_file": str,
-            "channel": str,
-            "thread_ts": str,
-            "run_id": str,
-            "status": str,
-            "superseded_by": int,
-            "problems": str,
-            "form_ts": str,
-            "decided_by": str,
-            "decided_at": str,
-        },
-        pk="id",
-        not_null={"filename", "sha256", "origin", "status", "dropped_at"},
-    )
-    db.table("imported_files").create_index(["period", "kind", "status"])
-    db.table("imported_files").create_index(["slack_file"], unique=True)
-    db.table("column_maps").create(
-        {
-            "id": int,
-            "kind": str,
-            "source": str,
-            "layout": str,
-            "mapping": str,
-            "confirmed_by": str,
-            "confirmed_at": str,
-        },
-        pk="id",
-        not_null={"kind", "source", "layout", "mapping", "confirmed_at"},
-    )
-    db.table("column_maps").create_index(["kind", "source", "layout"], unique=True)
-    db.table("file_threads").create(
-        {
-            "channel": str,
-            "thread_ts": str,
-            "period": str,
-            "started_by": str,
-            "created_at": str,
-            "run_id": str,
-        },
-        pk=("channel", "thread_ts"),
-        not_null={"period", "created_at"},
-    )
+    """Imported files, confirmed column mappings and the threads of closes waiting for their
+    files: the close's tables, created by its own migrations since issue 26 (as m002_close)."""
 
 
 @migrations()
 def m009_keyed_trail(db: Database) -> None:
-    """The tamper-evident trail (bot/store/chain.py): what each audit event covers, each run's seal,
-    and each journal line's own digest. Events already written keep their hashes."""
+    """The tamper-evident trail (bot/store/chain.py): what each audit event covers and each
+    run's seal. Events already written keep their hashes. (Each journal line's own digest,
+    `journal_lines.mac`, was added here until issue 26; the close's migrations add it now.)"""
     db.table("audit_events").add_column("covers", str)
     db.table("run_seals").create(
         {"run_id": str, "head_id": int, "head_hash": str, "events": int, "at": str, "mac": str},
         pk="run_id",
         not_null={"run_id", "head_id", "head_hash", "events", "mac"},
     )
-    db.table("journal_lines").add_column("mac", str)
 
 
 @migrations()

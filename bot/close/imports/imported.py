@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.close import data as close_data
+from bot.close.books.migrations import close_migrations
 from bot.close.data import FileSource, Problem
 from bot.close.imports.convert import Converted
 from bot.close.imports.recognize import FILE_KINDS
@@ -54,6 +55,7 @@ class ImportedFiles:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        store.migrate(close_migrations)  # once per Store: the close's tables are there
 
     def file(self, file_id: int) -> dict[str, Any]:
         rows = self.store.query("select * from imported_files where id = ?", (file_id,))

@@ -1,0 +1,1 @@
+"""The close's books in the store: its tables' migrations and its repository."""
