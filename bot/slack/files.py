@@ -218,11 +218,7 @@ class FileIntake:
             response = self.client.chat_postMessage(
                 channel=channel, thread_ts=thread_ts, text=text, blocks=form
             )
-            with self.store.write() as db:
-                db.execute(
-                    "update imported_files set form_ts = ? where id = ?",
-                    (str(response["ts"]), got.id),
-                )
+            self.imports.set_form(got.id, str(response["ts"]))
             return
         text = file_blocks.received_text(got, user, self.names)
         self.client.chat_postMessage(

@@ -124,6 +124,14 @@ class Runs:
         )
         return self.get(rows[0]["id"]) if rows else None
 
+    def has_thread(self, *, channel: str, thread_ts: str) -> bool:
+        """Whether a run lives in this thread: reads only columns every release has, so an
+        older process can ask it of a newer database (and a newer of an older)."""
+        rows = self.core.query(
+            "select 1 from runs where channel = ? and thread_ts = ? limit 1", (channel, thread_ts)
+        )
+        return bool(rows)
+
     def set_thread(
         self, run_id: str, *, channel: str, thread_ts: str, status_ts: str | None
     ) -> None:

@@ -11,13 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from bot.close import data as close_data
-from bot.close.books.migrations import close_migrations
+from bot.close.books.files import FileRows
 from bot.close.data import FileSource, Problem
 from bot.close.imports.convert import Converted
 from bot.close.imports.recognize import FILE_KINDS
 from bot.core.errors import NotFoundError
 from bot.store import Store
-from bot.store.chain import cover
 
 
 @dataclass
@@ -55,44 +54,34 @@ class ImportedFiles:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        store.migrate(close_migrations)  # once per Store: the close's tables are there
+        self.rows = FileRows(store)  # the tables' SQL: the close's repository
 
     def file(self, file_id: int) -> dict[str, Any]:
-        rows = self.store.query("select * from imported_files where id = ?", (file_id,))
-        if not rows:
+        row = self.rows.get(file_id)
+        if row is None:
             raise NotFoundError(f"no imported file with id {file_id}")
-        return _file(rows[0])
+        return _file(row)
 
     def by_slack_file(self, slack_file: str) -> dict[str, Any] | None:
-        rows = self.store.query("select * from imported_files where slack_file = ?", (slack_file,))
-        return _file(rows[0]) if rows else None
+        row = self.rows.by_slack_file(slack_file)
+        return _file(row) if row else None
 
     def active(self, period: str) -> list[dict[str, Any]]:
         """The period's files in use, one per kind."""
-        rows = self.store.query(
-            "select * from imported_files where period = ? and status = 'active' order by kind",
-            (period,),
-        )
-        return [_file(r) for r in rows]
+        return [_file(r) for r in self.rows.active(period)]
 
     def active_ids(self, period: str) -> tuple[int, ...]:
-        rows = self.store.query(
-            "select id from imported_files where period = ? and status = 'active' order by id",
-            (period,),
-        )
-        return tuple(r["id"] for r in rows)
+        return self.rows.active_ids(period)
 
     def history(self, period: str) -> list[dict[str, Any]]:
-        rows = self.store.query(
-            "select * from imported_files where period = ? order by id", (period,)
-        )
-        return [_file(r) for r in rows]
+        return [_file(r) for r in self.rows.history(period)]
 
     def periods(self) -> list[str]:
-        rows = self.store.query(
-            "select distinct period from imported_files where status = 'active' order by period"
-        )
-        return [r["period"] for r in rows]
+        return self.rows.periods()
+
+    def set_form(self, file_id: int, form_ts: str) -> None:
+        """The Slack message that asks about the file."""
+        self.rows.set_form(file_id, form_ts)
 
     def sources(self, period: str) -> dict[str, FileSource]:
         """The period's imported rows per kind, for the loader."""
@@ -107,57 +96,36 @@ class ImportedFiles:
         for f in evidence.get("imported") or []:
             if f.get("status") != "active":
                 continue
-            rows = self.store.query(
-                "select kind, canonical, sha256 from imported_files where id = ?", (f["id"],)
-            )
-            if rows and rows[0]["canonical"] is not None:
-                out[rows[0]["kind"]] = FileSource(
-                    content=rows[0]["canonical"].encode(), digest=rows[0]["sha256"]
+            row = self.rows.canonical(f["id"])
+            if row and row["canonical"] is not None:
+                out[row["kind"]] = FileSource(
+                    content=row["canonical"].encode(), digest=row["sha256"]
                 )
         return out
 
     def remembered(self, kind: str, source: str, layout: str) -> dict[str, Any] | None:
-        rows = self.store.query(
-            "select * from column_maps where kind = ? and source = ? and layout = ?",
-            (kind, source, layout),
-        )
-        if not rows:
+        row = self.rows.column_map(kind, source, layout)
+        if row is None:
             return None
-        return {**rows[0], "mapping": json.loads(rows[0]["mapping"])}
+        return {**row, "mapping": json.loads(row["mapping"])}
 
     # -- closes waiting for their files -----------------------------------
 
     def open_thread(self, *, channel: str, thread_ts: str, period: str, started_by: str) -> None:
         """A thread where /close waits for the period's files."""
-        with self.store.write() as db:
-            db.execute(
-                "insert or ignore into file_threads (channel, thread_ts, period, started_by, "
-                "created_at) values (?, ?, ?, ?, ?)",
-                (channel, thread_ts, period, started_by, self.store.now()),
-            )
+        self.rows.open_thread(
+            channel=channel, thread_ts=thread_ts, period=period, started_by=started_by
+        )
 
     def waiting_thread(self, *, channel: str, thread_ts: str) -> dict[str, Any] | None:
-        rows = self.store.query(
-            "select * from file_threads where channel = ? and thread_ts = ?", (channel, thread_ts)
-        )
-        return rows[0] if rows else None
+        return self.rows.waiting_thread(channel=channel, thread_ts=thread_ts)
 
     def claim_thread(self, *, channel: str, thread_ts: str, run_id: str) -> bool:
         """The waiting thread becomes its close's: True once (the run that claims it)."""
-        with self.store.write() as db:
-            cursor = db.execute(
-                "update file_threads set run_id = ? where channel = ? and thread_ts = ? "
-                "and run_id is null",
-                (run_id, channel, thread_ts),
-            )
-            return cursor.rowcount == 1
+        return self.rows.claim_thread(channel=channel, thread_ts=thread_ts, run_id=run_id)
 
     def set_thread_run(self, *, channel: str, thread_ts: str, run_id: str) -> None:
-        with self.store.write() as db:
-            db.execute(
-                "update file_threads set run_id = ? where channel = ? and thread_ts = ?",
-                (run_id, channel, thread_ts),
-            )
+        self.rows.set_thread_run(channel=channel, thread_ts=thread_ts, run_id=run_id)
 
     def missing(self, period: str, data_dir: Path | None) -> list[str]:
         """The kinds the period has neither as an imported file nor in its folder."""
@@ -190,15 +158,8 @@ def input_targets(store: Store, period: str) -> list[tuple[str, str, Any]]:
     out: list[tuple[str, str, Any]] = []
     for f in imported_evidence(store, period):
         out.append(("imported_files", "id", f["id"]))
-    ids = [t[2] for t in out]
-    if ids:
-        marks = ",".join("?" for _ in ids)
-        for m in store.query(
-            "select distinct c.id from column_maps c join imported_files f on f.kind = c.kind "
-            f"and coalesce(f.source, '') = c.source and f.layout = c.layout where f.id in ({marks})",
-            tuple(ids),
-        ):
-            out.append(("column_maps", "id", m["id"]))
+    for map_id in FileRows(store).maps_reading([t[2] for t in out]):
+        out.append(("column_maps", "id", map_id))
     return out
 
 
@@ -223,61 +184,3 @@ def imported_evidence(store: Store, period: str) -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-# The period's data a close reads, and how a layout is read: covered by the audit chain. A file
-# row is recorded when it is kept (and superseded), and again by each close that reads it (its
-# `input_files` event); a mapping when it is confirmed, and by each close that reads a file it
-# mapped. Both are shared: a later drop supersedes a file, a later confirmation a mapping.
-cover(
-    "imported_files",
-    key=("id",),
-    fields=tuple(
-        f
-        for f in [
-            "id",
-            "period",
-            "kind",
-            "filename",
-            "sha256",
-            "size",
-            "content",
-            "sheet",
-            "canonical",
-            "rows",
-            "summary",
-            "mapping",
-            "source",
-            "layout",
-            "origin",
-            "dropped_by",
-            "dropped_at",
-            "slack_file",
-            "channel",
-            "thread_ts",
-            "run_id",
-            "status",
-            "superseded_by",
-            "problems",
-            "decided_by",
-            "decided_at",
-        ]
-    ),
-    digests=("content", "canonical"),
-    what="an imported file: its bytes and the CSV read from them, hash, mapping, who dropped it, status",
-    of_run="with r(id) as (select ?) select * from imported_files where run_id = (select id from r) "
-    "or 'imported_files:' || id in (select j.key from audit_events a, json_each(a.covers) j "
-    "where a.run_id = (select id from r) and a.covers is not null)",
-    shared=True,
-    newer=True,
-)
-cover(
-    "column_maps",
-    key=("id",),
-    fields=("id", "kind", "source", "layout", "mapping", "confirmed_by", "confirmed_at"),
-    what="a confirmed column mapping: which columns are read as which, who confirmed it and when",
-    of_run="select * from column_maps where 'column_maps:' || id in (select j.key from "
-    "audit_events a, json_each(a.covers) j where a.run_id = ? and a.covers is not null)",
-    shared=True,
-    newer=True,
-)

@@ -226,10 +226,7 @@ class Imports(FileKeeping):
             raise DataError(f"{kind!r} is not one of the eleven kinds")
         if kind and kind != f["kind"] and mapping is None:
             # a new kind: start again from its proposal, keeping the period
-            with self.store.write() as db:
-                db.execute(
-                    "update imported_files set status = 'withdrawn' where id = ?", (file_id,)
-                )
+            self.rows.withdraw(file_id)
             return self.receive(
                 filename=f["filename"],
                 raw=f["content"],

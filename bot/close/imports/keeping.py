@@ -67,13 +67,10 @@ class FileKeeping(ImportedFiles):
             summary=converted.summary(),
             problems=None,
         )
-        with self.store.write() as db:
+        with self.store.write():  # the file, what it replaces and the mapping: one commit
             file_id = self._save(row, run_id=row.get("run_id"), actor=by)
             for old in earlier:
-                db.execute(
-                    "update imported_files set status = 'superseded', superseded_by = ? where id = ?",
-                    (file_id, old["id"]),
-                )
+                self.rows.supersede(old["id"], by=file_id)
                 self.store.audit.record(
                     run_id=row.get("run_id"),
                     kind="file_superseded",
@@ -95,24 +92,13 @@ class FileKeeping(ImportedFiles):
                     },
                 )
             if remember and row.get("layout"):
-                db.execute(
-                    "insert into column_maps (kind, source, layout, mapping, confirmed_by, confirmed_at) "
-                    "values (?, ?, ?, ?, ?, ?) on conflict (kind, source, layout) do update set "
-                    "mapping = excluded.mapping, confirmed_by = excluded.confirmed_by, "
-                    "confirmed_at = excluded.confirmed_at",
-                    (
-                        kind,
-                        row.get("source") or "",
-                        row["layout"],
-                        json.dumps(mapping),
-                        by,
-                        self.store.now(),
-                    ),
+                map_id = self.rows.remember_map(
+                    kind=kind,
+                    source=row.get("source") or "",
+                    layout=row["layout"],
+                    mapping=json.dumps(mapping),
+                    by=by,
                 )
-                map_id = self.store.query(
-                    "select id from column_maps where kind = ? and source = ? and layout = ?",
-                    (kind, row.get("source") or "", row["layout"]),
-                )[0]["id"]
                 self.store.audit.record(
                     run_id=row.get("run_id"),
                     kind="column_map_confirmed",
@@ -131,22 +117,9 @@ class FileKeeping(ImportedFiles):
 
     def _save(self, row: dict[str, Any], *, run_id: str | None, actor: str) -> int:
         """Insert the file, or update it (it has an id); an audit event says what became of it."""
-        with self.store.write() as db:
+        with self.store.write():  # the row and its audit event: one commit
             fields = {k: v for k, v in row.items() if k != "id"}
-            if row.get("id"):
-                sets = ", ".join(f"{k} = ?" for k in fields)
-                db.execute(
-                    f"update imported_files set {sets} where id = ?", (*fields.values(), row["id"])
-                )
-                file_id = int(row["id"])
-            else:
-                columns = ", ".join(fields)
-                marks = ", ".join("?" for _ in fields)
-                cursor = db.execute(
-                    f"insert into imported_files ({columns}) values ({marks})",
-                    tuple(fields.values()),
-                )
-                file_id = int(cursor.lastrowid or 0)
+            file_id = self.rows.save(fields, file_id=row.get("id") or None)
             self.store.audit.record(
                 run_id=run_id,
                 kind=f"file_{row['status']}",

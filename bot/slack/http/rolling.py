@@ -27,12 +27,7 @@ UPGRADING = "closebot is being upgraded, try again in a minute."
 
 def _is_run_thread(service: Service, channel: str, thread_ts: str) -> bool:
     try:  # runs' channel and thread_ts have been there since the first release
-        return bool(
-            service.store.query(
-                "select 1 from runs where channel = ? and thread_ts = ? limit 1",
-                (channel, thread_ts),
-            )
-        )
+        return service.store.runs.has_thread(channel=channel, thread_ts=thread_ts)
     except sqlite3.Error:
         return False
 
