@@ -116,9 +116,9 @@ def test_an_unknown_algorithm_and_a_downgrade_are_broken(
     monkeypatch.setitem(chain.ALGORITHMS, "test-v3", chain.Algorithm(True, later))
     store = Store(db_path)
     run = store.runs.create(period="2026-10", mode="console", started_by="alice", model="m")
-    monkeypatch.setattr(chain, "CURRENT", "test-v3")
+    monkeypatch.setattr(chain.algorithms, "CURRENT", "test-v3")
     store.audit.record(run_id=run.id, kind="second", actor="alice")
-    monkeypatch.setattr(chain, "CURRENT", "sha256-v1")
+    monkeypatch.setattr(chain.algorithms, "CURRENT", "sha256-v1")
     store.audit.record(run_id=run.id, kind="third", actor="alice")
     verdict = store.audit.verdict(run.id)
     assert verdict.broken is not None and verdict.broken["kind"] == "third"

@@ -54,7 +54,7 @@ def test_digests_made_in_bulk_are_the_digests_of_each_line(key: bytes) -> None:
 def test_a_batch_is_paged_by_id_without_the_lines_of_batches_written_beside_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(chain, "PAGE", 3)
+    monkeypatch.setattr(chain.covers, "PAGE", 3)  # where pages() reads it
     conn = sqlite3.connect(":memory:")
     conn.row_factory = sqlite3.Row
     conn.execute(

@@ -27,7 +27,7 @@ from bot.store.chain import LINES, WrittenLines, cover
 ZERO = Decimal("0.00")
 
 # The close's tables that make the books or the record, covered by the audit chain
-# (bot/store/chain.py): each write to them is audited with the digest of the rows it wrote.
+# (bot/store/chain/): each write to them is audited with the digest of the rows it wrote.
 cover(
     "exceptions",
     key=("id",),

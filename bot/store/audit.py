@@ -1,5 +1,5 @@
 """The audit chain: every decision is an event chained by a keyed hash to the run's previous
-one, recording the rows it wrote; each run's head is sealed (bot/store/chain.py says how)."""
+one, recording the rows it wrote; each run's head is sealed (bot/store/chain/ says how)."""
 
 from __future__ import annotations
 

@@ -214,7 +214,7 @@ def m006_usage(db: Database) -> None:
 
 @migrations()
 def m007_versioned_chain(db: Database) -> None:
-    """Audit events name the algorithm that hashed them (bot/store/chain.py), so a chain written by
+    """Audit events name the algorithm that hashed them (bot/store/chain/), so a chain written by
     an earlier release verifies with its own algorithm; nothing already hashed is touched.
     Events from before the chain existed (release 68fe5b6) have no hash: the highest such id
     is kept, so an event whose hash is removed later reads as broken, not as old."""
@@ -234,7 +234,7 @@ def m008_imports(db: Database) -> None:
 
 @migrations()
 def m009_keyed_trail(db: Database) -> None:
-    """The tamper-evident trail (bot/store/chain.py): what each audit event covers and each
+    """The tamper-evident trail (bot/store/chain/): what each audit event covers and each
     run's seal. Events already written keep their hashes. (Each journal line's own digest,
     `journal_lines.mac`, was added here until issue 26; the close's migrations add it now.)"""
     db.table("audit_events").add_column("covers", str)
