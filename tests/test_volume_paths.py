@@ -241,7 +241,7 @@ def test_the_totals_remembered_as_a_batch_is_written_are_its_lines_sums(tmp_path
     """The summary and flux read a drafted batch's totals by account from what its builder
     summed as it wrote; they are the sums of the stored lines, to the cent, in the same form
     as SQLite's sum in cents gives them."""
-    from bot.close.ledger import _account_totals
+    from bot.close.books.batches import _account_totals
     from tests.close_helpers import close_run
 
     run = close_run(None, tmp_path / "totals.db")
