@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 import pytest
 
 from bot.blocks import SUBMIT_ACTION
+from bot.close import STEPS, formats
 from bot.close.ledger import Ledger
 from bot.close.playbook import PlaybookModel
 from bot.core.errors import ModelUnavailableError
@@ -107,18 +108,21 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     batch = Ledger(bot.store).current_batch(run.id)
     assert batch and batch["status"] == "posted" and batch["posted_by"] == "UAPPROVER"
     status_text = bot.status(run)
-    assert status_text.count(" — done") == 8 and "not run yet" not in status_text
+    assert status_text.count(" — done") == len(STEPS) and "not run yet" not in status_text
     root = all_text(bot.message(run.thread_ts or ""))
     assert "✅ Finished: every step ran" in root and '"actions"' not in root
     files = fake.to("files.completeUploadExternal")
     assert files and files[0]["thread_ts"] == run.thread_ts
     # the draft journal once (before the first approval form), the decision log, the journal
-    # and, posted, its import files for QuickBooks Online, Xero and NetSuite
+    # and, posted, its import files for the ledgers the export registry attaches (QuickBooks
+    # Online, Xero, NetSuite…)
     names = sorted(f["name"] for f in fake.files.values())
-    assert [n for n in names if n.endswith(("-qbo.csv", "-xero.csv", "-netsuite.csv"))] == [
-        f"journal-{batch['id']}-{fmt}.csv" for fmt in ("netsuite", "qbo", "xero")
+    attached = sorted(f.id for f in formats() if f.attached)
+    assert {"qbo", "xero", "netsuite"} <= set(attached)
+    assert [n for n in names if n.endswith(tuple(f"-{fmt}.csv" for fmt in attached))] == [
+        f"journal-{batch['id']}-{fmt}.csv" for fmt in attached
     ]
-    assert len(fake.uploads) == 6 and any(
+    assert len(fake.uploads) == 3 + len(attached) and any(
         b"Accept operator" in data for data in fake.uploads.values()
     )
 
