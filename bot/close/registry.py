@@ -195,13 +195,3 @@ def prompt_lines(steps: tuple[Step, ...]) -> str:
         else f"{n}. {s.tool_name} — {s.prompt}"
         for n, s in enumerate(steps, start=1)
     )
-
-
-def __getattr__(name: str) -> Any:
-    """`STEPS` (the steps' names, in order) for the Slack edge until it imports the front door
-    (bot.close); transitional."""
-    if name == "STEPS":
-        from bot.close.steps import names
-
-        return names()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,10 +15,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import handlers
-from bot.close import gl_export
-from bot.close.assemble import close_loop
-from bot.close.inquiries import Desk
-from bot.close.registry import STEPS
+from bot.close import STEPS, Desk, close_loop, map_path
 from bot.core.config import Settings
 from bot.core.errors import ConfigError
 from bot.core.models import Model
@@ -58,7 +55,7 @@ def presenter_for(
         names=names or slack_names(store, client),
         steps=STEPS,
         approvers=settings.approvers,
-        account_map=gl_export.map_path(settings.data_dir),
+        account_map=map_path(settings.data_dir),
         reminder=timedelta(minutes=settings.reminder_minutes)
         if settings.reminder_minutes
         else None,

@@ -4,8 +4,8 @@ a thread whose files are all in.
 
 One close per period: a period whose close is under way gets a link to that close's
 thread, and a posted period is not closed again (and says why closebot does not reopen
-it). Starting is the store's claim on the period (`create_run(one_per_period=True)`, the
-run leased in the same transaction): of two starts at the same instant one makes a run,
+it). Starting is the close's `start_close` (the store's claim on the period, the run
+leased in the same transaction): of two starts at the same instant one makes a run,
 the other is pointed to it. Web API calls run after the ack.
 """
 
@@ -21,10 +21,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
-from bot.close import data as close_data
-from bot.close.imports import intake
-from bot.close.imports.intake import Imports
-from bot.close.ledger import Ledger
+from bot.close import Imports, Ledger, period_label, periods_with_data, start_close
 from bot.core.errors import (
     BusyError,
     CloseBotError,
@@ -71,7 +68,7 @@ def open_periods(store: Store, data_dir: Path | None) -> list[OpenPeriod]:
     """Periods with data and no posted batch, earliest first, each with its live close."""
     ledger = Ledger(store)  # (the store's close tables are migrated when the app is built)
     out = []
-    for period in intake.periods_with_data(store, data_dir):
+    for period in periods_with_data(store, data_dir):
         if ledger.posted_batch(period) is None:
             live = store.runs.live(period)
             out.append(OpenPeriod(period, live.status if live else None))
@@ -137,14 +134,14 @@ class CloseStarter:
                     self.tell_taken(period, later)
                     return None
                 with self.store.write():  # one transaction: claim, run, lease
-                    run = self.store.runs.create(
-                        period=period,
+                    run = start_close(  # the close's one start: one close per period
+                        self.store,
+                        period,
                         mode="slack",
                         started_by=user,
                         model=self.work.loop.model.name,
                         channel=channel,
                         thread_ts=in_thread,
-                        one_per_period=True,
                     )
                     if in_thread:
                         Imports(self.store).set_thread_run(
@@ -161,7 +158,7 @@ class CloseStarter:
             now(storage_text(e))
             return None
         now(
-            f"Starting the {close_data.period_label(period)} close (run `{run.id}`); its thread opens in a moment."
+            f"Starting the {period_label(period)} close (run `{run.id}`); its thread opens in a moment."
             if announce
             else None
         )

@@ -21,9 +21,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import escape, outgoing, section
-from bot.close.data import period_label
-from bot.close.imports.intake import Imports, Received, preview
-from bot.close.imports.recognize import FILE_KINDS, optional
+from bot.close import FILE_KINDS, Imports, Received, period_label
+from bot.close import file_preview as preview
+from bot.close import optional_file as optional
 from bot.core.errors import CloseBotError, NotAuthorizedError
 from bot.core.names import Names
 from bot.slack.blocks import files as file_blocks

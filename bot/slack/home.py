@@ -14,8 +14,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import blocks
 from bot.blocks import escape, outgoing
-from bot.close.data import period_label
-from bot.close.inquiries import PROMPTS, Desk, Intent
+from bot.close import PROMPTS, Desk, Intent, period_label
 from bot.core.names import Names
 from bot.slack.presenter import slack_error, status_title
 from bot.store import Run, Store

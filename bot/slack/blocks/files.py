@@ -15,9 +15,8 @@ from bot.blocks import (
     plain,
     section,
 )
-from bot.close.data import Problem, period_label
-from bot.close.imports.intake import Ask, Received
-from bot.close.imports.recognize import FILE_KINDS, optional
+from bot.close import FILE_KINDS, Ask, Problem, Received, period_label
+from bot.close import optional_file as optional
 
 CONFIRM_ACTION = "closebot_file_confirm"
 KIND_BLOCK = "file_kind"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.blocks import MAX_BUTTON_TEXT, MAX_OPTION_TEXT, context, cut, escape, plain, section
-from bot.close.data import period_label
+from bot.close import period_label
 from bot.core.identity import mention
 
 PERIOD_ACTION = "closebot_close_period"  # the which-period form's Submit

@@ -9,8 +9,7 @@ from slack_bolt import Ack, App
 
 from bot import blocks
 from bot.blocks import outgoing
-from bot.close import data as close_data
-from bot.close.imports import intake
+from bot.close import check_period, has_data, latest_period, period_label
 from bot.core.errors import CloseBotError, StorageError
 from bot.slack.blocks import period as period_blocks
 from bot.slack.close_start import (
@@ -42,7 +41,7 @@ def close_command(deps: Deps, ack: Ack, command: dict[str, Any]) -> None:
     try:
         with store.quick():
             if text:
-                period = close_data.check_period(text)
+                period = check_period(text)
             else:
                 open_ = open_periods(store, data_dir)
                 if len(open_) > 1:  # which one? the earliest not posted, recommended
@@ -52,8 +51,8 @@ def close_command(deps: Deps, ack: Ack, command: dict[str, Any]) -> None:
                         blocks=period_blocks.which_period_form(open_),
                     )
                     return
-                period = open_[0].period if open_ else intake.latest_period(store, data_dir)
-            waiting = not intake.has_data(store, period, data_dir)
+                period = open_[0].period if open_ else latest_period(store, data_dir)
+            waiting = not has_data(store, period, data_dir)
     except StorageError as e:
         ack(response_type="ephemeral", text=storage_text(e))
         return
@@ -65,7 +64,7 @@ def close_command(deps: Deps, ack: Ack, command: dict[str, Any]) -> None:
         # no data yet: a thread for the period's files; the close starts when all are in
         ack(
             response_type="ephemeral",
-            text=f"I have no data for {close_data.period_label(period)} yet: drop its files into the thread I'm opening.",
+            text=f"I have no data for {period_label(period)} yet: drop its files into the thread I'm opening.",
         )
         deps.work.runner.side(lambda: files.open_waiting(channel=channel, period=period, user=user))
         return
@@ -98,7 +97,7 @@ def period_picked(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
         return
     try:
         with deps.store.quick():
-            known = intake.has_data(deps.store, period, deps.data_dir)
+            known = has_data(deps.store, period, deps.data_dir)
     except StorageError as e:
         say(outgoing(storage_text(e)))
         return

@@ -9,7 +9,7 @@ from typing import Any
 from slack_bolt import Ack, App
 
 from bot import blocks
-from bot.close.decisions import ask_change
+from bot.close import ask_change
 from bot.core.errors import (
     AlreadyAnsweredError,
     CloseBotError,

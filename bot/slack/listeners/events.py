@@ -9,7 +9,7 @@ from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
 
-from bot.close.inquiries import Intent, intent
+from bot.close import Intent, intent
 from bot.core.errors import BusyError, NotAuthorizedError, StorageError
 from bot.slack.close_start import USAGE, storage_text
 from bot.slack.listeners import files as file_listeners

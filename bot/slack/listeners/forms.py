@@ -13,7 +13,7 @@ from slack_bolt import Ack, App
 
 from bot import blocks
 from bot.agent_loop import ask_of
-from bot.close import preview
+from bot.close import answer_preview, preview_may_need, preview_seen, record_preview_shown
 from bot.core.answers import may_steer
 from bot.core.errors import (
     AlreadyAnsweredError,
@@ -195,8 +195,8 @@ def _preview_first(
                 (n, typed)
                 for n, r in sorted(responses.items())
                 if (typed := r.other or r.text or "")
-                and preview.may_need(record, n, typed)
-                and not preview.seen(store, record, n, typed)
+                and preview_may_need(record, n, typed)
+                and not preview_seen(store, record, n, typed)
             ]
     except (CloseBotError, blocks.FormError):
         return False  # not found, storage, a bad answer: the claim says what is wrong
@@ -218,11 +218,11 @@ def _show_previews(
     shown = []
     for number, typed in todo:
         try:
-            text = preview.preview(deps.store, deps.data_dir, record, number, typed)
+            text = answer_preview(deps.store, deps.data_dir, record, number, typed)
         except (CloseBotError, ToolError) as e:
             text = f"I could not work out what it books ({e})"
         text = text or "It books nothing by itself: it is kept with the item as your note."
-        preview.record_shown(deps.store, record, number, typed, text, user)
+        record_preview_shown(deps.store, record, number, typed, text, user)
         shown.append(f"*Question {number}*, your answer “{blocks.cut(typed, 200)}”: {text}")
     deps.work.presenter.ephemeral(
         channel=channel,

@@ -8,7 +8,7 @@ from typing import Any
 
 from slack_bolt import Ack, App
 
-from bot.close.inquiries import Intent, intent
+from bot.close import Intent, intent
 from bot.core.errors import StorageError
 from bot.slack.blocks import period as period_blocks
 from bot.slack.close_start import open_periods, storage_text

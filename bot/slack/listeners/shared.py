@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from bot.close.controls import approval_refusal
+from bot.close import approval_refusal
 from bot.core.answers import Answers
 from bot.core.errors import NotAuthorizedError
 from bot.slack.close_start import CloseStarter

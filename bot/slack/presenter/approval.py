@@ -13,15 +13,16 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 
 from bot import blocks
-from bot.close.controls import (
+from bot.close import (
+    ACCOUNT_NAMES,
     APPROVAL_HEADERS,
     SECOND_APPROVAL_HEADER,
+    Ledger,
     first_approver,
     header_of,
+    money,
     who_may_approve,
 )
-from bot.close.doi_master import ACCOUNT_NAMES, money
-from bot.close.ledger import Ledger
 from bot.core.decision_log import ENTRY_COLUMNS, iter_named_lines, journal_rows, to_csv
 from bot.core.questions import Ask
 from bot.slack.presenter.messages import Messages, slack_error

@@ -15,8 +15,15 @@ from slack_sdk.errors import SlackApiError
 from bot import blocks
 from bot.agent_loop import ask_of, outcome_of
 from bot.blocks import outgoing
-from bot.close import groups
-from bot.close.controls import APPROVAL_HEADERS, header_of, who_may_answer
+from bot.close import (
+    APPROVAL_HEADERS,
+    asked_groups,
+    detail_file_name,
+    detail_rows,
+    group_summary,
+    header_of,
+    who_may_answer,
+)
 from bot.core.decision_log import to_csv
 from bot.core.questions import Ask, answer_text
 from bot.slack.presenter.approval import ApprovalForm
@@ -145,7 +152,7 @@ class Forms:
     def attach_group_details(self, record: QuestionRecord, run: Run) -> None:
         """Before a form that asks about a group of alike exceptions: every line of the group as
         a CSV in the thread (once per form, even when the form is posted again)."""
-        found = groups.asked_groups(self.store, record)
+        found = asked_groups(self.store, record)
         if not found or any(
             e.detail.get("question_id") == record.id
             for e in self.store.audit.events(run.id, kind="group_detail_attached")
@@ -153,11 +160,11 @@ class Forms:
             return
         uploads = []
         for ref, group in found:
-            columns, rows = groups.detail_rows(group)
+            columns, rows = detail_rows(group)
             uploads.append(
                 {
-                    "filename": groups.detail_file_name(ref),
-                    "title": f"Detail · {groups.summary(group)}",
+                    "filename": detail_file_name(ref),
+                    "title": f"Detail · {group_summary(group)}",
                     "content": to_csv(rows, columns),
                 }
             )

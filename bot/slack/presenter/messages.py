@@ -18,7 +18,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.blocks import outgoing
-from bot.close.controls import (
+from bot.close import (
     APPROVAL_HEADERS,
     SECOND_APPROVAL_HEADER,
     eligible_approvers,

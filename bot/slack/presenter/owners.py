@@ -13,10 +13,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import blocks
 from bot.blocks import outgoing
-from bot.close.controls import header_of
-from bot.close.data import period_label
-from bot.close.doi_master import money
-from bot.close.ledger import Ledger
+from bot.close import Ledger, header_of, money, period_label
 from bot.core.questions import USER_ID_RE
 from bot.slack.presenter.messages import Messages, slack_error
 from bot.store import Run

@@ -12,7 +12,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.close.progress import step_lines
+from bot.close import step_lines
 from bot.slack.presenter.auth import Workspace
 from bot.slack.presenter.messages import Messages, slack_error
 from bot.slack.presenter.root import status_title

@@ -10,8 +10,14 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.close import gl_export
-from bot.close.ledger import Ledger
+from bot.close import (
+    Ledger,
+    build_export,
+    export_documents,
+    export_file_name,
+    formats,
+    read_account_map,
+)
 from bot.core.decision_log import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
 from bot.core.errors import CloseBotError
 from bot.slack.presenter.messages import Messages, slack_error
@@ -34,24 +40,24 @@ class Reports:
         if self.account_map is None:
             return []
         try:
-            export = gl_export.build_export(
+            export = build_export(
                 batch,
                 lines,
                 period=period,
-                documents=gl_export.documents(self.store, run_id),
-                account_map=gl_export.read_account_map(self.account_map),
+                documents=export_documents(self.store, run_id),
+                account_map=read_account_map(self.account_map),
             )
         except CloseBotError as e:
             self.messages.post(run_id, f"No journal import files for your ledger: {e}")
             return []
-        names = {"qbo": "QuickBooks Online", "xero": "Xero", "netsuite": "NetSuite"}
-        return [
+        return [  # each format the export registry attaches (closebot's own CSV is the journal)
             {
-                "filename": gl_export.file_name(batch["id"], fmt),
-                "title": f"Journal import · {name} · {batch['id']}",
-                "content": export.render(fmt),
+                "filename": export_file_name(batch["id"], fmt.id),
+                "title": f"Journal import · {fmt.title} · {batch['id']}",
+                "content": export.render(fmt.id),
             }
-            for fmt, name in names.items()
+            for fmt in formats()
+            if fmt.attached
         ]
 
     def upload(self, run_id: str) -> None:

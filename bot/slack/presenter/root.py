@@ -7,11 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from bot import blocks
-from bot.close.controls import APPROVAL_HEADERS, header_of, who_may_answer
-from bot.close.data import period_label
-from bot.close.decisions import changeable_decisions
-from bot.close.progress import every_step_ran, steps_done
-from bot.close.registry import STEPS
+from bot.close import (
+    APPROVAL_HEADERS,
+    STEPS,
+    changeable_decisions,
+    every_step_ran,
+    header_of,
+    period_label,
+    steps_done,
+    who_may_answer,
+)
 from bot.slack.presenter.messages import Messages
 from bot.store import Run
 

@@ -14,8 +14,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import blocks
 from bot.blocks import outgoing
-from bot.close.data import period_label
-from bot.close.progress import intake_figures, loading_messages
+from bot.close import intake_figures, loading_messages, period_label
 from bot.slack.presenter.messages import Messages, slack_error
 from bot.slack.presenter.plan import PlanStream
 from bot.slack.presenter.root import RootMessage, status_title

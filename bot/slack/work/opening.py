@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from slack_sdk.errors import SlackApiError
 
-from bot.close.prompts import start_prompt
+from bot.close import start_prompt
 from bot.slack.presenter import CANNOT_POST, slack_error
 
 if TYPE_CHECKING:
