@@ -1,12 +1,12 @@
 """Which tests `make test-fast` leaves out: rewrites tests/slow_tests.txt from a measured run.
 
     .venv/bin/pytest -q -p no:cacheprovider --durations=0 > /tmp/durations.log
-    .venv/bin/python -m tests.slow_list /tmp/durations.log     # or: make slow-list
+    .venv/bin/python -m tests.slow_list /tmp/durations.log [more.log …]   # or: make slow-list
 
 A test function is slow when one of its cases takes over CASE_SHARE of the whole suite's
 measured time, or its cases together over FUNCTION_SHARE (a long parametrized sweep).
-Shares, not seconds, so a run on a busy machine picks the same tests as one on a quiet
-machine. Whole kinds of tests are slow by module in tests/conftest.py (SLOW_MODULES).
+Shares, not seconds, so a run on a busy machine picks about the same tests as one on a
+quiet machine; given several runs' logs, a test slow in any of them is slow. Whole kinds of tests are slow by module in tests/conftest.py (SLOW_MODULES).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def slow_functions(log: str) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    functions = slow_functions(Path(argv[1]).read_text())
+    functions = sorted({f for log in argv[1:] for f in slow_functions(Path(log).read_text())})
     LIST.write_text(
         "# Written by tests/slow_list.py from a measured run (`make slow-list`); "
         "tests/conftest.py marks these `slow`.\n" + "".join(f"{f}\n" for f in functions)
