@@ -98,3 +98,18 @@ def test_no_text_names_a_step_by_its_number() -> None:
         if pattern.search(line)
     ]
     assert found == []
+
+
+def test_a_check_registered_on_a_step_by_its_id_runs_after_the_steps_own() -> None:
+    """A kind family's module cannot import the step that imports it; `check_on(step id)` lets
+    a new kind bring its check in its own module, and the step runs it."""
+    from bot.close.registry import CHECKS_ON, check_on, name_of
+
+    step_ = steps(("a-test-step", None, None))["a-test-step"]
+    object.__setattr__(step_, "checks", [lambda close: iter([("own", close)])])
+    try:
+        check_on("a-test-step")(lambda close: iter([("late", close)]))
+        assert step_.findings("the close") == [("own", "the close"), ("late", "the close")]
+        assert name_of("jibs") == "JIB reconciliation & LOE accrual"
+    finally:
+        CHECKS_ON.pop("a-test-step", None)

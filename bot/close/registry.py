@@ -84,6 +84,29 @@ def _no_messages(figures: Figures) -> list[str]:
 
 
 DECLARED: dict[str, Step] = {}  # every step declared, by id; bot.close.steps orders them
+# checks registered by a step's id from a module the step's own module imports (a kind
+# family's module, bot/close/kinds/), which cannot import the step back: check_on("jibs")
+CHECKS_ON: dict[str, list[Check]] = {}
+
+
+def check_on(step_id: str) -> Callable[[Check], Check]:
+    """Register a check on the step with this id (a decorator), from a module the step's own
+    module imports — so a new kind of an existing family brings its check with it, in its own
+    module. The step runs these after its own checks."""
+
+    def register(fn: Check) -> Check:
+        checks = CHECKS_ON.setdefault(step_id, [])
+        if fn not in checks:
+            checks.append(fn)
+        return fn
+
+    return register
+
+
+def name_of(step_id: str) -> str:
+    """The name of the step with this id (a check registered with `check_on` names its step
+    in its findings with it, when it runs)."""
+    return DECLARED[step_id].name
 
 
 @dataclass(frozen=True)
@@ -132,8 +155,10 @@ class Step:
         return fn
 
     def findings(self, close: Close) -> list[Finding]:
-        """Every exception this step's checks find, in registration order."""
-        return [f for check in self.checks for f in check(close)]
+        """Every exception this step's checks find, in registration order: its own, then those
+        registered on it by id (`check_on`)."""
+        checks = (*self.checks, *CHECKS_ON.get(self.id, ()))
+        return [f for check in checks for f in check(close)]
 
     def messages(self, period: str, counts: Mapping[str, Any]) -> list[str]:
         """What the front ends show while this step works."""
