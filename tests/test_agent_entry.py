@@ -148,21 +148,56 @@ def test_open_items_and_who_decided_are_answered_from_the_books(
     assert "Baker" in said and "decided by Alice" in said and "(user)" in said
 
 
-def test_the_assistant_pane_gets_its_suggested_prompts(bot: Harness, fake: FakeSlack) -> None:
+def test_the_messages_tab_gets_its_suggested_prompts_the_agent_view_way(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    # The manifest ships agent_view (Slack's default since 2026-06-30): prompts set with an
+    # assistant thread's thread_ts answer ok and show nothing; they belong on app_home_opened
+    # with tab "messages", on the DM with no thread_ts (docs.slack.dev/ai/agent-entry-and-interaction).
+    assert fake.feature() == "agent_view"
     body = json.loads(
         (Path(__file__).parent / "payloads/bolt-python/thread_started_event_body.json").read_text()
     )
     response = bot.dispatch(json.dumps(body), JSON)
     assert response.status == 200
     bot.idle()
-    assert fake.wait_for(lambda: bool(fake.to("assistant.threads.setSuggestedPrompts")))
+    event(
+        bot,
+        {
+            "type": "app_home_opened",
+            "user": "UALICE",
+            "channel": "DUALICE",
+            "tab": "messages",
+            "event_ts": "2.0",
+        },
+    )
+    assert fake.wait_for(lambda: bool(fake.prompts))
+    assert fake.ineffective_prompts == []  # nothing Slack would silently drop
     (call,) = fake.to("assistant.threads.setSuggestedPrompts")
-    assert call["channel_id"] == "D111" and call["thread_ts"] == "1726133698.626339"
-    assert [p["title"] for p in call["prompts"]] == [
+    assert call["channel_id"] == "DUALICE" and not call.get("thread_ts")
+    shown = fake.prompts["DUALICE:"]
+    assert [p["title"] for p in shown["prompts"]] == [
         "Close last month",
         "What's waiting on me?",
         "Open items",
     ]
+
+
+def test_under_agent_view_prompts_with_a_thread_ts_are_answered_ok_and_shown_nowhere(
+    fake: FakeSlack,
+) -> None:
+    from slack_sdk import WebClient
+
+    client = WebClient(token="xoxb-test", base_url=fake.api_url)
+    prompts = [{"title": "Close", "message": "close"}]
+    fake.agent_feature = "agent_view"
+    assert client.assistant_threads_setSuggestedPrompts(
+        channel_id="D1", thread_ts="1.0", prompts=prompts
+    )["ok"]
+    assert fake.prompts == {} and fake.ineffective_prompts[0]["thread_ts"] == "1.0"
+    fake.agent_feature = "assistant_view"  # the legacy view: a thread's prompts need its ts
+    client.assistant_threads_setSuggestedPrompts(channel_id="D1", thread_ts="1.0", prompts=prompts)
+    assert fake.prompts["D1:1.0"]["prompts"] == prompts
 
 
 def test_status_and_whats_open_in_a_closes_thread_are_answered_privately_form_pending(

@@ -151,6 +151,35 @@ def test_a_channel_the_bot_cannot_post_in_gets_a_private_why_and_leaves_no_run(
     }
 
 
+@pytest.mark.parametrize(
+    ("posting", "error", "said"),
+    [
+        ("read_only", "restricted_action_read_only_channel", "read-only"),
+        ("thread_only", "restricted_action_thread_only_channel", "threads only"),
+    ],
+)
+def test_a_read_only_or_thread_restricted_channel_is_refused_with_a_why_and_no_run_left(
+    bot: Harness, fake: FakeSlack, posting: str, error: str, said: str
+) -> None:
+    # chat.postMessage's documented restricted_action_* errors: "can't post here", like
+    # not_in_channel — not a root post for the watchdog to retry for ever.
+    fake.channel("CFIN").posting = posting
+    bot.command("2026-10")
+    bot.idle()
+    (run,) = bot.store.runs.recent()
+    assert run.status == "failed" and error in (run.error or ""), run
+    assert fake.wait_for(lambda: bool(fake.responses))
+    (answer,) = fake.responses
+    assert answer["response_type"] == "ephemeral" and said in answer["text"]
+    assert "another channel" in answer["text"]
+    assert bot.service.work.recover() == [] and bot.service.work.heal() == {
+        "forms": [],
+        "settled": [],
+        "runs": [],
+        "failed": [],
+    }
+
+
 def test_a_root_post_that_fails_once_is_opened_by_the_watchdog(
     bot: Harness, fake: FakeSlack, clock: Clock
 ) -> None:

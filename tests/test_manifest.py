@@ -7,6 +7,7 @@ from typing import Any
 
 import yaml
 
+from bot.close import PROMPTS
 from bot.sandbox.slack_api import FakeSlack
 from tests.slack_harness import Harness
 
@@ -40,7 +41,7 @@ FEATURES = {
     "rich_previews",
 }
 APP_HOME = {"home_tab_enabled", "messages_tab_enabled", "messages_tab_read_only_enabled"}
-ASSISTANT_VIEW = {"assistant_description", "suggested_prompts"}
+AGENT_VIEW = {"agent_description"}
 COMMAND = {"command", "url", "description", "usage_hint", "should_escape"}
 SETTINGS = {
     "allowed_ip_address_ranges",
@@ -100,12 +101,14 @@ def test_the_close_command_is_declared_with_its_usage() -> None:
     assert command["url"].endswith("/slack/events")
 
 
-def test_the_agent_view_offers_its_prompts_and_the_home_tab_is_on() -> None:
-    view = MANIFEST["features"]["assistant_view"]
-    assert set(view) <= ASSISTANT_VIEW and view["assistant_description"]
-    prompts = view["suggested_prompts"]
-    assert 1 <= len(prompts) <= 4 and all(set(p) == {"title", "message"} for p in prompts)
-    assert [p["title"] for p in prompts] == [
+def test_the_agent_view_is_declared_not_the_legacy_assistant_view_and_the_home_tab_is_on() -> None:
+    # agent_view is Slack's default agent experience since 2026-06-30, assistant_view legacy;
+    # its prompts are set on the Messages tab's open (tests/test_agent_entry.py).
+    view = MANIFEST["features"]["agent_view"]
+    assert set(view) <= AGENT_VIEW and view["agent_description"]
+    assert "assistant_view" not in MANIFEST["features"]
+    assert 1 <= len(PROMPTS) <= 4
+    assert [title for title, _ in PROMPTS] == [
         "Close last month",
         "What's waiting on me?",
         "Open items",

@@ -186,12 +186,13 @@ class SlackDesk:
         # The text is built here from escaped parts and the bot's own links and mentions.
         return blocks.cut(text, blocks.MAX_SECTION_TEXT) if text else outgoing("…", [user])
 
-    def suggest(self, *, channel: str, thread_ts: str) -> None:
-        """The assistant pane's suggested prompts."""
+    def suggest(self, *, channel: str) -> None:
+        """The suggested prompts of closebot's Messages tab (the DM): under the manifest's
+        `agent_view` they are set on `app_home_opened` with `tab == "messages"` and no
+        `thread_ts` — with one, Slack answers ok and shows nothing."""
         try:
             self.client.assistant_threads_setSuggestedPrompts(
                 channel_id=channel,
-                thread_ts=thread_ts,
                 title="What can I do for your close?",
                 prompts=[{"title": t, "message": m} for t, m in PROMPTS],
             )

@@ -7,11 +7,24 @@ from typing import Any
 from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, SlackError, Workspace, _public
 
 
+def _may_post(posting: str, *, threaded: bool) -> None:
+    """A channel's posting rule, as chat.postMessage refuses it (the method's documented
+    errors, docs.slack.dev/reference/methods/chat.postMessage: restricted_action_read_only_channel,
+    restricted_action_thread_only_channel, restricted_action_non_threadable_channel)."""
+    if posting == "read_only":
+        raise SlackError("restricted_action_read_only_channel")
+    if posting == "thread_only" and not threaded:
+        raise SlackError("restricted_action_thread_only_channel")
+    if posting == "non_threadable" and threaded:
+        raise SlackError("restricted_action_non_threadable_channel")
+
+
 class ChatMethods(Workspace):
     """Posting, changing and deleting messages, ephemeral ones, and permalinks."""
 
     def m_chat_postMessage(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self._bot_channel(p.get("channel"))
+        _may_post(channel.posting, threaded=bool(p.get("thread_ts")))
         text, blocks = self._content(p)
         thread_ts = self._thread_root(channel.id, p.get("thread_ts"))
         message = self.add_message(

@@ -47,6 +47,9 @@ class Channel:
     name: str
     members: set[str] = field(default_factory=set)
     topic: str = ""
+    # Who may post how: "" anyone; "read_only" (admins only), "thread_only" (replies only),
+    # "non_threadable" (no threads): chat.postMessage's restricted_action_* errors.
+    posting: str = ""
 
 
 class SlackError(Exception):
@@ -88,6 +91,8 @@ class Workspace:
         self.statuses: dict[str, dict[str, Any]] = {}
         self.homes: dict[str, dict[str, Any]] = {}  # user id → the Home tab published for them
         self.prompts: dict[str, dict[str, Any]] = {}  # "channel:thread_ts" → suggested prompts
+        # setSuggestedPrompts calls Slack answered ok but ignored (a thread_ts under agent_view)
+        self.ineffective_prompts: list[dict[str, Any]] = []
         self.rate_limit: dict[str, int] = {}  # method → how many 429s to answer first
         self.faults: dict[str, list[Fault]] = {}
         self.holds: list[Hold] = []

@@ -1,5 +1,5 @@
-"""The assistant pane, through Bolt's Assistant middleware: its thread's start (suggested
-prompts), context changes (acknowledged; closebot keeps no pane context) and the person's
+"""The assistant pane, through Bolt's Assistant middleware: its thread's start (acknowledged;
+the suggested prompts go on the Messages tab's open, listeners/home.py), context changes (acknowledged; closebot keeps no pane context) and the person's
 messages (a close's own thread, or the DM's answers)."""
 
 from __future__ import annotations
@@ -14,18 +14,17 @@ from bot.slack.listeners.shared import Deps, bind
 
 def register(app: App, deps: Deps) -> None:
     assistant = Assistant()
-    assistant.thread_started(bind(assistant_started, deps))
+    assistant.thread_started(assistant_started)
     assistant.thread_context_changed(assistant_context_changed)
     assistant.user_message(bind(assistant_message, deps))
     app.use(assistant)
 
 
-def assistant_started(deps: Deps, ack: Ack, payload: dict[str, Any]) -> None:
+def assistant_started(ack: Ack) -> None:
+    """Acknowledged only: under `agent_view` (manifest.yml) prompts set with the thread's
+    thread_ts are silently dropped by Slack; they are set when the Messages tab opens
+    (`app_home_opened`, tab "messages": listeners/home.py)."""
     ack()
-    thread = payload.get("assistant_thread") or {}
-    channel, thread_ts, desk = thread.get("channel_id"), thread.get("thread_ts"), deps.desk
-    if channel and thread_ts and desk is not None:
-        deps.work.runner.side(lambda: desk.suggest(channel=channel, thread_ts=thread_ts))
 
 
 def assistant_context_changed(ack: Ack) -> None:

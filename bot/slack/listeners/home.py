@@ -20,11 +20,16 @@ def register(app: App, deps: Deps) -> None:
 
 
 def home_opened(deps: Deps, ack: Ack, event: dict[str, Any]) -> None:
-    """The App Home's Home tab: published for the viewer (the Messages tab needs nothing)."""
+    """The App Home opened: the Home tab is published for the viewer; the Messages tab (the
+    agent's chat, `agent_view`) gets its suggested prompts, set on the DM with no thread_ts
+    (docs.slack.dev/ai/agent-entry-and-interaction; SLACK.md "Agent entry")."""
     ack()
     user, desk = str(event.get("user") or ""), deps.desk
-    if event.get("tab", "home") == "home" and user and desk is not None:
+    tab, channel = event.get("tab", "home"), str(event.get("channel") or "")
+    if tab == "home" and user and desk is not None:
         deps.work.runner.side(lambda: desk.publish_home(user))
+    elif tab == "messages" and channel and desk is not None:
+        deps.work.runner.side(lambda: desk.suggest(channel=channel))
 
 
 def dm(deps: Deps, event: dict[str, Any], body: dict[str, Any]) -> None:

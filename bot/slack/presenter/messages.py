@@ -36,6 +36,9 @@ CANNOT_POST = {
     "channel_not_found": "I can't see this channel (a private channel or a DM I'm not in): invite me with `/invite @closebot`, then run `/close` again.",
     "is_archived": "This channel is archived; run `/close` in an active channel.",
     "restricted_action": "This workspace does not let me post in this channel; ask an admin, or run `/close` in another channel.",
+    "restricted_action_read_only_channel": "This channel is read-only for me (only admins may post): run `/close` in another channel.",
+    "restricted_action_thread_only_channel": "This channel takes replies in threads only, and a close needs its own thread: run `/close` in another channel.",
+    "restricted_action_non_threadable_channel": "This channel does not allow threads, and a close runs in its own thread: run `/close` in another channel.",
 }
 _MENTION = re.compile(r"<@([UW][A-Z0-9]{2,})>")
 _TOKEN = re.compile(r"<([^<>]*)>")
