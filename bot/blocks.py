@@ -33,6 +33,7 @@ from bot.slack.blocks.approval import (
     approval_form,
     approving,
     table,
+    table_fits,
     table_text,
 )
 from bot.slack.blocks.forms import (
@@ -182,6 +183,7 @@ __all__ = [
     "status_blocks",
     "stop_button",
     "table",
+    "table_fits",
     "table_text",
     "text_blocks",
     "when_text",

@@ -191,3 +191,46 @@ def test_approve_by_someone_who_may_not_approve_is_refused_privately_and_audited
     finally:
         server.stop()
         bot.close()
+
+
+def test_a_batch_of_more_accounts_than_a_table_holds_keeps_every_row_and_its_total(
+    bot: Harness, fake: FakeSlack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Slack's table block: 100 rows and 10,000 characters across its cells
+    # (docs.slack.dev/reference/block-kit/blocks/table-block). Past 98 accounts the form used
+    # to drop rows and its Total; now the Total stays last, the rows left out are counted in
+    # the table, and every account is in a CSV attached beside the draft journal.
+    real = Ledger.account_totals
+    extra = [
+        {"account": f"9{n:03d}", "debit": Decimal(f"{n}.25"), "credit": Decimal(0)}
+        for n in range(150)
+    ]
+
+    def many(self: Ledger, batch_id: str) -> list[dict[str, Any]]:
+        return [*real(self, batch_id), *extra]
+
+    monkeypatch.setattr(Ledger, "account_totals", many)
+    run = bot.start()
+    approval = bot.answer_until(run.id, "Posting")
+    form = bot.form_of(approval)  # posted: the fake's Block Kit checker let it through
+    batch = Ledger(bot.store).current_batch(run.id)
+    assert batch is not None
+    accounts = many(Ledger(bot.store), batch["id"])
+    debit = sum((Decimal(str(a["debit"] or 0)) for a in accounts), Decimal(0))
+    credit = sum((Decimal(str(a["credit"] or 0)) for a in accounts), Decimal(0))
+    (table,) = [b for b in form["blocks"] if b["type"] == "table"]
+    rows = [[c["text"].strip() for c in row] for row in table["rows"]]
+    assert len(rows) <= 100 and sum(len(c) for r in rows for c in r) <= 10_000
+    assert rows[-1] == ["Total", money(debit), money(credit)]
+    name = f"accounts-{batch['id']}-draft.csv"
+    (more,) = [r for r in rows if r[0].startswith("… ")]
+    shown = len(rows) - 3  # the header, the "more" row, the total
+    assert more[0] == (
+        f"… {len(accounts) - shown} more accounts (in the Total): every account in {name}"
+    )
+    uploaded = [f["filename"] for f in fake.to("files.getUploadURLExternal")]
+    assert uploaded == [f"journal-{batch['id']}-draft.csv", name]
+    (file_id,) = [i for i, f in fake.files.items() if f["name"] == name]
+    listed = fake.uploads[file_id].decode().splitlines()
+    assert len(listed) == 1 + len(accounts) + 1  # the header, every account, the total
+    assert listed[-1] == f'Total,"{money(debit)}","{money(credit)}"'

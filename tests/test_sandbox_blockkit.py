@@ -344,3 +344,16 @@ def test_the_sign_off_form_with_its_owners_and_dates_passes(client: WebClient) -
     assert len(form) <= 50
     kinds = [b["element"]["type"] for b in form if b["type"] == "input"]
     assert kinds.count("users_select") == kinds.count("datepicker") == 8
+
+
+def test_a_table_of_more_than_10000_characters_is_refused_with_its_pointer() -> None:
+    # docs.slack.dev/reference/block-kit/blocks/table-block: 10,000 characters across all
+    # cells, however few the rows (here 40 rows of 3 cells of 90 characters: 10,800)
+    from bot.sandbox.blockkit import problems
+
+    def table(width: int) -> list[dict[str, Any]]:
+        cells = [[{"type": "raw_text", "text": "x" * width} for _ in range(3)] for _ in range(40)]
+        return [{"type": "table", "rows": cells}]
+
+    assert problems(table(83)) == []  # 9,960 characters
+    assert any("/blocks/0/rows" in p and "10001 characters" in p for p in problems(table(90)))

@@ -308,11 +308,38 @@ def test_the_download_answers_only_with_the_bot_token(fake: FakeSlack) -> None:
     _, f = fake.share_file(
         user="UALICE", channel="CFIN", thread_ts=None, name="a.csv", data=b"a,b\n"
     )
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(f["url_private_download"], timeout=5)
-    assert refused.value.code == 401
+    # Slack does not refuse a download without a token: it redirects to its sign-in page
+    with urllib.request.urlopen(f["url_private_download"], timeout=5) as refused:
+        assert refused.headers["Content-Type"].startswith("text/html")
+        assert b"a,b" not in refused.read() and "/signin" in refused.url
     request = urllib.request.Request(
         f["url_private_download"], headers={"Authorization": "Bearer xoxb-test-token"}
     )
     with urllib.request.urlopen(request, timeout=5) as response:
         assert response.read() == b"a,b\n"
+
+
+def test_a_download_answered_with_slacks_sign_in_page_is_said_as_such(
+    h: Harness, fake: FakeSlack
+) -> None:
+    # A file the token cannot read: Slack answers a redirect to its sign-in page (HTML, 200),
+    # not the file and not an error. closebot says so instead of reading the page as data.
+    _, f = fake.share_file(
+        user="UALICE", channel="DUALICE", thread_ts=None, name="revenue.csv", data=b"a,b\n"
+    )
+    fake.hide_file(f["id"])
+    shared = {
+        "type": "file_shared",
+        "channel_id": "DUALICE",
+        "file_id": f["id"],
+        "user_id": "UALICE",
+        "file": {"id": f["id"]},
+        "event_ts": "1.0",
+    }
+    assert h.dispatch(sp.event(shared, event_id="EvSignIn"), "application/json").status == 200
+    h.idle()
+    assert fake.wait_for(lambda: any(m.get("bot_id") for m in fake.sorted_messages()))
+    said = [m["text"] for m in fake.sorted_messages() if m.get("bot_id")][-1]
+    assert "Slack's sign-in page, not the file" in said and "revenue.csv" in said, said
+    assert "eleven" not in said and "can't tell" not in said
+    assert Imports(h.store).history("2026-10") == []

@@ -31,6 +31,9 @@ MAX_INPUT_LENGTH = 3000
 MAX_MESSAGE_BLOCKS_CHARS = 13_000  # Slack answers msg_blocks_too_long around here
 MAX_VIEW_BLOCKS = 100  # a Home tab or a modal
 MAX_TABLE_ROWS, MAX_TABLE_CELLS = 100, 20
+# A table's text across all its cells (docs.slack.dev/reference/block-kit/blocks/table-block,
+# "Usage info"; the same cap on data_table: .../blocks/data-table-block).
+MAX_TABLE_CHARS = 10_000
 TABLE_ALIGN = {"left", "center", "right"}
 MAX_LOADING_MESSAGES = 10
 MAX_STREAM_MARKDOWN = 12_000
@@ -265,9 +268,13 @@ class _Checker:
                 self.bad(f"{p}/elements/{i}/type", "unsupported rich text element")
 
     def block_table(self, b: dict[str, Any], p: str) -> None:
-        """Slack's table: ≤ 100 rows of ≤ 20 cells, each raw_text or rich_text; one per message."""
+        """Slack's table: ≤ 100 rows of ≤ 20 cells, each raw_text or rich_text, ≤ 10,000
+        characters across all cells; one per message."""
         self.tables += 1
         rows = self.items(b.get("rows"), MAX_TABLE_ROWS, f"{p}/rows")
+        chars = sum(_cell_chars(cell) for row in rows if isinstance(row, list) for cell in row)
+        if chars > MAX_TABLE_CHARS:
+            self.bad(f"{p}/rows", f"must be less than {MAX_TABLE_CHARS + 1} characters in all")
         for r, row in enumerate(rows):
             cells = self.items(row, MAX_TABLE_CELLS, f"{p}/rows/{r}")
             for c, cell in enumerate(cells):
@@ -409,3 +416,14 @@ def _options_of(el: dict[str, Any]) -> list[Any]:
         if isinstance(group, dict):
             options.extend(group.get("options") or [])
     return options
+
+
+def _cell_chars(cell: Any) -> int:
+    """The characters a table cell shows: its text, or every text inside its rich text."""
+    if isinstance(cell, dict):
+        text = cell.get("text")
+        own = len(text) if isinstance(text, str) else 0
+        return own + sum(_cell_chars(part) for part in cell.get("elements") or [])
+    if isinstance(cell, list):
+        return sum(_cell_chars(part) for part in cell)
+    return 0

@@ -38,6 +38,19 @@ MAX_FILE_BYTES = 20_000_000
 READABLE = (".csv", ".xlsx", ".xlsm", ".txt", ".tsv")
 
 
+class SignInPage(Exception):
+    """A download answered with Slack's sign-in page (HTML), not the file: Slack redirects a
+    request whose token cannot read the file there instead of refusing it (401/403)."""
+
+
+def is_sign_in_page(content_type: str, data: bytes) -> bool:
+    """HTML where a data file was asked for: by its Content-Type, or its first bytes."""
+    head = data[:512].lstrip().lower()
+    return content_type.lower().startswith("text/html") or head.startswith(
+        (b"<!doctype html", b"<html")
+    )
+
+
 class FileIntake:
     """Reads dropped files and answers in their thread; confirms a file form."""
 
@@ -105,6 +118,16 @@ class FileIntake:
             return
         try:
             raw = self._download(str(info.get("url_private_download") or ""))
+        except SignInPage:
+            log.warning("file %s: the download answered Slack's sign-in page", file_id)
+            self._say(
+                channel,
+                reply_to,
+                f"I could not read {name}: that download was Slack's sign-in page, not the "
+                "file — my token cannot open it (share it again in this thread, or ask an "
+                "admin to reinstall closebot with files:read); nothing was read.",
+            )
+            return
         except (OSError, urllib.error.URLError) as e:
             log.warning("file %s: download failed: %s", file_id, e)
             self._say(
@@ -203,8 +226,11 @@ class FileIntake:
         )
         with urllib.request.urlopen(request, timeout=30) as response:
             data: bytes = response.read(MAX_FILE_BYTES + 1)
+            kind = str(response.headers.get("Content-Type") or "")
         if len(data) > MAX_FILE_BYTES:
             raise OSError("over 20 MB")
+        if is_sign_in_page(kind, data):
+            raise SignInPage(url)
         return data
 
     def _answer(self, got: Received, *, channel: str, thread_ts: str | None, user: str) -> None:

@@ -15,7 +15,7 @@ from bot.sandbox.slack_api.assistant import AssistantMethods
 from bot.sandbox.slack_api.chat import ChatMethods
 from bot.sandbox.slack_api.conversations import ConversationMethods
 from bot.sandbox.slack_api.faults import FaultInjection
-from bot.sandbox.slack_api.files import FileMethods
+from bot.sandbox.slack_api.files import SIGN_IN_PAGE, FileMethods
 from bot.sandbox.slack_api.reactions import ReactionMethods
 from bot.sandbox.slack_api.response_url import ResponseUrls
 from bot.sandbox.slack_api.streams import StreamMethods
@@ -115,7 +115,7 @@ class FakeSlack(
         }
 
     def route(self, request: Request) -> Response | None:
-        """/api/<method>, /upload/<file id>, /files/<id>/<name> and /respond/<key>."""
+        """/api/<method>, /upload/<file id>, /files/<id>/<name>, /signin and /respond/<key>."""
         path = request.path
         with self._changed:
             dropped, self.drop = self.drop > 0, max(0, self.drop - 1)
@@ -141,22 +141,10 @@ class FakeSlack(
             with self._changed:
                 self.calls.append(Call("url_private_download", {"path": path, "token": token}))
                 self._bump()
-            if not self._token_ok(token):
-                return text_response("not_authed", 401)
-            found = self.file_bytes(path.split("/")[2])
-            if found is None:
-                return text_response("file_not_found", 404)
-            data, f = found
-            return Response(
-                200,
-                data,
-                {
-                    "Content-Type": "text/csv; charset=utf-8"
-                    if f["name"].endswith(".csv")
-                    else "application/octet-stream",
-                    "Content-Disposition": f'attachment; filename="{f["name"]}"',
-                },
-            )
+            status, data, headers = self.download(path, authed=self._token_ok(token))
+            return Response(status, data, headers)
+        if path.startswith("/signin"):  # where Slack sends a download the token cannot read
+            return Response(200, SIGN_IN_PAGE, {"Content-Type": "text/html; charset=utf-8"})
         if path.startswith("/respond/") and request.method == "POST":
             try:
                 body = request.json()

@@ -1,5 +1,6 @@
 """Files: the bot's uploads (files.getUploadURLExternal, the upload, files.completeUploadExternal),
-files.info, and a person's file dropped into a conversation."""
+files.info, a person's file dropped into a conversation, and its download (url_private), which
+answers Slack's sign-in page for a file the token cannot read."""
 
 from __future__ import annotations
 
@@ -123,8 +124,44 @@ class FileMethods(Workspace):
         self._bump()
         return message, f
 
+    def hide_file(self, file_id: str) -> None:
+        """The bot's token can no longer read this file (its download answers the sign-in page)."""
+        with self._changed:
+            self.unreadable_files.add(file_id)
+
+    def download(self, path: str, *, authed: bool) -> tuple[int, bytes, dict[str, str]]:
+        """GET url_private(_download) (`authed`: with a valid token): the file, for a token
+        that can read it. Otherwise Slack does not answer 401/403: it redirects ("Found", to
+        the workspace's `/?redir=…`) to its sign-in page, HTML served 200
+        (slackapi/deno-slack-sdk #285, slackapi/bolt-js #2585, api.slack.com/types/file#auth;
+        SLACK.md "Files")."""
+        file_id = path.split("/")[2] if path.count("/") >= 2 else ""
+        found = self.file_bytes(file_id)
+        if not authed or file_id in self.unreadable_files:
+            return 302, b"", {"Location": f"{self.url}/signin?redir={quote(path)}"}
+        if found is None:
+            return 404, b"file_not_found", {"Content-Type": "text/plain"}
+        data, f = found
+        return (
+            200,
+            data,
+            {
+                "Content-Type": "text/csv; charset=utf-8"
+                if f["name"].endswith(".csv")
+                else "application/octet-stream",
+                "Content-Disposition": f'attachment; filename="{f["name"]}"',
+            },
+        )
+
     def m_files_info(self, p: dict[str, Any]) -> dict[str, Any]:
         f = self.files.get(str(p.get("file") or ""))
         if f is None or f["id"] not in self.uploads:
             raise SlackError("file_not_found")
         return {"file": {k: v for k, v in f.items() if k != "length"}}
+
+
+SIGN_IN_PAGE = (
+    b'<!DOCTYPE html><html lang="en-US"><head><title>Slack</title></head><body>'
+    b'<h1>Sign in to Sandbox</h1><form action="/signin" method="post">'
+    b'<input type="email" name="email"></form></body></html>'
+)

@@ -86,6 +86,7 @@ class Workspace:
         self.ephemerals: list[dict[str, Any]] = []
         self.files: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, bytes] = {}  # file id → the uploaded bytes
+        self.unreadable_files: set[str] = set()  # their download answers the sign-in page
         # "channel:thread_ts" → the bot's status in that thread (assistant.threads.setStatus);
         # gone when the bot replies there or sets an empty status.
         self.statuses: dict[str, dict[str, Any]] = {}

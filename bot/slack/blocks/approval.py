@@ -3,7 +3,8 @@ buttons, only Approve behind a confirm."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from bot.core.questions import Ask
@@ -24,20 +25,59 @@ from bot.slack.blocks.limits import (
 )
 from bot.slack.blocks.text import cut, escape, plain, section, split_text
 
+MAX_TABLE_ROWS = 100  # the header included (docs.slack.dev/reference/block-kit/blocks/table-block)
+MAX_TABLE_CHARS = 10_000  # the text of all its cells together (the same page, "Usage info")
+# The table's share of its message: Slack refuses a message whose blocks run to about 13,000
+# characters (msg_blocks_too_long); the approval form's other blocks keep the rest.
+TABLE_BUDGET = 8_000
 
-def table(header: list[str], rows: list[list[str]], *, right: Iterable[int] = ()) -> dict[str, Any]:
-    """A `table` block (first row the header); columns in `right` aligned right (amounts)."""
-    width = len(header)
+
+def table(
+    header: list[str],
+    rows: list[list[str]],
+    *,
+    right: Iterable[int] = (),
+    more: Callable[[int], str] | None = None,
+) -> dict[str, Any]:
+    """A `table` block (first row the header); columns in `right` aligned right (amounts).
+
+    No row is ever dropped unsaid: when the rows do not fit Slack's table (100 rows, 10,000
+    characters) or its share of the message, the last row (the total) stays last and the rows
+    left out are counted in one row, `more(count)`, which says where they are."""
     aligned = set(right)
+    if table_fits(header, rows):
+        return _table(header, rows, aligned)
+    *body, last = rows
+    told = more or (lambda k: f"… {k} more rows, not shown")
 
+    def shown(keep: int) -> list[list[str]]:
+        return [*body[:keep], [told(len(body) - keep), *[""] * (len(header) - 1)], last]
+
+    keep = min(len(body), MAX_TABLE_ROWS - 3)  # the header, the "more" row and the total
+    while keep > 0 and not table_fits(header, shown(keep)):
+        keep -= 1
+    return _table(header, shown(keep), aligned)
+
+
+def table_fits(header: list[str], rows: list[list[str]]) -> bool:
+    """Whether these rows, every one, fit one table block in a form."""
+    chars = sum(len(t or " ") for row in [header, *rows] for t in row)
+    return (
+        len(rows) + 1 <= MAX_TABLE_ROWS
+        and chars <= MAX_TABLE_CHARS
+        and len(json.dumps(_table(header, rows, set()), ensure_ascii=False)) <= TABLE_BUDGET
+    )
+
+
+def _table(header: list[str], rows: list[list[str]], aligned: set[int]) -> dict[str, Any]:
     def cell(text: str) -> dict[str, Any]:
         return {"type": "raw_text", "text": text or " "}
 
     return {
         "type": "table",
-        "rows": [[cell(t) for t in header], *([cell(t) for t in row] for row in rows)][:100],
+        "rows": [[cell(t) for t in header], *([cell(t) for t in row] for row in rows)],
         "column_settings": [
-            {"align": "right"} if i in aligned else {"is_wrapped": True} for i in range(width)
+            {"align": "right"} if i in aligned else {"is_wrapped": True} for i in range(len(header))
         ],
     }
 

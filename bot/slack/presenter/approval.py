@@ -57,6 +57,11 @@ def entries_by_account(
     return ["Account", "Debit", "Credit"], rows
 
 
+def accounts_file(batch_id: str) -> str:
+    """The file with a batch's every account, when its form's table cannot show them all."""
+    return f"accounts-{batch_id}-draft.csv"
+
+
 class ApprovalForm:
     def __init__(self, messages: Messages) -> None:
         self.messages = messages
@@ -76,7 +81,13 @@ class ApprovalForm:
         if batch is not None:
             # summed by SQLite: the form does not read the batch's lines
             header, rows = entries_by_account(ledger.account_totals(batch["id"]))
-            facts = blocks.table(header, rows, right=(1, 2))
+            name = accounts_file(str(batch["id"]))
+            facts = blocks.table(
+                header,
+                rows,
+                right=(1, 2),
+                more=lambda k: f"… {k} more accounts (in the Total): every account in {name}",
+            )
         return blocks.approval_form(
             ask,
             question_id=record.id,
@@ -105,6 +116,21 @@ class ApprovalForm:
         entries = ledger.entry_count(batch["id"])
         try:
             if attach and not self.draft_shown(record, str(batch["id"])):
+                header, rows = entries_by_account(ledger.account_totals(batch["id"]))
+                # the accounts the form's table has no room for: every one, in a file beside it
+                accounts = (
+                    []
+                    if blocks.table_fits(header, rows)
+                    else [
+                        {
+                            "filename": accounts_file(str(batch["id"])),
+                            "title": f"Batch {batch['id']} by account, with its total",
+                            "content": to_csv(
+                                [dict(zip(header, row, strict=True)) for row in rows], tuple(header)
+                            ),
+                        }
+                    ]
+                )
                 self.messages.client.files_upload_v2(
                     channel=run.channel,
                     thread_ts=run.thread_ts,
@@ -123,7 +149,8 @@ class ApprovalForm:
                                 ),
                                 ENTRY_COLUMNS,
                             ),
-                        }
+                        },
+                        *accounts,
                     ],
                 )
         except SlackApiError as e:  # the form still carries the batch by account
