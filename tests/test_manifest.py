@@ -129,6 +129,7 @@ def test_events_cover_what_the_bot_listens_to_and_nothing_reads_the_whole_channe
         "file_shared",  # a file dropped into a close's thread (files:read)
         "tokens_revoked",
         "app_uninstalled",
+        "agent_session_stopped",  # Slack's own Stop on a streamed plan stops the close
     }
     scopes = set(MANIFEST["oauth_config"]["scopes"]["bot"])
     # least privilege: steering is by mention; channel history is optional (README)

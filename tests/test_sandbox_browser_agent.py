@@ -46,7 +46,9 @@ def test_the_close_shows_as_a_streamed_plan_with_a_line_per_step(
     with sandbox.fake.lock:
         stream = sandbox.fake.messages[status_ts or ""]["stream"]
     assert [t["title"] for t in stream["tasks"]] == list(step_names())
-    assert stream["state"] == "streaming"
+    # stopped before the wait (Slack would end it in five minutes), readable as it stands
+    assert stream["state"] == "stopped"
+    expect(pane.locator(".stream-stop")).to_have_count(0)  # nothing streams to stop
 
 
 def test_the_threads_status_line_is_drawn_while_the_bot_works(page: Any, sandbox: Sandbox) -> None:
@@ -129,3 +131,48 @@ def test_a_table_block_is_drawn_as_a_table(page: Any, sandbox: Sandbox) -> None:
     )
     expect(table.locator("tbody td.align-right").first).to_have_text("$1,200.00")
     shoot(page, "sandbox-table.png", table)
+
+
+def test_a_stream_slack_ended_is_drawn_broken_and_slacks_stop_stops_the_close(
+    page: Any, sandbox: Sandbox
+) -> None:
+    from playwright.sync_api import expect
+
+    pane = start_close(page)
+    run = sandbox.store.runs.recent()[0]
+    fake = sandbox.fake
+    bot = WebClient(token=fake.token, base_url=fake.api_url)
+
+    def stream(title: str) -> str:
+        """A plan streamed in the close's thread, as the close's is while it works."""
+        return str(
+            bot.chat_startStream(
+                channel=run.channel or "",
+                thread_ts=run.thread_ts or "",
+                recipient_user_id=run.started_by,
+                recipient_team_id="T0SANDBOX",
+                task_display_mode="plan",
+                chunks=[
+                    {"type": "plan_update", "title": title},
+                    {"type": "task_update", "id": "1", "title": "Intake", "status": "in_progress"},
+                ],
+            )["ts"]
+        )
+
+    stream("Ended by Slack")
+    fake.advance(6 * 60)  # past Slack's five minutes: a broken placeholder until mended
+    expect(pane.locator(".stream-expired")).to_contain_text("Something went wrong")
+    stream("Still streaming")
+    stop = pane.locator(".stream-stop")
+    expect(stop).to_have_count(1)
+    shoot(
+        page,
+        "sandbox-stream-stop.png",
+        pane.locator(".msg").filter(has=page.locator(".stream-stop")),
+    )
+    stop.click()  # Slack's own Stop: the stream stops and the bot hears agent_session_stopped
+    expect(pane.locator(".stream-note")).to_contain_text("Stopped by Alice Park")
+    expect(stop).to_have_count(0)
+    assert fake.wait_for(lambda: sandbox.store.runs.get(run.id).status == "cancelled", 30)
+    root = page.locator("#messages .msg").filter(has=page.locator(".thread-link")).last
+    expect(root).to_contain_text("Stopped by")

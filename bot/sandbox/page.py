@@ -120,6 +120,7 @@ class Page:
             "/sandbox/react": self.react,
             "/sandbox/file": self.file,
             "/sandbox/home": self.home,
+            "/sandbox/stop": self.stop,
         }
         if method != "POST" or path not in posts:
             return None
@@ -191,6 +192,9 @@ class Page:
 
     def home(self, d: dict[str, Any]) -> dict[str, Any]:
         return self.client.home_opened(user=d["user"], tab=str(d.get("tab") or "home"))
+
+    def stop(self, d: dict[str, Any]) -> dict[str, Any]:
+        return self.client.stop_stream(user=d["user"], channel=d["channel"], ts=d["ts"])
 
     def react(self, d: dict[str, Any]) -> dict[str, Any]:
         self.client.react(user=d["user"], channel=d["channel"], ts=d["ts"], name=d["name"])

@@ -1,6 +1,6 @@
 """A person's clicks: block_actions payloads with the form's state, block_suggestion for
-an external select's options, and reactions; `form_state` builds state.values as Slack
-does."""
+an external select's options, reactions, and Slack's own Stop on a streaming message;
+`form_state` builds state.values as Slack does."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from bot.sandbox.slack_api import TEAM_ID, SlackError
 
 
 class Interactions(SlackSender):
-    """Clicks on buttons and menus, menus asking for options, reactions."""
+    """Clicks on buttons and menus, menus asking for options, reactions, Slack's Stop."""
 
     def _message(self, channel: str, ts: str, user: str | None = None) -> dict[str, Any]:
         """The message a click came from: in the channel, or an ephemeral one `user` sees."""
@@ -155,6 +155,34 @@ class Interactions(SlackSender):
                 self.fake.react(channel, ts, name, user, toggle=True)
             except SlackError as e:
                 raise ActionError(e.error) from e
+
+    def stop_stream(self, *, user: str, channel: str, ts: str) -> dict[str, Any]:
+        """A person pressed Slack's own Stop on the app's streaming message: Slack stops the
+        app's streams in that thread and sends `agent_session_stopped` with their ts
+        (docs.slack.dev/reference/events/agent_session_stopped)."""
+        self._user(user)
+        with self.fake.lock:
+            chan = self.fake.channel(channel)
+            if user not in chan.members:
+                raise ActionError(f"{user} is not in #{chan.name}")
+            message = self.fake.messages.get(ts)
+            if message is None or message["channel"] != channel:
+                raise ActionError("no such message")
+            thread = message.get("thread_ts") or message["ts"]
+            stopped = self.fake.stop_streams_by_user(channel, thread, user)
+        if not stopped:
+            raise ActionError("nothing is streaming there any more")
+        self._events.put(
+            {
+                "type": "agent_session_stopped",
+                "channel": channel,
+                "user": user,
+                "thread_ts": thread,
+                "streaming_message_ts": stopped,
+                "event_ts": f"{time.time():.6f}",
+            }
+        )
+        return {"ok": True, "stopped": stopped}
 
 
 def form_state(blocks: list[dict[str, Any]], picks: dict[str, Any]) -> dict[str, Any]:

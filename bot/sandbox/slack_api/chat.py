@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.sandbox.slack_api.streams import live_stream
 from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, SlackError, Workspace, _public
 
 
@@ -46,9 +47,16 @@ class ChatMethods(Workspace):
             raise SlackError("message_not_found")
         if message.get("bot_id") != BOT_ID:
             raise SlackError("cant_update_message")
+        if live_stream(message, self.now()):
+            # "The message is currently streaming text and cannot be edited" (chat.update's
+            # errors, docs.slack.dev/reference/methods/chat.update): stop the stream first.
+            raise SlackError("streaming_state_conflict")
         text, blocks = self._content(p)
         message.update(text=text, blocks=blocks, edited={"user": BOT_USER, "ts": self._ts()})
-        message.pop("stream", None)  # a stopped stream replaced by an ordinary message
+        # a stream that ended (stopped, past its lifetime, stopped by a person) becomes an
+        # ordinary message: chat.update is how an app mends one Slack ended (python-slack-sdk
+        # #1859 / PR #1880)
+        message.pop("stream", None)
         return {"channel": channel.id, "ts": message["ts"], "text": text}
 
     def m_chat_delete(self, p: dict[str, Any]) -> dict[str, Any]:

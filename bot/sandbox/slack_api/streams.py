@@ -1,17 +1,48 @@
 """Streamed messages: chat.startStream, chat.appendStream, chat.stopStream (markdown text,
-plan and task chunks, blocks at the end)."""
+plan and task chunks, blocks at the end), and how a stream ends without the app: Slack's
+lifetime, or a person's stop.
+
+A stream's states: `streaming`; `stopped` (the app's chat.stopStream); `expired` (Slack ended
+it: the message shows a broken placeholder until chat.update replaces it); `stopped_by_user`
+(a person pressed Stop: what was streamed stays, the app hears `agent_session_stopped`).
+"""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from bot.sandbox.blockkit import TASK_DISPLAY_MODES, chunk_problems
 from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, SlackError, Workspace, _public
 
+# Slack ends a chat.startStream message about five minutes after it starts, appended to or not:
+# appendStream and stopStream then answer `message_not_in_streaming_state`, and the message is
+# "stuck as a broken pill in the UI" until chat.update replaces it. Undocumented on the method
+# pages; observed and confirmed in python-slack-sdk #1859 (fixed by PR #1880, which exposes the
+# stream's ts for that chat.update) and node-slack-sdk #2702 ("automatically closed after
+# approximately 5 minutes, even if we continue sending updates").
+STREAM_LIFETIME = timedelta(minutes=5)
+
+
+def live_stream(message: dict[str, Any], now: float) -> bool:
+    """Whether `message` is a stream still streaming at `now`; one past its lifetime is marked
+    `expired` on the way (what Slack shows from then on)."""
+    stream = message.get("stream")
+    if not stream or stream.get("state") != "streaming":
+        return False
+    if now >= float(stream.get("ends_at") or "inf"):
+        stream["state"] = "expired"
+        return False
+    return True
+
 
 class StreamMethods(Workspace):
-    """A streamed reply, chunk by chunk, until it stops."""
+    """A streamed reply, chunk by chunk, until it stops (or Slack, or a person, stops it)."""
+
+    # How long Slack keeps a stream open (STREAM_LIFETIME); a test shortens it, or moves the
+    # workspace's clock on with advance().
+    stream_lifetime: timedelta = STREAM_LIFETIME
 
     def _chunks(self, p: dict[str, Any]) -> list[dict[str, Any]]:
         chunks = p.get("chunks")
@@ -70,6 +101,8 @@ class StreamMethods(Workspace):
             "text": "",
             "blocks": [],
             "recipient": p.get("recipient_user_id"),
+            "started": self.now(),
+            "ends_at": self.now() + self.stream_lifetime.total_seconds(),
         }
         self._apply_chunks(stream, chunks)
         message = self.add_message(
@@ -86,7 +119,9 @@ class StreamMethods(Workspace):
             raise SlackError("message_not_found")
         if message.get("bot_id") != BOT_ID:
             raise SlackError("message_not_owned_by_app")
-        if (message.get("stream") or {}).get("state") != "streaming":
+        if not live_stream(message, self.now()):
+            # stopped by the app or a person, or past Slack's lifetime (STREAM_LIFETIME): the
+            # one error chat.appendStream / chat.stopStream document for "not streaming"
             raise SlackError("message_not_in_streaming_state")
         return message
 
@@ -110,3 +145,36 @@ class StreamMethods(Workspace):
         message["blocks"] = blocks
         self._bump()
         return {"channel": message["channel"], "ts": message["ts"], "message": _public(message)}
+
+    def stop_streams_by_user(self, channel: str, thread_ts: str, user: str) -> list[str]:
+        """A person pressed Slack's Stop on the app's work in a thread: Slack stops the app's
+        streams there that are still streaming (what was streamed stays readable) and tells the
+        app with an `agent_session_stopped` event listing them in `streaming_message_ts`
+        (docs.slack.dev/reference/events/agent_session_stopped; sent by the sandbox's client).
+        Appending to or stopping them then answers `message_not_in_streaming_state`: Slack's
+        method pages document no error of their own for a stream a person stopped. The ts of
+        the streams stopped, oldest first."""
+        stopped = []
+        with self._changed:
+            for message in self._sorted():
+                if (
+                    message["channel"] == channel
+                    and (message.get("thread_ts") or message["ts"]) == thread_ts
+                    and message.get("bot_id") == BOT_ID
+                    and live_stream(message, self.now())
+                ):
+                    message["stream"]["state"] = "stopped_by_user"
+                    message["stream"]["stopped_by"] = user
+                    stopped.append(message["ts"])
+            self._bump()
+        return stopped
+
+    def _time_passed(self) -> None:
+        super()._time_passed()
+        now = self.now()
+        for message in self.messages.values():
+            live_stream(message, now)  # a stream past its lifetime shows as ended
+
+    def sorted_messages(self) -> list[dict[str, Any]]:
+        self._time_passed()  # the page shows streams as Slack would now
+        return super().sorted_messages()

@@ -105,6 +105,7 @@ class Workspace:
         self._changed = threading.Condition(threading.RLock())
         self._seq = 0
         self._clock = time.time
+        self._clock_offset = 0.0  # moved on by advance(): tests pass time without sleeping
         self._responses: dict[str, dict[str, Any]] = {}
         # Told of every call refused on its merits (not injected faults): the sandbox prints them.
         self.on_refusal: Callable[[str, dict[str, Any]], None] | None = None
@@ -147,8 +148,24 @@ class Workspace:
         self.version += 1
         self._changed.notify_all()
 
+    def now(self) -> float:
+        """The workspace's time (seconds since the epoch): the wall clock plus whatever a
+        test moved it on by (advance()). Every rule of Slack's that ends with time reads it."""
+        return self._clock() + self._clock_offset
+
+    def advance(self, seconds: float) -> None:
+        """Move the workspace's clock on by `seconds`, as if that much time had passed (no
+        sleeping): what time ends in Slack ends now (a stream past its lifetime, …)."""
+        with self._changed:
+            self._clock_offset += seconds
+            self._time_passed()
+            self._bump()
+
+    def _time_passed(self) -> None:
+        """What the passing of time changes; each method family adds its own (call super())."""
+
     def _ts(self) -> str:
-        return f"{int(self._clock())}.{self._next():06d}"
+        return f"{int(self.now())}.{self._next():06d}"
 
     def _next(self) -> int:
         self._seq += 1

@@ -264,10 +264,16 @@ function renderTable(block) {
 }
 
 // A streamed message (chat.startStream): its markdown and, in plan mode, every task on one
-// card with its state and one-line result, as Slack draws a plan.
+// card with its state and one-line result, as Slack draws a plan. While it streams, Slack's
+// Stop (a person stops the app's work: the bot hears agent_session_stopped). One Slack ended
+// (its ~5-minute lifetime) is a broken placeholder until the app mends it with chat.update.
 const TASK_ICONS = { pending: "○", in_progress: "◐", complete: "✓", error: "✕" };
 function renderStream(message) {
   const stream = message.stream;
+  if (stream.state === "expired") {
+    return el("div", { class: "stream stream-expired", role: "status" },
+      el("span", { class: "broken-pill" }, "⚠ Something went wrong"));
+  }
   const tasks = (stream.tasks || []).map((t) => el("li", { class: `task task-${t.status}`, "data-task": t.id },
     el("span", { class: "task-icon", "aria-label": t.status }, TASK_ICONS[t.status] || "○"),
     el("span", { class: "task-body" },
@@ -275,13 +281,23 @@ function renderStream(message) {
       t.output ? el("span", { class: "task-output" }, t.output) : null,
       t.details ? el("span", { class: "task-output" }, t.details) : null)));
   const done = (stream.tasks || []).filter((t) => t.status === "complete").length;
+  const streaming = stream.state === "streaming";
   return el("div", { class: `stream stream-${stream.mode} stream-${stream.state}` },
     stream.mode === "plan" && tasks.length ? el("div", { class: "plan", role: "group", "aria-label": "Plan" },
       el("div", { class: "plan-title" }, stream.title || "Plan",
         el("span", { class: "plan-count" }, `${done} of ${tasks.length}`)),
       el("ol", { class: "tasks" }, tasks)) : el("ol", { class: "tasks" }, tasks),
     stream.text ? el("div", { class: "mrkdwn", html: mrkdwn(stream.text) }) : null,
-    stream.state === "streaming" ? el("span", { class: "streaming-dot", title: "streaming" }, "●") : null);
+    streaming ? el("span", { class: "streaming-dot", title: "streaming" }, "●") : null,
+    streaming ? el("button", {
+      type: "button", class: "stream-stop", title: "Stop the app's work in this thread",
+      onclick: async () => {
+        const reply = await post("/sandbox/stop", { user: app.me, channel: message.channel, ts: message.ts });
+        if (!reply.ok) toast(reply.error || "That did not work");
+      },
+    }, "■ Stop") : null,
+    stream.state === "stopped_by_user"
+      ? el("div", { class: "stream-note" }, `Stopped by ${person(stream.stopped_by).name}`) : null);
 }
 
 function optionLabel(option) {

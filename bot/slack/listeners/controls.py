@@ -1,5 +1,6 @@
 """A close's own buttons: Stop and Retry on its status, Decide (a question put off comes
-back as a fresh form) and Change a decision on its message in the channel."""
+back as a fresh form) and Change a decision on its message in the channel; and Slack's own
+Stop on the close's streamed plan (`agent_session_stopped`), which stops it as Stop does."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def register(app: App, deps: Deps) -> None:
     app.action(blocks.RETRY_ACTION)(bind(retry, deps))
     app.action(re.compile(rf"^{blocks.DECIDE_ACTION}(_\d+)?$"))(bind(decide, deps))
     app.action(blocks.CHANGE_ACTION)(bind(change, deps))
+    app.event("agent_session_stopped")(bind(slack_stop, deps))
 
 
 def decide(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
@@ -136,6 +138,36 @@ def stop(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
     if run is None:
         return
     user, channel, thread_ts = who(body)
+    _stop(deps, run, user, channel, thread_ts)
+
+
+def slack_stop(deps: Deps, ack: Ack, event: dict[str, Any]) -> None:
+    """A person pressed Slack's own Stop while the close's plan streamed: Slack has stopped the
+    stream (docs.slack.dev/reference/events/agent_session_stopped: "stop any in-progress work
+    for the given channel and thread"). The close stops, by the same path as its Stop button
+    and with the same check of who may stop it; the plan's next update finds the stream ended
+    and mends it (bot/slack/presenter/status.py)."""
+    ack()
+    user, channel = str(event.get("user") or ""), str(event.get("channel") or "")
+    thread_ts = event.get("thread_ts")
+    if not (user and channel and thread_ts):
+        return
+    try:
+        with deps.store.quick():
+            run = deps.store.runs.for_thread(channel=channel, thread_ts=str(thread_ts))
+            if run is None:
+                return  # not a close's thread
+            deps.answers.authorize(run, user, action="stop", detail={"by": "slack_stop"})
+    except NotAuthorizedError as e:
+        notify(deps, channel, user, thread_ts, *refused(deps, e, "stop this close"))
+        return
+    except StorageError as e:
+        notify(deps, channel, user, thread_ts, storage_text(e))
+        return
+    _stop(deps, run, user, channel, thread_ts)
+
+
+def _stop(deps: Deps, run: Run, user: str, channel: str, thread_ts: str | None) -> None:
     if run.status not in ("running", "waiting"):
         notify(deps, channel, user, thread_ts, f"This close is already {status_word(run)}.")
         return

@@ -204,6 +204,8 @@ class SlackPresenter:
             self.set_status(run_id, running)  # the status line names the step now working
         self.status.moves_again(run_id)
         self._status_updates.touch(run_id)
+        if self.plan.resting(run_id):  # the close works again after a wait: its plan now
+            self._status_updates.flush(run_id)
 
     def _progress_now(self, run_id: str, *, final: bool = False) -> None:
         try:
@@ -221,7 +223,10 @@ class SlackPresenter:
                 question.id,
                 slack_error(e),
             )
-        self._status_updates.flush(run_id)  # "waiting on you" shows with the form
+        # "waiting on you" shows with the form, now: the plan's stream is stopped before the
+        # wait (Slack would end it in five minutes) — even with no step change pending
+        self._status_updates.touch(run_id)
+        self._status_updates.flush(run_id)
 
     def finished(self, run_id: str, text: str) -> None:
         self.post(run_id, text or "Done.")

@@ -1,7 +1,12 @@
 """The plan: the close's steps streamed as tasks under the thread (chat.startStream,
 appendStream, stopStream), each with its state, its one-line result and the model's latest
-line on the step at work. Where Slack refuses the stream, the caller falls back to an
-ordinary status message (bot/slack/presenter/status.py)."""
+line on the step at work.
+
+One stream per working stretch: Slack ends a stream about five minutes after it starts
+(python-slack-sdk #1859, node-slack-sdk #2702) and a close waits on people far longer, so the
+plan is stopped as it stands before each human wait (a stopped stream stays readable) and a
+new one is started when the close works again (bot/slack/presenter/status.py decides which).
+Where Slack refuses the stream, the caller falls back to an ordinary status message."""
 
 from __future__ import annotations
 
@@ -36,8 +41,14 @@ def _shown_as(task: dict[str, Any]) -> str:
     return json.dumps(task, sort_keys=True)
 
 
+# What a status message is, by its ts: a stream still streaming, a stream that ended (stopped
+# by us before a wait, or ended by Slack and mended), or an ordinary message moved with
+# chat.update (Slack refused the stream). Unknown after a restart: tried as a live stream.
+LIVE, ENDED, MESSAGE = "live", "ended", "message"
+
+
 class PlanStream:
-    """A run's status message as a streamed plan, while Slack takes it as a stream."""
+    """A run's plan as streamed messages, one per working stretch, while Slack takes streams."""
 
     def __init__(
         self, messages: Messages, workspace: Workspace, steps: Sequence[str], *, enabled: bool
@@ -46,11 +57,35 @@ class PlanStream:
         self.workspace = workspace
         self.steps = list(steps)
         self.enabled = enabled
-        # status ts → True while it is a live stream, False once it is an ordinary message
-        # (refused, or the stream ended); unknown after a restart: tried as a stream first.
-        self.streams: dict[str, bool] = {}
-        self._tasks_shown: dict[str, dict[str, str]] = {}  # ts → task id → as shown
+        self._kinds: dict[str, str] = {}  # status ts → LIVE, ENDED or MESSAGE
+        self._shown: dict[str, dict[str, str]] = {}  # ts → task id (and the title) → as shown
         self.narration: dict[str, str] = {}  # run → the model's latest line, shown on its step
+        # Runs whose plan was stopped before a human wait: their next step change starts the
+        # next stretch's stream at once (not a debounce window later, or a short stretch would
+        # never show).
+        self._resting: set[str] = set()
+
+    def resting(self, run_id: str) -> bool:
+        """Whether the run's plan was stopped for a human wait (its next stretch not begun)."""
+        return run_id in self._resting
+
+    def kind(self, ts: str | None) -> str | None:
+        return self._kinds.get(ts or "")
+
+    def as_message(self, ts: str) -> None:
+        """The status message at `ts` is (from now on) an ordinary message."""
+        self._kinds[ts] = MESSAGE
+
+    def forget(self, ts: str) -> None:
+        """A plan that is no longer the run's status message (a later stretch has its own)."""
+        self._kinds.pop(ts, None)
+        self._shown.pop(ts, None)
+
+    def ended(self, run: Run) -> None:
+        """The run's stream no longer streams (Slack ended it, and its message was mended)."""
+        self._kinds[run.status_ts or ""] = ENDED
+        if run.status == "waiting":
+            self._resting.add(run.id)
 
     def tasks(self, run: Run, steps: dict[str, str]) -> list[dict[str, Any]]:
         """One task_update chunk per step: its state and its one-line result."""
@@ -80,13 +115,30 @@ class PlanStream:
             chunks.append(chunk)
         return chunks
 
-    def start(self, run: Run) -> str | None:
-        """chat.startStream with the steps as a plan; None where Slack refuses (the caller
-        posts the ordinary status message instead)."""
+    def _title(self, run: Run) -> dict[str, Any]:
+        return {"type": "plan_update", "title": status_title(run)}
+
+    def _remember(self, ts: str, title: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
+        self._shown[ts] = {t["id"]: _shown_as(t) for t in [*tasks, {**title, "id": "title"}]}
+
+    def _changed(self, ts: str, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        shown = self._shown.get(ts, {})
+        return [c for c in chunks if shown.get(c.get("id", "title")) != _shown_as(c)]
+
+    def differs(self, run: Run) -> bool:
+        """Whether the plan at the run's status message shows another state than the run's."""
+        ts = run.status_ts or ""
+        return bool(self._changed(ts, [self._title(run), *self.tasks(run, run.steps)]))
+
+    def start(self, run: Run, *, note: str | None = None, stop: bool = False) -> str | None:
+        """chat.startStream with the steps as a plan: a new stretch's plan, or (with `stop`) a
+        plan stopped at once with the close's final state. None where Slack refuses (the caller
+        shows an ordinary status message instead)."""
         if not self.enabled or not (run.channel and run.thread_ts):
             return None
         team = self.workspace.team_id()
-        tasks = self.tasks(run, run.steps)
+        title, tasks = self._title(run), self.tasks(run, run.steps)
+        last = [self._note(note, run)] if note else []
         try:
             response = self.messages.client.chat_startStream(
                 channel=run.channel,
@@ -94,7 +146,7 @@ class PlanStream:
                 recipient_user_id=run.started_by,
                 recipient_team_id=team,
                 task_display_mode=PLAN_MODE,
-                chunks=[{"type": "plan_update", "title": status_title(run)}, *tasks],
+                chunks=[title, *tasks, *last],
             )
         except SlackApiError as e:
             log.info(
@@ -104,41 +156,44 @@ class PlanStream:
             )
             return None
         ts = str(response["ts"])
-        self.streams[ts] = True
-        self._tasks_shown[ts] = {t["id"]: _shown_as(t) for t in tasks}
+        self._kinds[ts] = LIVE
+        self._remember(ts, title, tasks)
+        self._resting.discard(run.id)
+        if stop:
+            try:
+                self.messages.client.chat_stopStream(channel=run.channel, ts=ts)
+                self._kinds[ts] = ENDED
+            except SlackApiError as e:  # Slack ends it by itself soon; the plan is shown
+                log.info("run %s: the final plan not stopped: %s", run.id, slack_error(e))
         return ts
 
-    def move(
-        self, run: Run, steps: dict[str, str], *, final: bool, note: str | None = None
-    ) -> bool:
-        """The plan's changed tasks appended (stopped with the final state when `final`);
-        False when the status message is not (or no longer) a stream."""
-        ts = run.status_ts
-        if not (self.enabled and ts and run.channel) or self.streams.get(ts) is False:
-            return False
-        client = self.messages.client
-        tasks = self.tasks(run, steps)
-        shown = self._tasks_shown.get(ts, {})
-        changed = [t for t in tasks if shown.get(t["id"]) != _shown_as(t)]
-        try:
-            if final:
-                last: list[dict[str, Any]] = [{"type": "plan_update", "title": status_title(run)}]
-                if note:
-                    last.append(
-                        {"type": "markdown_text", "text": self.messages.safe(note, run=run)}
-                    )
-                client.chat_stopStream(channel=run.channel, ts=ts, chunks=[*last, *changed])
-                self.streams[ts] = False  # further changes (a retry) move it as a message
-            elif changed:
-                client.chat_appendStream(channel=run.channel, ts=ts, chunks=changed)
-        except SlackApiError as e:
-            log.info(
-                "run %s: the plan no longer streams (%s); its message is updated instead",
-                run.id,
-                slack_error(e),
-            )
-            self.streams[ts] = False
-            return False
-        self.streams.setdefault(ts, True)
-        self._tasks_shown[ts] = {t["id"]: _shown_as(t) for t in tasks}
-        return True
+    def _note(self, note: str, run: Run) -> dict[str, Any]:
+        return {"type": "markdown_text", "text": self.messages.safe(note, run=run)}
+
+    def append(self, run: Run) -> None:
+        """The plan's changed tasks appended to the live stream (SlackApiError where Slack
+        refuses: `message_not_in_streaming_state` once Slack ended it)."""
+        ts, channel = run.status_ts, run.channel
+        assert ts and channel
+        title, tasks = self._title(run), self.tasks(run, run.steps)
+        changed = self._changed(ts, tasks)
+        if changed:
+            self.messages.client.chat_appendStream(channel=channel, ts=ts, chunks=changed)
+        self._kinds[ts] = LIVE
+        self._remember(ts, title, tasks)
+
+    def stop(self, run: Run, note: str | None = None) -> None:
+        """The stream stopped with the plan as it stands (its title says where the close is:
+        waiting on you, finished, stopped): readable for as long as people take. SlackApiError
+        where Slack refuses."""
+        ts, channel = run.status_ts, run.channel
+        assert ts and channel
+        title, tasks = self._title(run), self.tasks(run, run.steps)
+        last = [self._note(note, run)] if note else []
+        self.messages.client.chat_stopStream(
+            channel=channel, ts=ts, chunks=[title, *last, *self._changed(ts, tasks)]
+        )
+        self._kinds[ts] = ENDED
+        self._remember(ts, title, tasks)
+        if run.status == "waiting":
+            self._resting.add(run.id)

@@ -1,7 +1,8 @@
-"""Where a run stands, shown in its thread: the status message (the plan while it streams,
-else an ordinary message moved with chat.update) with the root message beside it, and the
-thread's status line ("closebot is working…", assistant.threads.setStatus) naming the step
-at work. One update of a run at a time; a final state is not replaced by a late one."""
+"""Where a run stands, shown in its thread: the status message (the plan, streamed one working
+stretch at a time, else an ordinary message moved with chat.update) with the root message
+beside it, and the thread's status line ("closebot is working…",
+assistant.threads.setStatus) naming the step at work. One update of a run at a time; a final
+state is not replaced by a late one."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from bot import blocks
 from bot.blocks import outgoing
 from bot.close import intake_figures, loading_messages, period_label
 from bot.slack.presenter.messages import Messages, slack_error
-from bot.slack.presenter.plan import PlanStream
+from bot.slack.presenter.plan import ENDED, MESSAGE, PlanStream
 from bot.slack.presenter.root import RootMessage, status_title
 from bot.store import Run
 
 log = logging.getLogger(__name__)
+
+OVER = ("done", "failed", "cancelled")  # a close that will not work again without a person
 
 
 class Status:
@@ -125,17 +128,70 @@ class Status:
                 self.root.update(run)
             except SlackApiError as e:  # the plan still shows the state
                 log.warning("run %s: channel message not updated: %s", run_id, slack_error(e))
-            if self.plan.move(run, run.steps, final=final, note=note):
+            if self.show_plan(run, note):
                 return
-            said = self.plan.narration.get(run_id) if run.status in ("running", "waiting") else None
-            note = note or said
-            safe_note = self.messages.safe(note, run=run) if note else None
-            text = outgoing(status_title(run))
-            status_blocks = self.blocks(run, run.steps, safe_note)
-            shown = self.messages.shown.key(run.channel, text, status_blocks)
-            if self.messages.shown.already(run.status_ts, shown):
-                return  # the message already shows exactly this
-            self.messages.client.chat_update(
-                channel=run.channel, ts=run.status_ts, text=text, blocks=status_blocks
-            )
-            self.messages.shown.remember(run.status_ts, shown)
+            self._move_message(self.store.runs.get(run_id), note)
+
+    def _move_message(self, run: Run, note: str | None) -> None:
+        """The status message as an ordinary message (chat.update), if it would change."""
+        assert run.channel and run.status_ts
+        said = self.plan.narration.get(run.id) if run.status in ("running", "waiting") else None
+        note = note or said
+        safe_note = self.messages.safe(note, run=run) if note else None
+        text = outgoing(status_title(run))
+        status_blocks = self.blocks(run, run.steps, safe_note)
+        shown = self.messages.shown.key(run.channel, text, status_blocks)
+        if self.messages.shown.already(run.status_ts, shown):
+            return  # the message already shows exactly this
+        self.messages.client.chat_update(
+            channel=run.channel, ts=run.status_ts, text=text, blocks=status_blocks
+        )
+        self.messages.shown.remember(run.status_ts, shown)
+
+    # -- the plan, one stream per working stretch -----------------------------------
+
+    def show_plan(self, run: Run, note: str | None) -> bool:
+        """The plan as it stands, streamed: appended to while the close works; stopped (kept
+        readable) when it waits on a person or is over, before Slack's five-minute lifetime
+        can end it (python-slack-sdk #1859); a new stream when it works again. False where the
+        status message is an ordinary message (Slack refused the stream): the caller moves it."""
+        plan = self.plan
+        ts = run.status_ts
+        if not (plan.enabled and ts and run.channel) or plan.kind(ts) == MESSAGE:
+            return False
+        working = run.status == "running"
+        if plan.kind(ts) != ENDED:  # live (or unknown after a restart: tried as live)
+            try:
+                if working:
+                    plan.append(run)
+                else:
+                    plan.stop(run, note)
+                return True
+            except SlackApiError as e:
+                error = slack_error(e)
+                if error == "message_not_in_streaming_state":
+                    # Slack ended it (its lifetime, or a person's Stop): a stream Slack ended
+                    # shows a broken placeholder until chat.update mends it (python-slack-sdk
+                    # #1859 / PR #1880). A close at work goes on in a new stream.
+                    log.info("run %s: Slack ended the plan's stream; mended", run.id)
+                    self._move_message(run, note)
+                    plan.ended(run)
+                    if not working:
+                        return True  # the mended message shows where the close stands
+                elif error != "message_not_found":  # (deleted: a new plan below)
+                    # Anything else (rate limits, Slack unwell): the stream still streams, and
+                    # chat.update of a streaming message is refused (streaming_state_conflict):
+                    # the next update carries the state.
+                    raise
+        elif not working and not (run.status in OVER and plan.differs(run)):
+            return True  # between stretches: the stopped plan shows where the close stands
+        new = plan.start(run, note=None if working else note, stop=not working)
+        if new is None:  # Slack refuses streams now: the status message moves as a message
+            plan.as_message(ts)
+            return False
+        assert run.thread_ts
+        self.store.runs.set_thread(
+            run.id, channel=run.channel, thread_ts=run.thread_ts, status_ts=new
+        )
+        plan.forget(ts)
+        return True

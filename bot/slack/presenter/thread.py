@@ -57,7 +57,7 @@ class Thread:
                     blocks=self.status.blocks(run, run.steps),
                 )
                 status_ts = str(status["ts"])
-                self.plan.streams[status_ts] = False
+                self.plan.as_message(status_ts)
             store.runs.set_thread(
                 run_id, channel=run.channel, thread_ts=run.thread_ts, status_ts=status_ts
             )
