@@ -18,6 +18,7 @@ from bot.blocks import CHOICE_ACTION, SUBMIT_ACTION
 from bot.close.playbook import PlaybookModel
 from bot.core.config import Settings
 from bot.core.models import Model
+from bot.sandbox.client import ActionError
 from bot.sandbox.slack_api import FakeSlack
 from bot.slack.app import Service, build_service
 from bot.store import Run, Store
@@ -185,6 +186,8 @@ class Harness:
         why: str | dict[int, str] | None = "as discussed with the controller",
     ) -> BoltResponse:
         message = form or self.form_of(question_id)
+        if not self.fake.can_see(user, message["channel"]):  # Slack offers no such click
+            raise ActionError(f"{user} cannot see {message['channel']}: not their conversation")
         values = sp.form_values(message["blocks"], picks or {}, other, why)
         if action_id == SUBMIT_ACTION and choice_buttons(message["blocks"]):
             # a form answered by its choices' own buttons (the posting approval): the

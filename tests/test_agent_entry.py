@@ -113,7 +113,7 @@ def test_a_dm_asking_whats_waiting_on_me_is_answered(bot: Harness, fake: FakeSla
     assert dm_replies(fake, "UCOLLEAGUE") == ["Nothing waits on you right now."]
 
 
-def test_close_october_in_a_dm_starts_the_same_close_and_an_unclear_one_asks_which(
+def test_close_october_in_a_dm_starts_the_same_close_in_the_teams_channel(
     bot: Harness, fake: FakeSlack
 ) -> None:
     dm(bot, "close")  # two periods are open: a form asks which, the earliest recommended
@@ -123,16 +123,39 @@ def test_close_october_in_a_dm_starts_the_same_close_and_an_unclear_one_asks_whi
         form["blocks"]
     )
     assert bot.store.runs.recent() == []
+    # No close channel is known yet: a close never runs in the DM (its approvers could not
+    # see it, and the starter may not approve their own close); the person is told where.
     dm(bot, "Close October please")
-    (run,) = bot.store.runs.recent()
-    assert (run.period, run.channel, run.started_by) == ("2026-10", "DUALICE", "UALICE")
+    assert bot.store.runs.recent() == []
+    said = dm_replies(fake)[-1]
+    assert "/close 2026-10" in said and "approvers" in said
+    # Once the team's closes run in a channel, "close October" in the DM starts it there.
+    november = bot.start("2026-11", channel="CFIN")
+    dm(bot, "Close October please")
+    run = bot.store.runs.recent(limit=1)[0]
+    assert run.id != november.id
+    assert (run.period, run.channel, run.started_by) == ("2026-10", "CFIN", "UALICE")
     run = bot.store.runs.get(run.id)
     assert run.thread_ts and run.status == "waiting"
-    # In a DM the stream needs no recipient (a channel's does)
-    (start,) = [p for p in fake.to("chat.startStream") if p["channel"] == "DUALICE"]
-    assert start["task_display_mode"] == "plan"
+    assert "<#CFIN>" in dm_replies(fake)[-1] and "October 2026" in dm_replies(fake)[-1]
+    # In a channel the stream names whom it answers (the person who started it)
+    starts = [p for p in fake.to("chat.startStream") if p["thread_ts"] == run.thread_ts]
+    assert starts and starts[0]["recipient_user_id"] == "UALICE"
+    assert starts[0]["task_display_mode"] == "plan"
     dm(bot, "close october")  # again: the live close is pointed to, not doubled
-    assert "already under way" in dm_replies(fake)[-1] and len(bot.store.runs.recent()) == 1
+    assert "already under way" in dm_replies(fake)[-1]
+    assert f"/thread/{run.thread_ts}" in dm_replies(fake)[-1]  # a thread everyone can open
+    assert len(bot.store.runs.recent()) == 2
+
+
+def test_a_configured_close_channel_takes_a_dm_start(fake: FakeSlack, db_path: Path) -> None:
+    bot = Harness(fake, db_path, CLOSEBOT_CLOSE_CHANNEL="CFIN")
+    try:
+        dm(bot, "close 2026-10")
+        (run,) = bot.store.runs.recent()
+        assert (run.channel, run.started_by) == ("CFIN", "UALICE")
+    finally:
+        bot.close()
 
 
 def test_open_items_and_who_decided_are_answered_from_the_books(

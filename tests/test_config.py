@@ -21,6 +21,11 @@ def test_defaults_and_parsing(tmp_path: Path) -> None:
     assert s.slack_api_url == "http://127.0.0.1:9/api/"
     assert s.question_timeout_minutes == 0 and s.max_steps == 60
     assert s.reminder_minutes == 60 and s.effort == "medium"
+    assert s.close_channel is None
+    with_channel = Settings.from_env(
+        {"CLOSEBOT_DB": str(tmp_path / "x.db"), "CLOSEBOT_CLOSE_CHANNEL": "C0FINANCE"}
+    )
+    assert with_channel.close_channel == "C0FINANCE"
 
 
 def test_reminders_and_effort_are_read(tmp_path: Path) -> None:
@@ -71,6 +76,14 @@ def test_secrets_never_show_in_repr(tmp_path: Path) -> None:
         (
             {"CLOSEBOT_REMINDER_MINUTES": "soon"},
             "CLOSEBOT_REMINDER_MINUTES='soon' must be a whole number of minutes",
+        ),
+        (
+            {"CLOSEBOT_CLOSE_CHANNEL": "#finance"},
+            "CLOSEBOT_CLOSE_CHANNEL='#finance' is not a channel id",
+        ),
+        (
+            {"CLOSEBOT_CLOSE_CHANNEL": "DUALICE"},  # a DM: nobody else could see the close
+            "CLOSEBOT_CLOSE_CHANNEL='DUALICE' is not a channel id",
         ),
         (
             {"CLOSEBOT_EFFORT": "extreme"},

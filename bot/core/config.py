@@ -47,6 +47,8 @@ class Settings:
     reminder_minutes: int = DEFAULT_REMINDER_MINUTES
     effort: str = DEFAULT_EFFORT
     approval_limit: Decimal = Decimal("250000.00")
+    # the channel a close started from the DM runs in (where its approvers can act)
+    close_channel: str | None = None
 
     def __repr__(self) -> str:
         return (
@@ -60,7 +62,7 @@ class Settings:
             f"max_steps={self.max_steps}, "
             f"question_timeout_minutes={self.question_timeout_minutes}, "
             f"reminder_minutes={self.reminder_minutes}, effort={self.effort!r}, "
-            f"approval_limit={self.approval_limit})"
+            f"approval_limit={self.approval_limit}, close_channel={self.close_channel!r})"
         )
 
     @property
@@ -162,7 +164,15 @@ class Settings:
                     f"CLOSEBOT_APPROVAL_LIMIT={raw_limit!r} must be an amount above zero, e.g. 250000"
                 )
 
+        close_channel = get("CLOSEBOT_CLOSE_CHANNEL")
+        if close_channel is not None and not re.match(r"^[CG][A-Z0-9]{2,}$", close_channel):
+            raise ConfigError(
+                f"CLOSEBOT_CLOSE_CHANNEL={close_channel!r} is not a channel id (like C0123ABCD: "
+                "the channel's details in Slack show it); closes started from the DM run there"
+            )
+
         return cls(
+            close_channel=close_channel,
             approval_limit=limit,
             question_timeout_minutes=timeout,
             reminder_minutes=reminder,

@@ -204,7 +204,10 @@ class Page:
         """Everything `user` sees: people, channels, messages (with thread counts), their ephemerals."""
         fake = self.fake
         with fake.lock:
-            messages = json.loads(json.dumps(fake.sorted_messages()))
+            # only the conversations `user` can open: never another person's DM
+            messages = json.loads(
+                json.dumps([m for m in fake.sorted_messages() if fake.can_see(user, m["channel"])])
+            )
             for m in messages:  # the person's own client downloads files with its session
                 for f in m.get("files") or []:
                     f["url_private_download"] = (
@@ -238,7 +241,7 @@ class Page:
                         "member": user in c.members,
                     }
                     for c in fake.channels.values()
-                    if not c.id.startswith("D") or c.id == f"D{user}"
+                    if fake.can_see(user, c.id)
                 ],
                 "messages": messages,
                 "ephemerals": [e for e in fake.ephemerals if e["visible_to"] == user],

@@ -102,7 +102,9 @@ def build_service(
         names=names,
     )
     presenter.on_state_change = desk.republish  # the Home tabs follow the runs' states
-    starter = CloseStarter(store=store, work=work, data_dir=settings.data_dir)
+    starter = CloseStarter(
+        store=store, work=work, data_dir=settings.data_dir, close_channel=settings.close_channel
+    )
     files = FileIntake(
         store=store,
         client=client,

@@ -96,14 +96,48 @@ def responder(response_url: str | None, *, replace: bool = False) -> Say:
     return say
 
 
+NO_CLOSE_CHANNEL = (
+    "A close runs in a channel, so its approvers can see it and approve it (they cannot see "
+    "our DM). Start it in your finance channel with `/close {period}` (invite me there first "
+    "with `/invite @closebot`); after that, *close* here starts closes in that channel. "
+    "Whoever runs closebot can also name the channel with CLOSEBOT_CLOSE_CHANNEL."
+)
+
+
+def visible_to(run: Run, user: str) -> bool:
+    """Whether `user` can open the run's thread: a close in a DM is its starter's alone (a
+    DM is visible to its two members; SLACK.md "Who can see what"); a channel's thread,
+    anyone in it. Links are shown only where they open."""
+    return not (run.channel or "").startswith("D") or run.started_by == user
+
+
 class CloseStarter:
     """Starts a period's close, or says where it is (the one way a close starts in Slack)."""
 
-    def __init__(self, *, store: Store, work: SlackWork, data_dir: Path | None) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        work: SlackWork,
+        data_dir: Path | None,
+        close_channel: str | None = None,
+    ) -> None:
         self.store = store
         self.work = work
         self.data_dir = data_dir
+        self.close_channel = close_channel  # CLOSEBOT_CLOSE_CHANNEL
         self.ledger = Ledger(store)  # migrates the close's tables now, not on an ack
+
+    def team_channel(self) -> str | None:
+        """Where a close started from the DM runs: the configured close channel, else the
+        channel the team's last close ran in (closes of a team run in one channel month
+        after month); None when neither is known. Never a DM: approvers cannot see it."""
+        if self.close_channel:
+            return self.close_channel
+        for run in self.store.runs.recent(limit=50):
+            if run.channel and run.channel[:1] in ("C", "G"):
+                return run.channel
+        return None
 
     def start(
         self,
@@ -117,6 +151,7 @@ class CloseStarter:
         response_url: str | None = None,
         announce: bool = True,
         quick: bool = True,
+        elsewhere: bool = False,
     ) -> Run | None:
         """Start `period`'s close for `user` in `channel`: claim the period with a new run
         (leased in the same transaction) and open its thread; the run, or None.
@@ -125,13 +160,15 @@ class CloseStarter:
         pointed to it (`later`, after the ack). `now` answers at once, exactly once: that the
         close is starting (when `announce`), that the database refused, or None. `in_thread`:
         the thread the close runs in already (one that waited for its files). `quick`: on an
-        ack path (a busy database says so at once; a background job waits for it)."""
+        ack path (a busy database says so at once; a background job waits for it).
+        `elsewhere`: started from another conversation (the DM), so the start names the
+        channel it runs in."""
         run = None
         try:
             with self.store.quick() if quick else contextlib.nullcontext():
                 if self.is_taken(period):
                     now(None)
-                    self.tell_taken(period, later)
+                    self.tell_taken(period, later, user)
                     return None
                 with self.store.write():  # one transaction: claim, run, lease
                     run = start_close(  # the close's one start: one close per period
@@ -150,15 +187,17 @@ class CloseStarter:
                     self.work.hold(run.id)  # leased from its first instruction to its last
         except PeriodTakenError:  # another start claimed it a moment before
             now(None)
-            self.tell_taken(period, later)
+            self.tell_taken(period, later, user)
             return None
         except StorageError as e:
             if run is not None:  # nothing was written: neither is its lease
                 self.work.let_go(run.id, written=False)
             now(storage_text(e))
             return None
+        where = f" in <#{channel}>" if elsewhere else ""
         now(
-            f"Starting the {period_label(period)} close (run `{run.id}`); its thread opens in a moment."
+            f"Starting the {period_label(period)} close{where} (run `{run.id}`); its thread "
+            f"opens {'there ' if elsewhere else ''}in a moment."
             if announce
             else None
         )
@@ -191,19 +230,20 @@ class CloseStarter:
             self.store.runs.live(period) is not None or self.ledger.posted_batch(period) is not None
         )
 
-    def tell_taken(self, period: str, say: Say) -> None:
+    def tell_taken(self, period: str, say: Say, user: str | None = None) -> None:
         """After the ack: where the period's close is, or why it is not closed again."""
 
         def job() -> None:
-            told = self.taken_text(period)
+            told = self.taken_text(period, user)
             if told is not None:
                 say(told)
 
         self.work.runner.side(job)
 
-    def taken_text(self, period: str) -> str | None:
+    def taken_text(self, period: str, user: str | None = None) -> str | None:
         """What to say when `period` may not be closed now (its close is live, or it is
-        posted), with the thread's link; None when it may. Makes Web API calls."""
+        posted), with the thread's link where `user` can open it; None when it may. Makes
+        Web API calls."""
         live = self.store.runs.live(period)
         if live is not None:
             return period_blocks.live_text(
@@ -211,18 +251,21 @@ class CloseStarter:
                 run_id=live.id,
                 status=live.status,
                 started_by=live.started_by,
-                url=self.permalink(live),
+                url=self.permalink(live, user),
             )
         batch = self.ledger.posted_batch(period)
         if batch is not None:
             run = self._run(str(batch["run_id"]))
-            url = self.permalink(run) if run else None
+            url = self.permalink(run, user) if run else None
             approvers = self.ledger.approvers(batch)
             return period_blocks.posted_text(period, batch=batch, approvers=approvers, url=url)
         return None
 
-    def permalink(self, run: Run) -> str | None:
+    def permalink(self, run: Run, user: str | None = None) -> str | None:
+        """The run's thread as a link; None where `user` could not open it (a DM not theirs)."""
         if not (run.channel and run.thread_ts):
+            return None
+        if user is not None and not visible_to(run, user):
             return None
         try:
             return str(

@@ -16,6 +16,7 @@ from bot import blocks
 from bot.blocks import escape, outgoing
 from bot.close import PROMPTS, Desk, Intent, period_label
 from bot.core.names import Names
+from bot.slack.close_start import visible_to
 from bot.slack.presenter import slack_error, status_title
 from bot.store import Run, Store
 
@@ -69,8 +70,10 @@ class SlackDesk:
             self._links[key] = url
         return url
 
-    def _thread(self, run: Run, label: str) -> str:
-        url = self.link(run)
+    def _thread(self, run: Run, label: str, viewer: str) -> str:
+        """The run's label, linked to its thread where `viewer` can open it (never a link to
+        someone else's DM: a dead link)."""
+        url = self.link(run) if visible_to(run, viewer) else None
         return f"<{url}|{escape(label)}>" if url else escape(label)
 
     # -- the answers ----------------------------------------------------------------
@@ -84,7 +87,7 @@ class SlackDesk:
         if intent.kind == "decided":
             return self._decided_text(intent.arg)
         if intent.kind == "status":
-            return self._closes_text()
+            return self._closes_text(user)
         return HELP
 
     def _waiting_text(self, user: str) -> str:
@@ -92,7 +95,7 @@ class SlackDesk:
         if not waiting:
             return "Nothing waits on you right now."
         lines = [
-            f"• {self._thread(w.run, status_title(w.run, 'waiting'))} — {escape(w.header)}"
+            f"• {self._thread(w.run, status_title(w.run, 'waiting'), user)} — {escape(w.header)}"
             for w in waiting[:MAX_HOME_LINES]
         ]
         return f"*Waiting on you ({len(waiting)})*\n" + "\n".join(lines)
@@ -141,11 +144,13 @@ class SlackDesk:
             )
         return "\n".join(lines)
 
-    def _closes_text(self) -> str:
+    def _closes_text(self, user: str) -> str:
         runs = self.desk.closes()
         if not runs:
             return "No close has run yet. Start one with `/close 2026-10` or *close October*."
-        return "\n".join(f"• {self._thread(r, status_title(r))}" for r in runs[:MAX_HOME_LINES])
+        return "\n".join(
+            f"• {self._thread(r, status_title(r), user)}" for r in runs[:MAX_HOME_LINES]
+        )
 
     def reply(self, *, channel: str, thread_ts: str | None, user: str, text: str) -> None:
         """Post an answer in a DM (or the assistant thread)."""
@@ -213,7 +218,8 @@ class SlackDesk:
             out.append({"type": "divider"})
         if runs:
             lines = [
-                f"• {self._thread(r, status_title(r))}{_why(r)}" for r in runs[:MAX_HOME_LINES]
+                f"• {self._thread(r, status_title(r), user)}{_why(r)}"
+                for r in runs[:MAX_HOME_LINES]
             ]
             out.append(blocks.section("*Closes by period*\n" + "\n".join(lines)))
         else:
@@ -224,7 +230,7 @@ class SlackDesk:
             files = (
                 f"*Latest files* ({escape(period_label(finished.period))})\n"
                 f"• Decision log `decisions-{finished.period}-{finished.id}.csv`\n"
-                f"• Journal entries — in {self._thread(finished, 'the close’s thread')}"
+                f"• Journal entries — in {self._thread(finished, 'the close’s thread', user)}"
             )
             out += [{"type": "divider"}, blocks.section(files)]
         out.append(

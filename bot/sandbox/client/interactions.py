@@ -23,8 +23,12 @@ class Interactions(SlackSender):
     """Clicks on buttons and menus, menus asking for options, reactions, Slack's Stop."""
 
     def _message(self, channel: str, ts: str, user: str | None = None) -> dict[str, Any]:
-        """The message a click came from: in the channel, or an ephemeral one `user` sees."""
+        """The message a click came from: in the channel, or an ephemeral one `user` sees.
+        A conversation `user` cannot open (someone else's DM, a private channel they are
+        not in) offers them nothing to click: ActionError (FakeSlack.can_see)."""
         with self.fake.lock:
+            if user is not None and not self.fake.can_see(user, channel):
+                raise ActionError(f"{user} cannot see {channel}: it is not their conversation")
             message = self.fake.messages.get(ts) or next(
                 (
                     e
@@ -123,7 +127,7 @@ class Interactions(SlackSender):
     ) -> list[dict[str, Any]]:
         """An external select asks for options: a block_suggestion payload; the bot's options."""
         person = self._user(user)
-        message = self._message(channel, message_ts)
+        message = self._message(channel, message_ts, user)
         payload = {
             "type": "block_suggestion",
             "user": person,
@@ -151,6 +155,8 @@ class Interactions(SlackSender):
         """A person clicked a reaction: add theirs, or take it back."""
         self._user(user)
         with self.fake.lock:
+            if not self.fake.can_see(user, channel):
+                raise ActionError(f"{user} cannot see {channel}: it is not their conversation")
             try:
                 self.fake.react(channel, ts, name, user, toggle=True)
             except SlackError as e:

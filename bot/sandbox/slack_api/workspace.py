@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 import time
 import uuid
@@ -221,10 +222,59 @@ class Workspace:
         if found is None:
             if not (self.auto_channels and channel_id[0] in "CGD"):
                 raise SlackError("channel_not_found")
-            found = self.channels[channel_id] = Channel(
-                channel_id, channel_id.lower(), {BOT_USER, *self.people}
+            # A made-up DM "D<user id>" is that person's DM with the bot (as the sandbox's
+            # are): its two members only; a made-up channel has everyone in it.
+            owner = channel_id[1:]
+            members = (
+                {BOT_USER, owner}
+                if channel_id[0] == "D" and owner[:1] in ("U", "W")
+                else {BOT_USER, *self.people}
+                if channel_id[0] != "D"
+                else {BOT_USER}
             )
+            found = self.channels[channel_id] = Channel(channel_id, channel_id.lower(), members)
         return found
+
+    # -- who can see what ------------------------------------------------------------
+
+    def can_see(self, user: str, channel_id: str) -> bool:
+        """Whether `user` can open the conversation `channel_id`: a public channel (C…) any
+        member of the workspace can; a private channel (G…) and a DM (D…) only its members.
+        Rule: ../shared/design/SLACK.md "Who can see what" (a DM is visible to its members
+        only; private channels likewise); the C/G/D prefixes of a conversation's id, from
+        docs.slack.dev/apis/web-api/using-the-conversations-api ("Working with Shared
+        Channels"); `is_private`/`is_im` in docs.slack.dev/reference/objects/conversation-object."""
+        try:
+            channel = self.channel(channel_id)
+        except SlackError:
+            return False
+        if channel.id.startswith("C"):
+            return user in self.people or self.auto_channels
+        return user in channel.members
+
+    def dead_links(self, user: str) -> list[str]:
+        """Links to a conversation (or a thread) `user` cannot open, in what the bot showed
+        them: their Home tab, messages in conversations they can see (their DM with the bot
+        included) and ephemeral messages only they see. [] when every link works.
+
+        A permalink to a message in a DM or private channel someone is not in opens nothing
+        for them (../shared/design/SLACK.md: "an approver cannot act on, or open a link to, a
+        message in someone else's DM")."""
+        shown: list[Any] = [self.homes.get(user)]
+        with self._changed:
+            shown += [
+                m
+                for m in self._sorted()
+                if m.get("bot_id") == BOT_ID and self.can_see(user, m["channel"])
+            ]
+            shown += [e for e in self.ephemerals if e.get("visible_to") == user]
+            raw = json.dumps(shown)
+            dead = []
+            for link in dict.fromkeys(_LINK.findall(raw)):
+                channel, _, thread = link.partition("/thread/")
+                if not self.can_see(user, channel) or (thread and thread not in self.messages):
+                    dead.append(f"{self.url}/#/{link}")
+            return dead
 
     def _bot_channel(self, channel_id: Any) -> Channel:
         channel = self.channel(channel_id)
@@ -292,6 +342,10 @@ class Workspace:
         )
         self._bump()
         return ts
+
+
+# a permalink the fake made (chat.getPermalink): "<url>/#/<channel>/thread/<ts>"
+_LINK = re.compile(r"/#/([CGD][A-Z0-9]+(?:/thread/[0-9]+\.[0-9]+)?)")
 
 
 def _with_block_ids(blocks: list[Any]) -> list[Any]:

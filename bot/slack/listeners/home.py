@@ -11,7 +11,7 @@ from slack_bolt import Ack, App
 from bot.close import Intent, intent
 from bot.core.errors import StorageError
 from bot.slack.blocks import period as period_blocks
-from bot.slack.close_start import open_periods, storage_text
+from bot.slack.close_start import NO_CLOSE_CHANNEL, open_periods, storage_text
 from bot.slack.listeners.shared import Deps, bind
 
 
@@ -60,7 +60,8 @@ def dm(deps: Deps, event: dict[str, Any], body: dict[str, Any]) -> None:
 def close_from_dm(
     deps: Deps, asked: Intent, *, user: str, channel: str, thread_ts: str | None
 ) -> None:
-    """ "close October": the /close flow in the DM; which period, when that is unclear."""
+    """ "close October": the /close flow from the DM; which period, when that is unclear.
+    The close itself runs in the team's close channel (CloseStarter.team_channel)."""
     desk, runner = deps.desk, deps.work.runner
     assert desk is not None
 
@@ -94,4 +95,10 @@ def close_from_dm(
         named = ", ".join(f"`close {p}`" for p in periods) or "none: add a period's files"
         now(f"Which period? Periods with data: {named}.")
         return
-    deps.starts.start(period, user=user, channel=channel, now=now, later=say, announce=False)
+    # The close runs where its approvers can act: the team's close channel, never this DM
+    # (approvers cannot see it, and the starter may not approve their own close).
+    where = deps.starts.team_channel()
+    if where is None:
+        now(NO_CLOSE_CHANNEL.format(period=period))
+        return
+    deps.starts.start(period, user=user, channel=where, now=now, later=say, elsewhere=True)

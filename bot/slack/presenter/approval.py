@@ -1,7 +1,8 @@
 """The posting approval's form: the batch by account as a table, addressed to the people
 who may approve it (and why the others may not), the draft journal attached before it once
 per batch, and a notice at its top of any message written in the thread since it was
-posted (an approval is not claimed on a form that did not show it)."""
+posted (an approval is not claimed on a form that did not show it); each approver it waits
+on told in their own DM with the bot, with a link to the form, wherever the close runs."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from bot.close import (
     first_approver,
     header_of,
     money,
+    period_label,
     who_may_approve,
 )
 from bot.core.decision_log import ENTRY_COLUMNS, iter_named_lines, journal_rows, to_csv
@@ -104,6 +106,45 @@ class ApprovalForm:
             confirm=confirm or "Post to the ledger? This cannot be undone.",
             deadline=blocks.deadline_note(ask, record.expires_at),
         )
+
+    def tell_approvers(self, record: QuestionRecord, run: Run, *, channel: str, ts: str) -> None:
+        """Each approver the posting approval waits on, told in their own DM with the bot:
+        the close, the amount and a link to the form (`channel`/`ts`, the posted form) — so
+        the approval reaches them somewhere they can open whoever started the close and
+        wherever (an approver cannot open a form in someone else's DM; SLACK.md "Who can see
+        what"). A DM that fails is logged: the form itself is in the thread."""
+        waiting = self.messages.waits_on(run, record)
+        if not waiting:
+            return
+        client = self.messages.client
+        try:
+            link = str(client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
+        except SlackApiError as e:
+            log.warning("run %s: no link to the approval form: %s", run.id, slack_error(e))
+            return
+        batch = Ledger(self.store).current_batch(run.id)
+        amount = f" ({money(Decimal(batch['total_debit']))})" if batch is not None else ""
+        second = header_of(record) == SECOND_APPROVAL_HEADER
+        what = "a second approval" if second else "your approval"
+        starter = f" <@{run.started_by}> started it." if run.started_by else ""
+        for approver in waiting:
+            text = (
+                self.messages.safe(
+                    f"<@{approver}> The {period_label(run.period)} close{amount} waits on "
+                    f"{what} to post to the ledger.{starter}",
+                    [approver],
+                )
+                + f" <{link}|Open the approval form>"  # the bot's own link, not escaped
+            )
+            try:
+                opened = client.conversations_open(users=approver)
+                client.chat_postMessage(
+                    channel=str(opened["channel"]["id"]),
+                    text=text,
+                    blocks=blocks.notice_blocks(text),
+                )
+            except SlackApiError as e:
+                log.warning("run %s: approver %s not told: %s", run.id, approver, slack_error(e))
 
     def attach_draft(self, record: QuestionRecord, *, attach: bool = True) -> str | None:
         """Before an approval form: the draft journal CSV in the thread, once per batch (not

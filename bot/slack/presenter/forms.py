@@ -115,6 +115,10 @@ class Forms:
             )
             if self.reminder and record.remind_at is None:
                 self.store.questions.set_remind_at(record.id, self.store.now(after=self.reminder))
+        if header_of(record) in APPROVAL_HEADERS:  # each approver told in their own DM
+            self.approval.tell_approvers(
+                record, run, channel=str(response["channel"]), ts=str(response["ts"])
+            )
 
     def find(self, record: QuestionRecord) -> str | None:
         """The ts of this question's form if it is already in the thread (a process that died

@@ -77,7 +77,7 @@ class OwnerDMs:
         self.store.audit.record(
             run_id=run.id, kind="owner_telling", actor=None, detail={"owner": owner}
         )
-        text, shown = self._items_message(run, items, marker)
+        text, shown = self._items_message(run, items, marker, owner)
         posted = client.chat_postMessage(channel=channel, text=text, blocks=shown)
         self.store.audit.record(
             run_id=run.id,
@@ -98,11 +98,14 @@ class OwnerDMs:
         )
 
     def _items_message(
-        self, run: Run, items: list[dict[str, Any]], marker: str
+        self, run: Run, items: list[dict[str, Any]], marker: str, owner: str
     ) -> tuple[str, list[dict[str, Any]]]:
-        """(notification text, blocks) of an owner's DM: their items, amounts and due dates."""
+        """(notification text, blocks) of an owner's DM: their items, amounts and due dates,
+        and a link to the close's thread where the owner can open it (a close run in its
+        starter's DM is theirs alone: no dead link for anyone else)."""
         label = period_label(run.period)
-        link = self.messages.thread_link(run)
+        in_dm = (run.channel or "").startswith("D") and run.started_by != owner
+        link = None if in_dm else self.messages.thread_link(run)
         signed = [
             q
             for q in self.store.questions.of_run(run.id)
