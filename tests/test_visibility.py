@@ -88,7 +88,10 @@ def finish(sandbox: Sandbox, run: Run) -> list[str]:
             told = approver_dm_links(sandbox.fake, who)
             # the approval reached the approver in their own DM, linked to the form's thread
             assert any(f"/#/{run.channel}/thread/{run.thread_ts}" in link for link in told)
-        answer(sandbox, who, sandbox.fake.messages[record.message_ts])
+        form = sandbox.fake.messages[record.message_ts]
+        if header == "Second approval":  # the form in their own DM, answered there
+            form = dm_form(sandbox.fake, who)
+        answer(sandbox, who, form)
         sandbox.fake.wait_for(
             lambda r=record: sandbox.store.questions.get(r.id).status != "pending",  # type: ignore[misc]
             timeout=WAIT,
@@ -96,7 +99,36 @@ def finish(sandbox: Sandbox, run: Run) -> list[str]:
     else:
         raise AssertionError("still asking after 40 forms")
     idle(sandbox)
+    assert sandbox.fake.wait_for(lambda: live_forms(sandbox.fake) == [], timeout=WAIT), (
+        live_forms(sandbox.fake)  # every copy settled, in the thread and in each DM
+    )
     return approvals
+
+
+def dm_form(fake: FakeSlack, user: str) -> dict[str, Any]:
+    """The latest form in `user`'s DM with the bot."""
+    with fake.lock:
+        (*_, form) = [
+            m
+            for m in fake.sorted_messages()
+            if m["channel"] == f"D{user}" and any(b["type"] == "actions" for b in m["blocks"])
+        ]
+        return form
+
+
+def live_forms(fake: FakeSlack) -> list[str]:
+    """Messages anywhere that still offer a form's buttons."""
+    with fake.lock:
+        return [
+            f"{m['channel']}/{m['ts']}"
+            for m in fake.sorted_messages()
+            if any(
+                e.get("action_id", "").startswith(("closebot_submit", "closebot_choose_"))
+                for b in m["blocks"]
+                if b["type"] == "actions"
+                for e in b.get("elements") or []
+            )
+        ]
 
 
 def approver_dm_links(fake: FakeSlack, user: str) -> list[str]:

@@ -107,12 +107,23 @@ class ApprovalForm:
             deadline=blocks.deadline_note(ask, record.expires_at),
         )
 
-    def tell_approvers(self, record: QuestionRecord, run: Run, *, channel: str, ts: str) -> None:
+    def tell_approvers(
+        self,
+        record: QuestionRecord,
+        run: Run,
+        *,
+        channel: str,
+        ts: str,
+        text: str,
+        form: list[dict[str, Any]],
+    ) -> None:
         """Each approver the posting approval waits on, told in their own DM with the bot:
-        the close, the amount and a link to the form (`channel`/`ts`, the posted form) — so
-        the approval reaches them somewhere they can open whoever started the close and
-        wherever (an approver cannot open a form in someone else's DM; SLACK.md "Who can see
-        what"). A DM that fails is logged: the form itself is in the thread."""
+        the close, the amount and a link to the form in the thread (`channel`/`ts`), then the
+        form itself (`text`, `form`), which they may answer there — so the approval reaches
+        them somewhere they can act whoever started the close and wherever (an approver
+        cannot open a form in someone else's DM; SLACK.md "Who can see what"). Each copy is
+        recorded (audit `approval_dm`) so it is redrawn and settled with the thread's. A DM
+        that fails is logged: the form itself is in the thread."""
         waiting = self.messages.waits_on(run, record)
         if not waiting:
             return
@@ -121,30 +132,58 @@ class ApprovalForm:
             link = str(client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
         except SlackApiError as e:
             log.warning("run %s: no link to the approval form: %s", run.id, slack_error(e))
-            return
+            link = ""
         batch = Ledger(self.store).current_batch(run.id)
         amount = f" ({money(Decimal(batch['total_debit']))})" if batch is not None else ""
         second = header_of(record) == SECOND_APPROVAL_HEADER
         what = "a second approval" if second else "your approval"
         starter = f" <@{run.started_by}> started it." if run.started_by else ""
         for approver in waiting:
-            text = (
-                self.messages.safe(
-                    f"<@{approver}> The {period_label(run.period)} close{amount} waits on "
-                    f"{what} to post to the ledger.{starter}",
-                    [approver],
-                )
-                + f" <{link}|Open the approval form>"  # the bot's own link, not escaped
+            intro = self.messages.safe(
+                f"<@{approver}> The {period_label(run.period)} close{amount} waits on "
+                f"{what} to post to the ledger.{starter} Answer below, or ",
+                [approver],
+            ) + (  # the bot's own link, not escaped
+                f"<{link}|on the form in the close's thread>." if link else "in its thread."
             )
             try:
                 opened = client.conversations_open(users=approver)
-                client.chat_postMessage(
-                    channel=str(opened["channel"]["id"]),
-                    text=text,
-                    blocks=blocks.notice_blocks(text),
-                )
+                dm = str(opened["channel"]["id"])
+                client.chat_postMessage(channel=dm, text=intro, blocks=blocks.notice_blocks(intro))
+                copy = client.chat_postMessage(channel=dm, text=text, blocks=form)
             except SlackApiError as e:
                 log.warning("run %s: approver %s not told: %s", run.id, approver, slack_error(e))
+                continue
+            self.store.audit.record(
+                run_id=run.id,
+                kind="approval_dm",
+                actor=None,
+                detail={
+                    "question_id": record.id,
+                    "approver": approver,
+                    "channel": dm,
+                    "ts": str(copy["ts"]),
+                },
+            )
+
+    def copies(self, record: QuestionRecord) -> list[tuple[str, str]]:
+        """(channel, ts) of each copy of this approval form in an approver's DM."""
+        return [
+            (str(e.detail["channel"]), str(e.detail["ts"]))
+            for e in self.store.audit.events(record.run_id, kind="approval_dm")
+            if e.detail.get("question_id") == record.id
+        ]
+
+    def redraw_copies(
+        self, record: QuestionRecord, *, text: str, form: list[dict[str, Any]]
+    ) -> None:
+        """The DM copies of an approval form drawn as the thread's now is (a notice of thread
+        messages, the deadline, settled): none looks live once it is answered."""
+        for channel, ts in self.copies(record):
+            try:
+                self.messages.client.chat_update(channel=channel, ts=ts, text=text, blocks=form)
+            except SlackApiError as e:
+                log.warning("form %s: DM copy %s not redrawn: %s", record.id, ts, slack_error(e))
 
     def attach_draft(self, record: QuestionRecord, *, attach: bool = True) -> str | None:
         """Before an approval form: the draft journal CSV in the thread, once per batch (not

@@ -117,7 +117,12 @@ class Forms:
                 self.store.questions.set_remind_at(record.id, self.store.now(after=self.reminder))
         if header_of(record) in APPROVAL_HEADERS:  # each approver told in their own DM
             self.approval.tell_approvers(
-                record, run, channel=str(response["channel"]), ts=str(response["ts"])
+                record,
+                run,
+                channel=str(response["channel"]),
+                ts=str(response["ts"]),
+                text=self.text(record, run, ask),
+                form=form,
             )
 
     def find(self, record: QuestionRecord) -> str | None:
@@ -205,6 +210,7 @@ class Forms:
             )
         except SlackApiError as e:  # the old deadline shows; the new one still holds
             log.warning("question %s: form not redrawn: %s", record.id, slack_error(e))
+        self.approval.redraw_copies(record, text=self.text(record, run, ask), form=form)
 
     def note_message(self, run_id: str) -> None:
         """A person wrote in the thread: a pending approval form says so at its top, and
@@ -227,6 +233,7 @@ class Forms:
             )
         except SlackApiError as e:  # the Submit check still holds posting back
             log.warning("form %s: thread message not shown on it: %s", record.id, slack_error(e))
+        self.approval.redraw_copies(record, text=self.text(record, run, ask), form=[notice, *form])
 
     # -- settled, and reminders ------------------------------------------------------------
 
@@ -266,6 +273,7 @@ class Forms:
         except SlackApiError as e:
             log.warning("form %s not shown as settled: %s", question_id, slack_error(e))
             return False
+        self.approval.redraw_copies(record, text=outgoing(f"{done} by {name}{chose}"), form=form)
         self.store.questions.set_form_shown_settled(question_id)
         return True
 
