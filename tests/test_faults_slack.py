@@ -503,6 +503,10 @@ def test_a_pending_question_pings_who_may_answer_after_the_reminder_time_then_da
 def test_a_form_posted_but_not_recorded_is_found_in_the_thread_not_posted_twice(
     bot: Harness, fake: FakeSlack
 ) -> None:
+    # Reading the thread back needs channels:history, which closebot does not ship with
+    # (manifest.yml: least privilege); a workspace that granted it gets this. Without it
+    # the form is posted again (test_..._without_history_the_form_is_posted_again).
+    fake.grant("channels:history")
     run = bot.start()
     record = bot.store.questions.get(Q)
     posted_ts = record.message_ts
@@ -515,4 +519,21 @@ def test_a_form_posted_but_not_recorded_is_found_in_the_thread_not_posted_twice(
     assert bot.store.questions.get(Q).message_ts == posted_ts
     assert len(forms_posted(fake)) == 1  # one live form, found again
     assert fake.to("conversations.replies")
+    finish(bot, run.id)
+
+
+def test_a_form_posted_but_not_recorded_without_history_is_posted_again_and_answers(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start()
+    posted_ts = bot.store.questions.get(Q).message_ts
+    # The process died after Slack took the form and before its ts was written down; the
+    # thread cannot be read with the shipped scopes (conversations.replies: missing_scope).
+    bot.store.db.execute(
+        "update questions set message_ts = null, channel = null where id = ?", (Q,)
+    )
+    assert bot.service.work.heal()["forms"] == [Q]
+    bot.idle()
+    again = bot.store.questions.get(Q).message_ts
+    assert again and again != posted_ts and len(forms_posted(fake)) == 2
     finish(bot, run.id)

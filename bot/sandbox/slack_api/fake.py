@@ -5,7 +5,7 @@ on loopback (`fake_slack`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import parse_qsl
@@ -18,6 +18,7 @@ from bot.sandbox.slack_api.faults import FaultInjection
 from bot.sandbox.slack_api.files import SIGN_IN_PAGE, FileMethods
 from bot.sandbox.slack_api.reactions import ReactionMethods
 from bot.sandbox.slack_api.response_url import ResponseUrls
+from bot.sandbox.slack_api.scopes import Grants, conversation_kind
 from bot.sandbox.slack_api.streams import StreamMethods
 from bot.sandbox.slack_api.views import ViewMethods
 from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, TEAM_ID, Call, SlackError
@@ -52,7 +53,26 @@ class FakeSlack(
     ConversationMethods,
     ResponseUrls,
 ):
-    """The workspace and its Web API. Thread-safe; every change wakes `wait_for` and the page."""
+    """The workspace and its Web API. Thread-safe; every change wakes `wait_for` and the page.
+
+    `scopes` / `events`: what the app was granted (default: the project's manifest.yml);
+    a call whose scope is not among them is answered `missing_scope`."""
+
+    def __init__(
+        self,
+        *,
+        scopes: Iterable[str] | None = None,
+        events: Iterable[str] | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(**kw)
+        self.grants = Grants.of(scopes, events)
+
+    def grant(self, *scopes: str) -> None:
+        """Grant more scopes (a workspace that installed closebot with an optional one,
+        e.g. channels:history)."""
+        with self._changed:
+            self.grants = Grants(self.grants.scopes | set(scopes), self.grants.events)
 
     def call(
         self, method: str, params: dict[str, Any], token: str | None
@@ -73,6 +93,11 @@ class FakeSlack(
         with self._changed:
             self.calls.append(Call(method, params))
             try:
+                refused = self._scope_refusal(method, params)
+                if refused is not None:
+                    if self.on_refusal:
+                        self.on_refusal(method, refused)
+                    return 200, refused, {}
                 fault = self._take_fault(method, params)
                 if fault is not None:
                     return fault
@@ -93,6 +118,16 @@ class FakeSlack(
                     return 200, body, {}
             finally:
                 self._bump()
+
+    def _scope_refusal(self, method: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """Slack's `missing_scope` answer when the app was not granted the scope `method`
+        needs (for conversations.history/.replies/.info, the scope of the conversation's
+        kind), with `needed` and `provided` as Slack gives them (docs.slack.dev/reference/
+        methods/<method>, "Required scopes"; the table is bot/sandbox/slack_api/scopes.py)."""
+        channel_id = str(params.get("channel") or "")
+        known = self.channels.get(channel_id)
+        private = bool(getattr(known, "private", False) or getattr(known, "is_private", False))
+        return self.grants.refusal(method, conversation_kind(channel_id, private=private))
 
     def connected(self) -> None:
         with self._changed:

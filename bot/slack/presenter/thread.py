@@ -1,10 +1,16 @@
 """A run's thread set up in the channel: the root message, then the plan (or the status
-message where Slack refuses the stream). Idempotent: a retry posts only what is missing,
-and a root message posted by a process that died before recording it is found again."""
+message where Slack refuses the stream). Idempotent: a retry posts only what is missing;
+the root's ts is recorded from chat.postMessage's own answer, and a root message posted by
+a process that died before recording it is found again where the app may read the
+channel's history — with the scopes closebot ships (no channels:history), it is posted
+again, so the thread always opens."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
+
+from slack_sdk.errors import SlackApiError
 
 from bot.blocks import outgoing
 from bot.slack.presenter.messages import Messages
@@ -12,6 +18,8 @@ from bot.slack.presenter.plan import PlanStream
 from bot.slack.presenter.root import RootMessage, root_block_id, status_title
 from bot.slack.presenter.status import Status
 from bot.store import Run
+
+log = logging.getLogger(__name__)
 
 
 class Thread:
@@ -66,14 +74,29 @@ class Thread:
     def find_root(self, run: Run) -> str | None:
         """The ts of the run's root message if it is already in the channel (a process that
         died between posting it and recording where it went), found through
-        conversations.history from the run's start on by its block_id."""
+        conversations.history from the run's start on by its block_id; None when it is not
+        there, or when the app may not read the channel's history (`missing_scope`: the
+        manifest grants no channels:history / groups:history), so the root is posted again —
+        after a crash with the root in flight the channel may then show it twice (the first
+        one's Stop still stops this run), but the thread opens."""
         assert run.channel
         oldest = datetime.fromisoformat(run.created_at).timestamp() - 60
         cursor = None
         for _ in range(10):  # 10 pages of 200 messages since the run began
-            page = self.messages.client.conversations_history(
-                channel=run.channel, oldest=f"{oldest:.6f}", limit=200, cursor=cursor
-            )
+            try:
+                page = self.messages.client.conversations_history(
+                    channel=run.channel, oldest=f"{oldest:.6f}", limit=200, cursor=cursor
+                )
+            except SlackApiError as e:
+                if e.response.get("error") != "missing_scope":
+                    raise
+                log.info(
+                    "run %s: the channel's history is not readable (missing_scope, needs %s):"
+                    " its root message is posted again",
+                    run.id,
+                    e.response.get("needed"),
+                )
+                return None
             for message in page.get("messages") or []:
                 if any(
                     b.get("block_id") == root_block_id(run.id) for b in message.get("blocks") or []
