@@ -230,3 +230,36 @@ def test_a_mention_in_a_thread_is_answered_in_that_thread(bot: Harness, fake: Fa
     assert fake.wait_for(lambda: bool(fake.to("chat.postMessage")))
     (reply,) = fake.to("chat.postMessage")
     assert reply["thread_ts"] == parent["ts"]
+
+
+def test_after_the_token_is_taken_back_no_call_goes_out_with_it_but_the_check(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    run = bot.start()
+    body = sample("TokensRevokedPayload")
+    body["event"]["tokens"] = {"oauth": [], "bot": ["UBOT"]}
+    fake.fail("auth.test", error="token_revoked", times=10)
+    assert post(bot, json.dumps(body), JSON)[0] == 200
+    assert fake.wait_for(lambda: bot.service.work.paused)
+    bot.idle()
+    calls = len(fake.calls)
+    # what people do meanwhile: answer the form, start another close, ask about this one,
+    # open the Home tab; and the watchdog's passes
+    bot.submit(bot.pending(run.id), bot.recommended_picks(bot.pending(run.id)))
+    said = bot.command("2026-11")
+    assert "took closebot's token back (tokens_revoked)" in said.body
+    bot.command("2026-10", user="UAPPROVER")
+    bot.dispatch(
+        sp.event(
+            {"type": "app_home_opened", "user": "UALICE", "channel": "DUALICE", "tab": "home"},
+            event_id="EvHomeRevoked",
+        ),
+        JSON,
+    )
+    bot.service.work.heal()
+    bot.service.work.remind_due()
+    bot.idle()
+    assert [r.status for r in bot.store.runs.recent()] == ["waiting"]  # nothing new started
+    # only the watchdog's auth.test, which learns when a token works again
+    assert bot.service.work.check_slack() == "tokens_revoked"
+    assert [c.method for c in fake.calls[calls:]] == ["auth.test"]

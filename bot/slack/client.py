@@ -12,6 +12,10 @@ A kept-alive connection the server has closed while it sat idle is noticed befor
 that check and the call, the call fails before any answer arrives (the server hung up
 without answering, or the request could not be written); that call is sent once more on a
 new connection. A call on a new connection is never sent twice here.
+
+After Slack takes the token back (`tokens_revoked`, `app_uninstalled`: `revoked`), no call
+goes out with it but auth.test (the watchdog's check of whether a token works again): each
+is refused here with the reason, as a SlackApiError, without being sent.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ from urllib.parse import SplitResult, urlsplit
 from urllib.request import Request
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
     RateLimitErrorRetryHandler,
 )
+from slack_sdk.web import SlackResponse
 
 from bot.core.config import Settings
 
@@ -69,6 +75,25 @@ class KeepAliveWebClient(WebClient):
         self._local = threading.local()
         self.connections_opened = 0  # for the benchmark and the tests
         self._count = threading.Lock()
+        self.revoked: str | None = None  # why Slack took the token back; None: it works
+
+    def api_call(self, api_method: str, **kwargs: Any) -> Any:
+        """A Web API call, unless the token was taken back (then only auth.test is sent)."""
+        reason = self.revoked
+        if reason is not None and api_method != "auth.test":
+            raise SlackApiError(
+                f"not sent: Slack took the token back ({reason})",
+                SlackResponse(
+                    client=self,
+                    http_verb="POST",
+                    api_url=api_method,
+                    req_args={},
+                    data={"ok": False, "error": reason},
+                    headers={},
+                    status_code=200,
+                ),
+            )
+        return super().api_call(api_method, **kwargs)
 
     def _perform_urllib_http_request_internal(self, url: str, req: Request) -> dict[str, Any]:
         parts = urlsplit(url)

@@ -164,6 +164,13 @@ class CloseStarter:
         `elsewhere`: started from another conversation (the DM), so the start names the
         channel it runs in."""
         run = None
+        if self.work.paused_by:  # a dead token: a close could not show, so none is started
+            now(
+                f"I can't start the {period_label(period)} close now: Slack took closebot's "
+                f"token back ({self.work.paused_by}). Nothing was started; once a workspace "
+                "admin reinstalls closebot, run `/close` again."
+            )
+            return None
         try:
             with self.store.quick() if quick else contextlib.nullcontext():
                 if self.is_taken(period):

@@ -145,6 +145,9 @@ class SlackPresenter:
     def slack_auth(self) -> str:
         return self.auth.slack_auth()
 
+    def revoke(self, reason: str | None) -> None:
+        self.auth.revoke(reason)
+
     def safe(self, text: str, mention: Iterable[str] = (), *, run: Run | None = None) -> str:
         return self.messages.safe(text, mention, run=run)
 

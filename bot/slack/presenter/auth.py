@@ -18,6 +18,12 @@ class Workspace:
         self.client = client
         self._team_id: str | None = None
 
+    def revoke(self, reason: str | None) -> None:
+        """Slack took the token back (`reason`): no call but auth.test is sent with it until
+        a token works again (None)."""
+        if hasattr(self.client, "revoked"):
+            self.client.revoked = reason
+
     def slack_auth(self) -> str:
         """'ok', or the error auth.test answers (a revoked token, an unreachable Slack)."""
         try:

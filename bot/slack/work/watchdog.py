@@ -126,6 +126,7 @@ class Watchdog:
                 "Slack takes the token again (after %s): the paused runs continue", work.paused_by
             )
             work.paused_by = None
+            work.presenter.revoke(None)
             work.slack_status = status
             self.recover()
         elif not work.paused_by:
@@ -138,6 +139,7 @@ class Watchdog:
         run records the pause in its audit trail; its state is kept as it was."""
         work = self.work
         work.slack_status = work.paused_by = reason
+        work.presenter.revoke(reason)  # no call goes out with the dead token
         paused = []
         for run in work.store.runs.with_status("running", "waiting"):
             if run.mode != "slack":
