@@ -19,7 +19,7 @@ from bot.close.playbook import PlaybookModel
 from bot.core.config import Settings
 from bot.core.models import Model
 from bot.sandbox.client import ActionError
-from bot.sandbox.slack_api import FakeSlack
+from bot.sandbox.slack_api import BOT_USER, FakeSlack
 from bot.slack.app import Service, build_service
 from bot.store import Run, Store
 from tests import slack_payloads as sp
@@ -216,17 +216,39 @@ class Harness:
         return record.id
 
     def say(self, run: Run, text: str, *, user: str = "UALICE") -> BoltResponse:
-        """A person writes `text` in the run's thread (a message event)."""
+        """A person writes `text` to closebot in the run's thread: in a channel, with an
+        @mention, as a person must for closebot to read it (least privilege: manifest.yml
+        subscribes to no channel message events, so Slack sends only the `app_mention`)."""
+        response = self.reply(run, text, user=user, mention=True)
+        assert response is not None, "Slack sent the bot nothing"
+        return response
+
+    def reply(
+        self, run: Run, text: str, *, user: str = "UALICE", mention: bool = False
+    ) -> BoltResponse | None:
+        """A person writes `text` in the run's thread, and Slack sends the bot what it sends
+        with the manifest's subscriptions and scopes (the fake's grants): a plain reply in a
+        channel thread only if the app subscribes to the channel's message events (with the
+        shipped manifest it does not: nothing is sent, None); with `mention`, an
+        `app_mention`. In a DM, a message event (message.im)."""
         self._said = getattr(self, "_said", 0) + 1
+        direct = (run.channel or "").startswith("D")
+        said = f"<@{BOT_USER}> {text}" if mention and not direct else text
         msg = {
             "type": "message",
             "channel": run.channel,
             "user": user,
-            "text": text,
+            "text": said,
             "ts": f"1761909999.{self._said:06d}",
             "thread_ts": run.thread_ts,
+            "channel_type": "im" if direct else "channel",
         }
-        return self.dispatch(sp.event(msg, event_id=f"EvSay{self._said}"), "application/json")
+        sent = [msg, *([{**msg, "type": "app_mention"}] if said != text else [])]
+        response = None
+        for n, event in enumerate(e for e in sent if self.fake.grants.delivers(e)):
+            body = sp.event(event, event_id=f"EvSay{self._said}x{n}")
+            response = self.dispatch(body, "application/json")
+        return response
 
     def press(self, action_id: str, value: str, *, user: str = "UALICE") -> BoltResponse:
         """A button outside a form (Stop on the status message, Retry on a failure)."""

@@ -26,7 +26,10 @@ TOKEN = "xoxb-api-tests"
 
 @pytest.fixture
 def fake() -> Iterator[FakeSlack]:
+    # the Web API as any app may use it: closebot itself never reacts, so its manifest
+    # grants no reactions:write (tests/test_slack_scopes.py checks the shipped grants)
     with fake_slack(token=TOKEN) as served:
+        served.grant("reactions:write")
         yield served
 
 
@@ -248,6 +251,22 @@ def test_a_mention_reaches_the_bot_as_an_event_and_other_commands_get_slackbot(
     assert "not a valid command" in _ephemerals(sandbox, APPROVER.id)[-1]
     with pytest.raises(ActionError, match="type a message"):
         sandbox.client.say(user=APPROVER.id, channel="CGENERAL", text="  ")
+
+
+def test_slack_sends_the_bot_only_the_events_the_manifest_subscribes_to(
+    sandbox: Sandbox,
+) -> None:
+    """No message.channels in manifest.yml: a plain message in a channel stays in the
+    channel (Slack never sends it); a mention arrives as app_mention; a DM as message.im."""
+    client = sandbox.client
+    plain = client.say(user=APPROVER.id, channel="CGENERAL", text="lunch anyone?")
+    assert [(e["type"], e["ts"]) for e in client.withheld] == [("message", plain["ts"])]
+    mentioned = client.say(user=APPROVER.id, channel="CGENERAL", text="@closebot hi")
+    # its message event is withheld too; the app_mention is sent, and answered
+    assert [e["type"] for e in client.withheld if e["ts"] == mentioned["ts"]] == ["message"]
+    assert sandbox.fake.wait_for(lambda: bool(sandbox.fake.thread(mentioned["ts"])), timeout=30)
+    client.home_opened(user=APPROVER.id)
+    assert [e["type"] for e in client.withheld] == ["message", "message"]
 
 
 def test_an_external_select_asks_the_bot_for_options(sandbox: Sandbox) -> None:

@@ -71,21 +71,23 @@ def test_an_approval_form_says_who_wrote_after_it_and_an_approval_on_the_old_for
         h.idle()
         assert fake.wait_for(
             lambda: any(
-                "wrote in the thread after this form was posted" in str(b)
+                "wrote to closebot in the thread after this form was posted" in str(b)
                 for b in form_blocks(fake, form_ts)
             ),
             timeout=30,
         )
         shown = str(form_blocks(fake, form_ts))
         # who wrote, by name (users.info; the fake names a made-up colleague after the id)
-        assert "Alice wrote in the thread" in shown and "Do not post" in shown
+        assert "Alice wrote to closebot in the thread" in shown and "Do not post" in shown
         assert "UALICE" not in shown
         # Approved on the form as it was before the message: not taken
         h.submit(question_id, h.recommended_picks(question_id), user="UAPPROVER", form=before)
         h.idle()
         assert h.store.questions.get(question_id).status == "pending"
         told = h.ephemerals_to("UAPPROVER")
-        assert any("wrote in the thread after this form was posted" in t for t in told), told
+        assert any(
+            "wrote to closebot in the thread after this form was posted" in t for t in told
+        ), told
         assert len(model.history) == 1  # posting waits
         # Approved on the form that shows it: taken, and the model hears the message with it
         h.submit(
@@ -99,5 +101,37 @@ def test_an_approval_form_says_who_wrote_after_it_and_an_approval_on_the_old_for
         after = model.history[1]["messages"][-1]["content"]
         assert [b["type"] for b in after] == ["tool_result", "text"]
         assert "Do not post" in after[1]["text"]
+    finally:
+        h.close()
+
+
+def test_a_plain_reply_in_a_channel_thread_never_reaches_closebot_only_a_mention_does(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    """Least privilege (manifest.yml: no channels:history, no message.channels): Slack sends
+    closebot no plain reply in a channel thread, so the approval guard neither sees nor
+    claims one; a mention arrives (app_mention) and holds the approval back."""
+    model = ScriptedModel()
+    model.enqueue(tool_use("toolu_ok", "ask_user_question", **ask_input(APPROVAL)))
+    model.enqueue(text("Held back as asked."))
+    h = Harness(fake, db_path, model=model)
+    try:
+        run = h.start()
+        question_id = h.pending(run.id)
+        form_ts = h.store.questions.get(question_id).message_ts
+        assert form_ts
+        before = dict(fake.messages[form_ts])
+        assert h.reply(run, "Do not post") is None  # Slack sends nothing
+        h.idle()
+        assert h.store.inbox.since(run.id, "") == []
+        assert fake.messages[form_ts]["blocks"] == before["blocks"]  # no notice claims it
+        assert h.reply(run, "Do not post", mention=True) is not None  # a mention arrives
+        h.idle()
+        assert fake.wait_for(
+            lambda: "wrote to closebot in the thread" in str(form_blocks(fake, form_ts))
+        )
+        h.submit(question_id, h.recommended_picks(question_id), user="UAPPROVER", form=before)
+        h.idle()
+        assert h.store.questions.get(question_id).status == "pending"  # held back
     finally:
         h.close()

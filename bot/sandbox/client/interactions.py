@@ -178,7 +178,7 @@ class Interactions(SlackSender):
             stopped = self.fake.stop_streams_by_user(channel, thread, user)
         if not stopped:
             raise ActionError("nothing is streaming there any more")
-        self._events.put(
+        self._emit(
             {
                 "type": "agent_session_stopped",
                 "channel": channel,

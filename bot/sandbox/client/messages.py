@@ -63,9 +63,9 @@ class MessageActions(SlackSender):
         }
         if thread:
             inner["thread_ts"] = thread
-        self._events.put(inner)
+        self._emit(inner)
         if f"<@{BOT_USER}>" in message["text"]:
-            self._events.put({**inner, "type": "app_mention"} | {"channel_type": None})
+            self._emit({**inner, "type": "app_mention"} | {"channel_type": None})
         return {"ok": True, "ts": message["ts"]}
 
     def share_file(
@@ -109,8 +109,8 @@ class MessageActions(SlackSender):
         }
         if thread:
             inner["thread_ts"] = thread
-        self._events.put(inner)
-        self._events.put(
+        self._emit(inner)
+        self._emit(
             {
                 "type": "file_shared",
                 "channel_id": channel,
@@ -125,7 +125,7 @@ class MessageActions(SlackSender):
     def home_opened(self, *, user: str, tab: str = "home") -> dict[str, Any]:
         """A person opened closebot's App Home (its Home or Messages tab)."""
         self._user(user)
-        self._events.put(
+        self._emit(
             {
                 "type": "app_home_opened",
                 "user": user,

@@ -66,6 +66,9 @@ class SlackSender:
         self.signer = SignatureVerifier(signing_secret)
         self.events_url = events_url
         self._events: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        # events Slack would not send the bot (not subscribed in the manifest, or their
+        # scope not granted): kept here for tests, never delivered
+        self.withheld: list[dict[str, Any]] = []
         self._worker = threading.Thread(
             target=self._deliver_events, name="sandbox-events", daemon=True
         )
@@ -116,6 +119,17 @@ class SlackSender:
 
     def _team(self) -> dict[str, str]:
         return {"id": TEAM_ID, "domain": "sandbox"}
+
+    def _emit(self, inner: dict[str, Any]) -> bool:
+        """Queue an event for the bot if Slack would send it: the app subscribes to it and
+        was granted its scope (bot/sandbox/slack_api/scopes.py) — with the manifest closebot
+        ships, a plain reply in a channel thread is never sent; a mention is (app_mention)."""
+        if not self.fake.grants.delivers(inner):
+            with self.fake.lock:
+                self.withheld.append(inner)
+            return False
+        self._events.put(inner)
+        return True
 
     def _deliver_events(self) -> None:
         """Events go out one by one, in order, retried like Slack (X-Slack-Retry-Num)."""

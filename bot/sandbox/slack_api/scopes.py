@@ -75,6 +75,8 @@ EVENT_NEEDS: dict[str, tuple[str, str | None]] = {
     "assistant_thread_context_changed": ("assistant_thread_context_changed", "assistant:write"),
     "file_shared": ("file_shared", "files:read"),  # …/events/file_shared
     "reaction_added": ("reaction_added", "reactions:read"),  # …/events/reaction_added
+    # …/events/agent_session_stopped: Slack's own Stop on the app's streamed messages
+    "agent_session_stopped": ("agent_session_stopped", "assistant:write"),
     "tokens_revoked": ("tokens_revoked", None),  # …/events/tokens_revoked: none
     "app_uninstalled": ("app_uninstalled", None),  # …/events/app_uninstalled: none
 }

@@ -160,7 +160,7 @@ def _unseen(
         channel,
         user,
         thread_ts,
-        f"{names} wrote in the thread after this form was posted, so nothing was changed: "
+        f"{names} wrote to closebot in the thread after this form was posted, so nothing was changed: "
         "the form now shows what was written — read it, then answer again.",
         tuple(writers),
     )

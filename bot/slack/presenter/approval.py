@@ -279,7 +279,7 @@ class ApprovalForm:
         return {
             **blocks.section(
                 self.messages.safe(
-                    f"⚠️ {names} wrote in the thread after this form was posted — read it "
+                    f"⚠️ {names} wrote to closebot in the thread after this form was posted — read it "
                     f"before you answer:\n{quoted}"
                 )
             ),
