@@ -31,6 +31,7 @@ from bot.close.doi_master import (
     ACCRUAL_WINDOW,
     Master,
 )
+from bot.close.records import DecisionView, JournalLine
 
 REVENUE_ACCOUNTS = {"oil": "4010", "gas": "4020", "ngl": "4030"}
 COST_ACCOUNTS = {
@@ -108,7 +109,7 @@ class Close:
 
     data: CloseData
     master: Master
-    decisions: dict[str, dict[str, Any]] = field(default_factory=dict)  # finding id → decision
+    decisions: dict[str, DecisionView] = field(default_factory=dict)  # finding id → decision
     # last month's revenue accruals (reversed this month): closebot's posted ones, else accruals.csv
     prior_accruals: list[dict[str, Any]] = field(default_factory=list)
     # what a check derived from the resolved lines and the prior accruals alone (e.g. the
@@ -119,7 +120,7 @@ class Close:
     def period(self) -> str:
         return self.data.period
 
-    def decided(self, finding_id: str) -> dict[str, Any] | None:
+    def decided(self, finding_id: str) -> DecisionView | None:
         d = self.decisions.get(finding_id)
         return d if d and d.get("status") == "resolved" else None
 
@@ -231,7 +232,7 @@ ACCRUAL_MEMO_RE = re.compile(r"^accrue .+ (oil|gas|ngl) (\d{4}-\d{2})\b")
 
 
 def prior_revenue_accruals(
-    data: CloseData, posted_lines: list[dict[str, Any]] | None
+    data: CloseData, posted_lines: list[JournalLine] | None
 ) -> list[dict[str, Any]]:
     """Last month's revenue accruals per well × product × month, with revenue, severance and the
     receivable: from closebot's posted batch when it closed that month, else from accruals.csv."""

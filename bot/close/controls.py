@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -19,7 +19,7 @@ SECOND_APPROVAL_HEADER = "Second approval"
 APPROVAL_HEADERS = (APPROVAL_HEADER, SECOND_APPROVAL_HEADER)
 
 
-def _canonical(line: dict[str, Any]) -> list[Any]:
+def _canonical(line: Mapping[str, Any]) -> list[Any]:
     debit, credit = line["debit"], line["credit"]
     return [
         line["entry_no"],
@@ -43,13 +43,13 @@ class ContentHash:
         self.sha = hashlib.sha256(b"[")
         self.first = True
 
-    def add(self, line: dict[str, Any]) -> None:
+    def add(self, line: Mapping[str, Any]) -> None:
         if not self.first:
             self.sha.update(b",")
         self.first = False
         self.sha.update(COMPACT.encode(_canonical(line)).encode())
 
-    def add_all(self, lines: Iterable[dict[str, Any]]) -> None:
+    def add_all(self, lines: Iterable[Mapping[str, Any]]) -> None:
         """Many lines at once: one encoder call, the same bytes as adding each."""
         lines = list(lines)
         if not lines:
@@ -90,7 +90,7 @@ class ContentHash:
         return done.hexdigest()
 
 
-def content_hash(lines: Iterable[dict[str, Any]]) -> str:
+def content_hash(lines: Iterable[Mapping[str, Any]]) -> str:
     """SHA-256 over what a batch books: each line's entry, account, amounts, well, memo, source."""
     digest = ContentHash()
     for line in lines:

@@ -9,6 +9,7 @@ from typing import Any
 from bot.close import groups
 from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.kinds import KINDS, book, describe, option_label, option_meaning
+from bot.close.records import ExceptionRow
 from bot.core.questions import MAX_DESCRIPTION, MAX_HEADER, MAX_QUESTIONS, MAX_REASONING
 
 
@@ -50,7 +51,7 @@ def _fit(text: str, limit: int) -> str:
     return head[: head.rfind(" ")].rstrip(" ,;/") + "…"
 
 
-def question_for(exc: dict[str, Any]) -> dict[str, Any]:
+def question_for(exc: ExceptionRow) -> dict[str, Any]:
     """The ask_user_question question for one exception: numbers, options with what each books."""
     d = exc["details"]
     kind, facts = exc["kind"], d["facts"]
@@ -90,7 +91,7 @@ def question_for(exc: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in q.items() if v is not None}
 
 
-def question_for_group(group: list[dict[str, Any]]) -> dict[str, Any]:
+def question_for_group(group: list[ExceptionRow]) -> dict[str, Any]:
     """The one question for many alike exceptions: the count and total, a few lines (every
     line is in the attached detail), each option with what it books for all of them, and
     "Decide line by line"."""

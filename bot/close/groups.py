@@ -27,6 +27,7 @@ from bot.close.checks import Finding
 from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.kinds import KINDS, book, describe, option_label
 from bot.close.ledger import Ledger
+from bot.close.records import ExceptionRow
 from bot.store import QuestionRecord, Store
 
 PREFIX = "alike:"
@@ -79,7 +80,7 @@ def group_refs(findings: Iterable[Finding]) -> dict[str, str]:
     return out
 
 
-def group_of(exc: dict[str, Any]) -> str | None:
+def group_of(exc: ExceptionRow) -> str | None:
     """The group an exception is asked in, or None: asked on its own (never grouped, or its
     group was split to be decided line by line)."""
     ref = exc["details"].get("group")
@@ -88,20 +89,20 @@ def group_of(exc: dict[str, Any]) -> str | None:
     return str(ref)
 
 
-def members(exceptions: Iterable[dict[str, Any]], ref: str) -> list[dict[str, Any]]:
+def members(exceptions: Iterable[ExceptionRow], ref: str) -> list[ExceptionRow]:
     """The group's exceptions, in the order they were found."""
     return [e for e in exceptions if e["details"].get("group") == ref]
 
 
-def total(group: list[dict[str, Any]]) -> Decimal:
+def total(group: list[ExceptionRow]) -> Decimal:
     return sum((Decimal(str(e["details"].get("amount") or "0")) for e in group), Decimal("0"))
 
 
-def operator(group: list[dict[str, Any]]) -> str:
+def operator(group: list[ExceptionRow]) -> str:
     return str(group[0]["details"]["facts"].get("operator") or "")
 
 
-def summary(group: list[dict[str, Any]]) -> str:
+def summary(group: list[ExceptionRow]) -> str:
     kind = group[0]["kind"]
     return (
         f"{len(group)} alike {kind.replace('_', ' ')} exceptions of {operator(group)}, "
@@ -109,16 +110,16 @@ def summary(group: list[dict[str, Any]]) -> str:
     )
 
 
-def status(group: list[dict[str, Any]]) -> str:
+def status(group: list[ExceptionRow]) -> str:
     return "open" if any(e["status"] != "resolved" for e in group) else "resolved"
 
 
-def group_lines(group: list[dict[str, Any]], code: str) -> list[dict[str, Any]]:
+def group_lines(group: list[ExceptionRow], code: str) -> list[dict[str, Any]]:
     """What the option books for every line of the group: each line's own booking."""
     return [line for e in group for line in book(e["kind"], code, e["details"]["facts"], {})]
 
 
-def detail_rows(group: list[dict[str, Any]]) -> tuple[tuple[str, ...], list[dict[str, str]]]:
+def detail_rows(group: list[ExceptionRow]) -> tuple[tuple[str, ...], list[dict[str, str]]]:
     """The group's lines for its detail CSV: each line, what was found, the amount at stake, and
     what each option books for it (accounts by number and name, to the cent)."""
     first = group[0]
@@ -147,7 +148,7 @@ def detail_file_name(ref: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", ref) + ".csv"
 
 
-def listing(group: list[dict[str, Any]]) -> list[str]:
+def listing(group: list[ExceptionRow]) -> list[str]:
     """The group's lines for the console: one line each, with its amount at stake."""
     return [
         f"  • {e['details']['subject']}: {e['details']['summary']} "
@@ -156,7 +157,7 @@ def listing(group: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def asked_groups(store: Store, record: QuestionRecord) -> list[tuple[str, list[dict[str, Any]]]]:
+def asked_groups(store: Store, record: QuestionRecord) -> list[tuple[str, list[ExceptionRow]]]:
     """The groups a form asks about, each with its exceptions: (ref, members)."""
     refs = [
         ref

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from bot.close.batch import (
     ACCOUNTS,
@@ -29,14 +29,15 @@ from bot.close.checks import (
 )
 from bot.close.data import CATEGORIES, PRODUCTS, ZERO, JibLine, RevenueLine, period_label
 from bot.close.kinds import BOOKED_ON_LINE, KINDS, held_by_others, line_key
+from bot.close.records import ExceptionRow, JournalLine
 from bot.close.steps.jibs import loe_accrual
 from bot.close.steps.revenue import revenue_accrual
 
 
 def build(
     close: Close,
-    exceptions: list[dict[str, Any]],
-    prior_accruals: Iterable[dict[str, Any]] | None,
+    exceptions: list[ExceptionRow],
+    prior_accruals: Iterable[JournalLine] | None,
     *,
     keep_detail: bool = False,
     sink: Callable[[Iterable[dict[str, Any]]], None] | None = None,
@@ -55,12 +56,12 @@ def build(
     _jibs(batch, close)
     _checks(batch, close)
     held = held_by_others(exceptions)
-    accruals: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    accruals: list[tuple[ExceptionRow, list[dict[str, Any]]]] = []
     decided = [e for e in exceptions if e["status"] == "resolved" and e["resolution"]]
     # in the order decided; a reclass moves what the other decisions on its line left
     decided.sort(
         key=lambda e: (
-            KINDS[e["kind"]].moves_lines(e["resolution"], e["details"]["facts"]),
+            KINDS[e["kind"]].moves_lines(cast(str, e["resolution"]), e["details"]["facts"]),
             e.get("resolved_at") or "",
         )
     )
@@ -68,17 +69,19 @@ def build(
     for exc in decided:
         kind, facts = KINDS[exc["kind"]], exc["details"]["facts"]
         extra = {**(exc["extra"] or {}), BOOKED_ON_LINE: on_line}
-        lines = kind.book(exc["resolution"], facts, extra, held=held.get(exc["id"], frozenset()))
+        lines = kind.book(
+            cast(str, exc["resolution"]), facts, extra, held=held.get(exc["id"], frozenset())
+        )
         for line in lines:
             if line["ref"]:
                 key = line_key(line["ref"], line["account"])
                 on_line[key] = on_line.get(key, ZERO) + line["debit"] - line["credit"]
         if not lines:
             continue
-        if kind.option(exc["resolution"], facts).accrual:
+        if kind.option(cast(str, exc["resolution"]), facts).accrual:
             accruals.append((exc, lines))  # booked with this month's accruals, reversed next month
             continue
-        label = kind.label(exc["resolution"], facts)
+        label = kind.label(cast(str, exc["resolution"]), facts)
         e = batch.entry(
             f"Decision: {exc['details']['subject']} — {label} (by {exc['decided_by'] or '-'})",
             "decision",
@@ -114,11 +117,11 @@ def build(
     return batch, info
 
 
-def kind_label(exc: dict[str, Any]) -> str:
-    return KINDS[exc["kind"]].label(exc["resolution"], exc["details"]["facts"])
+def kind_label(exc: ExceptionRow) -> str:
+    return KINDS[exc["kind"]].label(cast(str, exc["resolution"]), exc["details"]["facts"])
 
 
-def _reversals(batch: Batch, close: Close, prior: Iterable[dict[str, Any]] | None) -> str:
+def _reversals(batch: Batch, close: Close, prior: Iterable[JournalLine] | None) -> str:
     label = period_label(close.data.service_month)
     if prior is not None:
         e = batch.entry(f"Reversal of {label} accruals (from closebot's posted batch)", "reversal")

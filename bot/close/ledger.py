@@ -9,11 +9,12 @@ the close (bot/close/books/migrations.py, `closebot-close`), applied once per St
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from bot.close.books import covers  # noqa: F401  (the close's tables, covered by the chain)
 from bot.close.books.batch_writer import BatchWriter
 from bot.close.books.batches import AlreadyPostedError, Batches
+from bot.close.records import DoiRecord, ExceptionDetails, ExceptionRow, OpenItem, OpenItemRow
 from bot.core.errors import NotFoundError
 
 __all__ = ["AlreadyPostedError", "BatchWriter", "Ledger"]
@@ -35,8 +36,8 @@ class Ledger(Batches):
         exception_id: str,
         kind: str,
         well_id: str | None,
-        details: dict[str, Any],
-    ) -> dict[str, Any]:
+        details: ExceptionDetails,
+    ) -> ExceptionRow:
         """Record an exception once; a re-run of its check keeps the first (and its decision).
 
         An exception an earlier release recorded (its details under `legacy`, see c003) and
@@ -90,13 +91,13 @@ class Ledger(Batches):
                 )
         return self.exception(exception_id)
 
-    def exception(self, exception_id: str) -> dict[str, Any]:
+    def exception(self, exception_id: str) -> ExceptionRow:
         rows = self._rows("select * from exceptions where id = ?", (exception_id,))
         if not rows:
             raise NotFoundError(f"no exception with id {exception_id!r}")
         return _exception(rows[0])
 
-    def exceptions(self, run_id: str) -> list[dict[str, Any]]:
+    def exceptions(self, run_id: str) -> list[ExceptionRow]:
         rows = self._rows("select * from exceptions where run_id = ? order by rowid", (run_id,))
         return [_exception(row) for row in rows]
 
@@ -110,7 +111,7 @@ class Ledger(Batches):
         question_id: str | None,
         decided_by: str | None,
         source: str | None,
-    ) -> dict[str, Any]:
+    ) -> ExceptionRow:
         """Record the decision on an open exception (status resolved, or open with a note)."""
         with self.store.write() as db:
             db.execute(
@@ -155,7 +156,7 @@ class Ledger(Batches):
         question_id: str,
         decided_by: str | None,
         source: str | None,
-    ) -> dict[str, Any]:
+    ) -> ExceptionRow:
         """A decision changed before posting: the exception takes the new answer; the audit
         event keeps what it was (option, who, which question), so the trail shows the edit."""
         with self.store.write() as db:
@@ -235,9 +236,7 @@ class Ledger(Batches):
                 covers=[("doi_rows", "run_id", run_id)],  # the new row and those it voided
             )
 
-    def doi_rows(
-        self, *, well_id: str | None = None, run_id: str | None = None
-    ) -> list[dict[str, Any]]:
+    def doi_rows(self, *, well_id: str | None = None, run_id: str | None = None) -> list[DoiRecord]:
         """Rows in force, plus the given run's own proposals; oldest first."""
         sql = "select * from doi_rows where (status = 'in_force'"
         params: tuple[Any, ...] = ()
@@ -249,15 +248,15 @@ class Ledger(Batches):
             sql += " and well_id = ?"
             params += (well_id,)
         rows = self._rows(sql + " order by id", params)
-        return [{**r, "row": json.loads(r["row"])} for r in rows]
+        return cast("list[DoiRecord]", [{**r, "row": json.loads(r["row"])} for r in rows])
 
-    def all_doi_rows(self, well_id: str) -> list[dict[str, Any]]:
+    def all_doi_rows(self, well_id: str) -> list[DoiRecord]:
         rows = self._rows("select * from doi_rows where well_id = ? order by id", (well_id,))
-        return [{**r, "row": json.loads(r["row"])} for r in rows]
+        return cast("list[DoiRecord]", [{**r, "row": json.loads(r["row"])} for r in rows])
 
     # -- open items ----------------------------------------------------------
 
-    def carry_forward(self, run_id: str, *, period: str, items: list[dict[str, Any]]) -> None:
+    def carry_forward(self, run_id: str, *, period: str, items: list[OpenItem]) -> None:
         with self.store.write() as db:
             db.execute("delete from open_items where run_id = ?", (run_id,))
             for item in items:
@@ -284,7 +283,7 @@ class Ledger(Batches):
                 covers=[("open_items", "run_id", run_id)],
             )
 
-    def carried_into(self, period: str) -> list[dict[str, Any]]:
+    def carried_into(self, period: str) -> list[OpenItemRow]:
         """The items the latest sign-off of `period` carried forward (they open the next month)."""
         latest = self._rows(
             "select run_id from open_items where period = ? order by id desc limit 1", (period,)
@@ -313,18 +312,21 @@ class Ledger(Batches):
                 covers=[("open_items", "id", item_id)],
             )
 
-    def open_items(self, run_id: str) -> list[dict[str, Any]]:
+    def open_items(self, run_id: str) -> list[OpenItemRow]:
         return [
             _open_item(r)
             for r in self._rows("select * from open_items where run_id = ? order by id", (run_id,))
         ]
 
 
-def _open_item(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "held_balance": json.loads(row.get("held_balance") or "[]")}
+def _open_item(row: dict[str, Any]) -> OpenItemRow:
+    return cast(OpenItemRow, {**row, "held_balance": json.loads(row.get("held_balance") or "[]")})
 
 
-def _exception(row: dict[str, Any]) -> dict[str, Any]:
+def _exception(row: dict[str, Any]) -> ExceptionRow:
     """An exceptions row with its JSON columns read."""
     note = row.get("note")
-    return {**row, "details": json.loads(row["details"]), "extra": json.loads(note) if note else {}}
+    return cast(
+        ExceptionRow,
+        {**row, "details": json.loads(row["details"]), "extra": json.loads(note) if note else {}},
+    )

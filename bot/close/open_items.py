@@ -5,7 +5,7 @@ a due date each, and the sign-off question itself."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from bot.close import data as close_data
 from bot.close.checks import Finding
@@ -14,6 +14,7 @@ from bot.close.doi_master import money
 from bot.close.exception_questions import shortened
 from bot.close.kinds import KINDS, follow_up, held_balance, held_by_others
 from bot.close.ledger import Ledger
+from bot.close.records import BatchRow, ExceptionRow, OpenItem
 from bot.close.registry import StepTools
 from bot.close.steps import books_steps
 from bot.close.steps.revenue import history_gaps
@@ -36,21 +37,21 @@ GROUP_NAMES = {
 }
 
 
-def _item_amount(item: dict[str, Any]) -> Decimal:
+def _item_amount(item: OpenItem) -> Decimal:
     try:
         return abs(Decimal(str(item.get("amount") or "0")))
     except ArithmeticError:
         return Decimal(0)
 
 
-def item_groups(items: list[dict[str, Any]], *, owner: str, due: str) -> list[dict[str, Any]]:
+def item_groups(items: list[OpenItem], *, owner: str, due: str) -> list[dict[str, Any]]:
     """The sign-off form's rows: one per item when there are a handful, else one per kind of
     item (the rest as "Everything else" past MAX_GROUPS), each with its recommended owner (the
     owner its items share, else `owner`) and due date."""
     if len(items) <= MAX_ITEM_ROWS:
         parts = [(i["text"], [i]) for i in items]
     else:
-        by: dict[str, list[dict[str, Any]]] = {}
+        by: dict[str, list[OpenItem]] = {}
         for i in items:
             kind = i["kind"]
             name = GROUP_NAMES.get(kind) or (KINDS[kind].header if kind in KINDS else kind)
@@ -79,7 +80,7 @@ def item_groups(items: list[dict[str, Any]], *, owner: str, due: str) -> list[di
     return out
 
 
-def assignment_questions(exc: dict[str, Any]) -> list[dict[str, Any]]:
+def assignment_questions(exc: ExceptionRow) -> list[dict[str, Any]]:
     """The sign-off's owner (users_select) and due date (datepicker) per row, the recommended
     ones preselected; asked in the same form as the sign-off question, after it."""
     if not KINDS[exc["kind"]].signs_off:
@@ -112,7 +113,7 @@ def assignment_questions(exc: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def decided_after(ledger: Ledger, run_id: str, batch: dict[str, Any]) -> list[str]:
+def decided_after(ledger: Ledger, run_id: str, batch: BatchRow) -> list[str]:
     """Decisions recorded after the batch was drafted that book something (a flux adjustment,
     say): the draft does not hold them, so its approval cannot cover them."""
     return [
@@ -121,7 +122,7 @@ def decided_after(ledger: Ledger, run_id: str, batch: dict[str, Any]) -> list[st
         if e["status"] == "resolved"
         and (e["resolved_at"] or "") > (batch["created_at"] or "")
         and (kind := KINDS.get(e["kind"])) is not None
-        and kind.book(e["resolution"], e["details"]["facts"], e["extra"])
+        and kind.book(cast(str, e["resolution"]), e["details"]["facts"], e["extra"])
     ]
 
 
@@ -170,21 +171,23 @@ class OpenItems:
             )
         ]
 
-    def _open_items(self: StepTools, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]:
+    def _open_items(self: StepTools, ctx: ToolContext, ledger: Ledger) -> list[OpenItem]:
         run = ctx.store.runs.get(ctx.run_id)
-        items: list[dict[str, Any]] = []
+        items: list[OpenItem] = []
         closed_carried = set()
         excs = ledger.exceptions(ctx.run_id)
         held = held_by_others(excs)
         for e in excs:
             d = e["details"]
             if KINDS[e["kind"]].about_open_items:  # a carried item, the sign-off
-                if e["status"] == "resolved" and KINDS[e["kind"]].closes_item(e["resolution"]):
+                if e["status"] == "resolved" and KINDS[e["kind"]].closes_item(
+                    cast(str, e["resolution"])
+                ):
                     closed_carried.add(d["facts"]["item_id"])
                 continue
             if e["status"] != "resolved":
                 what = f" (answered: {e['extra'].get('other')})" if e["extra"].get("other") else ""
-                item = {
+                item: OpenItem = {
                     "kind": "undecided",
                     "text": f"{d['subject']}: {d['summary']} — "
                     + ("left open" if e["extra"].get("owner") else "undecided")
@@ -196,13 +199,16 @@ class OpenItems:
                     item["owner"] = e["extra"]["owner"]
                 items.append(item)
             elif text := follow_up(
-                e["kind"], e["resolution"], d["facts"], e["extra"], d["subject"]
+                e["kind"], cast(str, e["resolution"]), d["facts"], e["extra"], d["subject"]
             ):
                 kind = KINDS[e["kind"]]
                 lines = kind.book(
-                    e["resolution"], d["facts"], e["extra"], held=held.get(e["id"], frozenset())
+                    cast(str, e["resolution"]),
+                    d["facts"],
+                    e["extra"],
+                    held=held.get(e["id"], frozenset()),
                 )
-                option = kind.option(e["resolution"], d["facts"])
+                option = kind.option(cast(str, e["resolution"]), d["facts"])
                 if option.held is not None:  # what the documents hold under this decision
                     lines = [*lines, *option.held(d["facts"], e["extra"])]
                 item = {

@@ -10,6 +10,7 @@ from bot.close.data import add_months
 from bot.close.journal import build
 from bot.close.kinds import KINDS
 from bot.close.ledger import Ledger
+from bot.close.records import ExceptionRow
 from bot.close.toolbase import ToolBase
 from bot.core.tools import ToolContext, ToolError
 
@@ -17,13 +18,13 @@ from bot.core.tools import ToolContext, ToolError
 REVIEW_KINDS = tuple(k.name for k in KINDS.values() if k.review_only)
 
 
-def review_only(exc: dict[str, Any]) -> bool:
+def review_only(exc: ExceptionRow) -> bool:
     """Flux review's questions: they explain the books, never change them (an adjustment is its
     own kind, and books)."""
     return KINDS[exc["kind"]].review_only
 
 
-def undecided(exc: dict[str, Any]) -> bool:
+def undecided(exc: ExceptionRow) -> bool:
     """Nobody decided this exception: open, with no answer recorded on it."""
     return exc["status"] != "resolved" and exc["resolution"] is None
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from bot.close.records import ExceptionRow, OpenItem
+
 if TYPE_CHECKING:
     from bot.close.checks import Close, Finding
     from bot.close.data import CloseData
@@ -41,7 +43,7 @@ class StepTools(Protocol):
 
     def _record(
         self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[ExceptionRow]: ...
 
     def _step_result(
         self, ctx: ToolContext, ledger: Ledger, step: str, **extra: Any
@@ -51,7 +53,7 @@ class StepTools(Protocol):
 
     def _signoff_finding(self, ctx: ToolContext, ledger: Ledger, period: str) -> list[Finding]: ...
 
-    def _open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]: ...
+    def _open_items(self, ctx: ToolContext, ledger: Ledger) -> list[OpenItem]: ...
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ it (a link to the thread, the approvers, how to resume) stays the front end's.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from bot.close.ledger import Ledger
+from bot.close.records import BatchRow
 from bot.core.errors import PeriodTakenError
 from bot.store import Run, Store
 
@@ -18,7 +18,7 @@ from bot.store import Run, Store
 class PeriodPostedError(PeriodTakenError):
     """The period is posted (`batch`, by run `run_id`): a period is closed once."""
 
-    def __init__(self, message: str, *, batch: dict[str, Any]) -> None:
+    def __init__(self, message: str, *, batch: BatchRow) -> None:
         super().__init__(message, run_id=str(batch["run_id"]))
         self.batch = batch
 
@@ -29,7 +29,7 @@ class Taken:
 
     period: str
     live: Run | None
-    posted: dict[str, Any] | None
+    posted: BatchRow | None
 
 
 def period_taken(store: Store, period: str) -> Taken | None:

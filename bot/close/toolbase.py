@@ -22,6 +22,7 @@ from bot.close.kinds import (
 )
 from bot.close.ledger import Ledger
 from bot.close.open_items import OpenItems
+from bot.close.records import DecisionView, ExceptionRow, InGroup
 from bot.close.registry import MAX_LIST as MAX_LIST
 from bot.core.errors import DataError, NotFoundError
 from bot.core.questions import (
@@ -105,7 +106,7 @@ class ToolBase(OpenItems):
         data = self._data(ctx, period)
         ledger = Ledger(ctx.store)
         added = [_doi_row(r["row"]) for r in ledger.doi_rows(run_id=ctx.run_id)]
-        decisions = {}
+        decisions: dict[str, DecisionView] = {}
         for e in ledger.exceptions(ctx.run_id):
             facts = e["details"]["facts"]
             decisions[e["details"]["ref"]] = {
@@ -159,14 +160,14 @@ class ToolBase(OpenItems):
 
     def _record(
         self, ctx: ToolContext, ledger: Ledger, findings: list[Finding]
-    ) -> list[dict[str, Any]]:
+    ) -> list[ExceptionRow]:
         out = []
         grouped = groups.group_refs(findings)
         if grouped:  # a group is made of exceptions found now, never of ones recorded before
             before = {e["id"] for e in ledger.exceptions(ctx.run_id)}
             grouped = groups.group_refs(f for f in findings if f"{ctx.run_id}:{f.id}" not in before)
         for f in findings:
-            in_group = {"group": grouped[f.id]} if f.id in grouped else {}
+            in_group: InGroup = {"group": grouped[f.id]} if f.id in grouped else {}
             exc = ledger.record_exception(
                 ctx.run_id,
                 exception_id=f"{ctx.run_id}:{f.id}",
@@ -241,7 +242,7 @@ class ToolBase(OpenItems):
             )
         return result
 
-    def _exception(self, ctx: ToolContext, exception_id: str) -> dict[str, Any]:
+    def _exception(self, ctx: ToolContext, exception_id: str) -> ExceptionRow:
         ledger = Ledger(ctx.store)
         full = (
             exception_id

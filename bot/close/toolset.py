@@ -151,7 +151,7 @@ class CloseTools(DecisionTools, PostingTools):
         by_account = ledger.account_totals(batch["id"]) if batch else []
         carried = ledger.open_items(ctx.run_id)
         names = Names(ctx.store)
-        items = [
+        items: list[dict[str, Any]] = [
             {"text": i["text"], "owner": names.cached(i["owner"], default=""), "due": i["due"]}
             for i in carried
         ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from bot.agent_loop import Paused, TurnOutcome, Waiting
@@ -63,7 +64,9 @@ def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     return drive_to_end(loop, store, run.id, outcome, auto=args.auto, settings=settings, out=out)
 
 
-def _taken_text(store: Store, label: str, posted: dict[str, Any] | None, live: Run | None) -> str:
+def _taken_text(
+    store: Store, label: str, posted: Mapping[str, Any] | None, live: Run | None
+) -> str:
     """Why the period's close is not started: it is posted (and by whom), or under way."""
     if posted is not None:
         names = Names(store)  # people by the names Slack last gave

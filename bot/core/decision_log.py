@@ -6,8 +6,8 @@ import calendar
 import csv
 import io
 import re
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypedDict
 
 from bot.core.names import Names, is_slack_id, named_text
 from bot.core.questions import answer_text
@@ -69,7 +69,7 @@ def period_end(period: str) -> str:
 
 
 def journal_rows(
-    batch: dict[str, Any], lines: Iterable[dict[str, Any]]
+    batch: Mapping[str, Any], lines: Iterable[Mapping[str, Any]]
 ) -> Iterator[dict[str, Any]]:
     """A batch's lines as the journal CSV has them: batch id, period, entry date (the period's
     last day), the batch's status, entry and line numbers, account, amounts, well, memo, source
@@ -85,7 +85,9 @@ def journal_rows(
         }
 
 
-def iter_named_lines(lines: Iterable[dict[str, Any]], names: Names) -> Iterator[dict[str, Any]]:
+def iter_named_lines(
+    lines: Iterable[Mapping[str, Any]], names: Names
+) -> Iterator[Mapping[str, Any]]:
     """`named_lines` as the lines come (a batch read a page at a time is never held whole)."""
     known = list(names.store.people.of())
     for line in lines:
@@ -102,7 +104,7 @@ def iter_named_lines(lines: Iterable[dict[str, Any]], names: Names) -> Iterator[
         }
 
 
-def named_lines(lines: list[dict[str, Any]], names: Names) -> list[dict[str, Any]]:
+def named_lines(lines: Sequence[Mapping[str, Any]], names: Names) -> Sequence[Mapping[str, Any]]:
     """Journal lines with the people in their entry descriptions and memos by name, for the
     CSVs and the ledger's import files ('Decision: … (by U0ALICE)' reads '(by Alice Park)');
     the stored lines, and so the batch's content hash, keep the ids."""
@@ -128,7 +130,38 @@ def _no_why(evidence: dict[str, Any], overridden: bool) -> str:
     return f"(none: {form})" if overridden and isinstance(form, str) else ""
 
 
-def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
+class DecisionRow(TypedDict):
+    """A row of the decision log (`decision_rows`): its keys are DECISION_COLUMNS."""
+
+    run_id: str
+    question_id: str
+    number: int  # the question's number on its form
+    asked_at: str
+    header: str
+    context: str
+    question: str
+    options: str  # the labels, ' | ' between them
+    recommended: str
+    reasoning: str
+    status: str
+    answer: str
+    answered_by: str
+    answered_by_name: str
+    answered_at: str
+    source: str
+    overridden: str  # yes, no, or '' when not answered
+    rationale: str
+    os_login: str
+    exception: str  # the refs the question names
+    batch_id: str
+    content_hash: str
+    self_approved: str
+    approval_ids: str
+    input_files: str
+    audit_seal: str
+
+
+def decision_rows(store: Store, run_id: str) -> list[DecisionRow]:
     """One row per question asked in the run, in the order asked: what was shown, what was
     chosen, by whom, when, how, whether it overrode the recommendation and why, and the
     SHA-256 of every input file the run read."""
@@ -153,7 +186,7 @@ def decision_rows(store: Store, run_id: str) -> list[dict[str, Any]]:
             for key in ("approval_question_id", "second_approval_question_id"):
                 if e.detail.get(key):
                     posted[e.detail[key]] = e.detail
-    rows = []
+    rows: list[DecisionRow] = []
     for record in store.questions.of_run(run_id):
         evidence = answered.get(record.id, {})
         overrode = {
@@ -273,7 +306,7 @@ def _safe_cell(value: Any) -> Any:
     return value
 
 
-def to_csv(rows: Iterable[dict[str, Any]], columns: tuple[str, ...] = DECISION_COLUMNS) -> str:
+def to_csv(rows: Iterable[Mapping[str, Any]], columns: tuple[str, ...] = DECISION_COLUMNS) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()

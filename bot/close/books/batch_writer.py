@@ -14,6 +14,7 @@ from bot.close.controls import ContentHash
 
 if TYPE_CHECKING:
     from bot.close.books.batches import Batches
+from bot.close.records import BatchRow
 from bot.store.chain import LINES, WrittenLines
 
 ZERO = Decimal("0.00")
@@ -128,7 +129,7 @@ class BatchWriter:
         self._written.digest.add_many(range(first, last + 1), macs)
         self._written.last_id = last
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> BatchRow:
         """The batch becomes the run's draft; earlier drafts are superseded."""
         self._flush()
         digest = self.hash.hexdigest()

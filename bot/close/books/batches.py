@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import sqlite3
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from bot.close.books.batch_writer import BatchWriter
 from bot.close.books.migrations import close_migrations
 from bot.close.data import CENT
 from bot.close.doi_master import ACCOUNT_NAMES
+from bot.close.records import AccountTotal, BatchRow, JournalLine, StoredJournalLine
 from bot.core.errors import CloseBotError, NotFoundError
 from bot.store import Store
 
@@ -34,7 +35,7 @@ class AlreadyPostedError(CloseBotError):
 # A finished batch's lines never change (a draft is superseded, never edited): its totals by
 # account are summed once per store, not by every tool that shows them (flux, the summary,
 # the approval form each read 300,000 lines at volume).
-_account_totals: weakref.WeakKeyDictionary[Store, dict[str, list[dict[str, Any]]]] = (
+_account_totals: weakref.WeakKeyDictionary[Store, dict[str, list[AccountTotal]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -50,9 +51,7 @@ class Batches:
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         return self.store.query(sql, params)
 
-    def save_batch(
-        self, run_id: str, *, period: str, lines: Iterable[dict[str, Any]]
-    ) -> dict[str, Any]:
+    def save_batch(self, run_id: str, *, period: str, lines: Iterable[dict[str, Any]]) -> BatchRow:
         """Save a new draft batch with its own id; earlier drafts of the run are superseded."""
         writer = self.open_batch(run_id, period=period)
         try:
@@ -75,7 +74,7 @@ class Batches:
         )
         return int(rows[0]["n"])
 
-    def account_totals(self, batch_id: str) -> list[dict[str, Any]]:
+    def account_totals(self, batch_id: str) -> list[AccountTotal]:
         """Debits and credits per account of a stored batch, in account order, summed by
         SQLite in whole cents (exact); a batch with an amount finer than a cent is summed
         line by line in Decimal instead. A finished batch's are summed once per store."""
@@ -86,7 +85,7 @@ class Batches:
             if not status or status[0]["status"] == "building":
                 return totals
             known[batch_id] = totals
-        return [dict(row) for row in known[batch_id]]
+        return [row.copy() for row in known[batch_id]]
 
     def remember_account_totals(self, batch_id: str, totals: Iterable[dict[str, Any]]) -> None:
         """The totals by account of a batch just written, as its builder summed the very lines
@@ -99,11 +98,11 @@ class Batches:
         for row in rows:
             row["account_name"] = ACCOUNT_NAMES.get(row["account"], row["account"])
             row["debit"], row["credit"] = row["debit"].quantize(CENT), row["credit"].quantize(CENT)
-        _account_totals.setdefault(self.store, {})[batch_id] = sorted(
-            rows, key=itemgetter("account")
+        _account_totals.setdefault(self.store, {})[batch_id] = cast(
+            "list[AccountTotal]", sorted(rows, key=itemgetter("account"))
         )
 
-    def _sum_accounts(self, batch_id: str) -> list[dict[str, Any]]:
+    def _sum_accounts(self, batch_id: str) -> list[AccountTotal]:
         finer = self._rows(
             "select count(*) as n from journal_lines where batch_id = ? and ("
             "(instr(debit, '.') > 0 and length(debit) - instr(debit, '.') > 2) or "
@@ -136,14 +135,17 @@ class Batches:
             for r in rows
         ]
 
-    def iter_lines(self, batch_id: str, *, page: int = 5000) -> Iterator[dict[str, Any]]:
+    def iter_lines(self, batch_id: str, *, page: int = 5000) -> Iterator[JournalLine]:
         """A batch's lines in entry and line order, read a page at a time."""
         after = (0, 0)
         while True:
-            rows = self._rows(
-                "select * from journal_lines where batch_id = ? and (entry_no, line_no) > (?, ?) "
-                "order by entry_no, line_no limit ?",
-                (batch_id, *after, page),
+            rows = cast(
+                "list[StoredJournalLine]",
+                self._rows(
+                    "select * from journal_lines where batch_id = ? and (entry_no, line_no) > (?, ?) "
+                    "order by entry_no, line_no limit ?",
+                    (batch_id, *after, page),
+                ),
             )
             for r in rows:
                 yield {**r, "debit": Decimal(r["debit"]), "credit": Decimal(r["credit"])}
@@ -151,35 +153,39 @@ class Batches:
                 return
             after = (rows[-1]["entry_no"], rows[-1]["line_no"])
 
-    def batch(self, batch_id: str) -> dict[str, Any]:
+    def batch(self, batch_id: str) -> BatchRow:
         rows = self._rows("select * from journal_batches where id = ?", (batch_id,))
         if not rows:
             raise NotFoundError(f"no journal batch {batch_id!r}")
-        return rows[0]
+        return cast(BatchRow, rows[0])
 
-    def batches(self, run_id: str) -> list[dict[str, Any]]:
-        return self._rows(
-            "select * from journal_batches where run_id = ? order by created_at, rowid", (run_id,)
+    def batches(self, run_id: str) -> list[BatchRow]:
+        return cast(
+            "list[BatchRow]",
+            self._rows(
+                "select * from journal_batches where run_id = ? order by created_at, rowid",
+                (run_id,),
+            ),
         )
 
-    def current_batch(self, run_id: str) -> dict[str, Any] | None:
+    def current_batch(self, run_id: str) -> BatchRow | None:
         live = [b for b in self.batches(run_id) if b["status"] not in ("superseded", "building")]
         return live[-1] if live else None
 
-    def posted_batch(self, period: str) -> dict[str, Any] | None:
+    def posted_batch(self, period: str) -> BatchRow | None:
         rows = self._rows(
             "select b.* from period_posts p join journal_batches b on b.id = p.batch_id where p.period = ?",
             (period,),
         )
         if rows:
-            return rows[0]
+            return cast(BatchRow, rows[0])
         legacy = self._rows(  # posted before period_posts existed
             "select * from journal_batches where period = ? and status = 'posted' order by posted_at limit 1",
             (period,),
         )
-        return legacy[0] if legacy else None
+        return cast(BatchRow, legacy[0]) if legacy else None
 
-    def approvers(self, batch: dict[str, Any]) -> list[str]:
+    def approvers(self, batch: Mapping[str, Any]) -> list[str]:
         """Who approved a posted batch: its approver, then the second approver when an entry
         over the limit needed one (from the posting's audit event)."""
         posted = self.store.audit.events(str(batch["run_id"]), kind="journal_posted")
@@ -193,9 +199,13 @@ class Batches:
         )
         return [str(who) for who in (batch.get("posted_by"), second) if who]
 
-    def lines(self, batch_id: str) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "select * from journal_lines where batch_id = ? order by entry_no, line_no", (batch_id,)
+    def lines(self, batch_id: str) -> list[JournalLine]:
+        rows = cast(
+            "list[StoredJournalLine]",
+            self._rows(
+                "select * from journal_lines where batch_id = ? order by entry_no, line_no",
+                (batch_id,),
+            ),
         )
         return [{**r, "debit": Decimal(r["debit"]), "credit": Decimal(r["credit"])} for r in rows]
 

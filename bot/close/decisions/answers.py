@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from bot.close.kinds import KINDS, option_label
+from bot.close.records import ExceptionRow
 from bot.close.toolbase import REF_RE
 from bot.core.tools import ToolError
 from bot.store import QuestionRecord
@@ -15,7 +16,7 @@ from bot.store import QuestionRecord
 FACT_ITEMS = 3  # items of a list shown in exception_details; document_lines pages the rest
 
 
-def bound_answer(q: QuestionRecord, exc: dict[str, Any]) -> tuple[list[str], str | None]:
+def bound_answer(q: QuestionRecord, exc: ExceptionRow) -> tuple[list[str], str | None]:
     """The option codes the person chose on the question naming this exception (or the group
     it was asked in), and any typed text."""
     refs = {exc["details"]["ref"], exc["details"].get("group") or exc["details"]["ref"]}
@@ -46,7 +47,7 @@ def group_answer(q: QuestionRecord, ref: str) -> list[str]:
     )
 
 
-def codes_of(exc: dict[str, Any], option: str) -> list[str]:
+def codes_of(exc: ExceptionRow, option: str) -> list[str]:
     """The option codes `option` names (a code or a label; several, comma-separated, for a
     multiple-choice question); "other" and "text" name none."""
     d = exc["details"]
@@ -68,19 +69,19 @@ def codes_of(exc: dict[str, Any], option: str) -> list[str]:
     return out
 
 
-def _keywords(exc: dict[str, Any], code: str) -> list[str]:
+def _keywords(exc: ExceptionRow, code: str) -> list[str]:
     """The words that name an option in a typed answer: its code's words and its label."""
     words = [w for w in re.split(r"[_\W]+", code.casefold()) if len(w) >= 4]
     return [*words, option_label(exc["kind"], code, exc["details"]["facts"]).casefold()]
 
 
-def matched_words(exc: dict[str, Any], code: str, typed: str) -> str:
+def matched_words(exc: ExceptionRow, code: str, typed: str) -> str:
     text = typed.casefold()
     found = [w for w in _keywords(exc, code) if re.search(rf"\b{re.escape(w)}", text)]
     return ", ".join(f"\u201c{w}\u201d" for w in found)
 
 
-def match_option(exc: dict[str, Any], typed: str) -> str | None:
+def match_option(exc: ExceptionRow, typed: str) -> str | None:
     """The one option a typed answer clearly names (a word of its code, or its label), or None
     when it names none or more than one. Deterministic: the playbook's follow-up asks to confirm."""
     if KINDS[exc["kind"]].sets_off or not typed.strip():

@@ -4,13 +4,14 @@ recording the new answer over the old one (the audit trail keeps both)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from bot.close.controls import APPROVAL_HEADERS, header_of
 from bot.close.decisions.answers import codes_of
 from bot.close.decisions.recording import RecordingTools
 from bot.close.kinds import KINDS, option_label
 from bot.close.ledger import Ledger
+from bot.close.records import ExceptionRow
 from bot.close.toolbase import REF_RE
 from bot.core.errors import CloseBotError, NotFoundError
 from bot.core.tools import ToolContext, ToolError
@@ -18,7 +19,7 @@ from bot.store import QuestionRecord, Store
 
 
 def change_refusal(
-    ledger: Ledger, exc: dict[str, Any], settlers: set[str] | None = None
+    ledger: Ledger, exc: ExceptionRow, settlers: set[str] | None = None
 ) -> str | None:
     """Why the decision on `exc` cannot be changed before posting, or None when it can.
     `settlers`: the refs whose decision settled other exceptions (read once by a caller)."""
@@ -37,7 +38,7 @@ def change_refusal(
     return None
 
 
-def _settlers(exceptions: list[dict[str, Any]]) -> set[str]:
+def _settlers(exceptions: list[ExceptionRow]) -> set[str]:
     return {str(e["extra"]["settled_by"]) for e in exceptions if e["extra"].get("settled_by")}
 
 
@@ -68,7 +69,7 @@ def changeable_decisions(store: Store, run_id: str) -> list[tuple[str, str]]:
         decided = (
             "left open"
             if e["resolution"] == "other"
-            else option_label(e["kind"], e["resolution"], d["facts"])
+            else option_label(e["kind"], cast(str, e["resolution"]), d["facts"])
         )
         out.append((f"{q.id}:{number}", f"{d['subject']}: {decided}"))
     return out
@@ -128,7 +129,7 @@ class ChangeTools(RecordingTools):
     """A decision recorded again over the one it changes, before posting."""
 
     @staticmethod
-    def _change_of(ctx: ToolContext, exc: dict[str, Any], question_id: str) -> str | None:
+    def _change_of(ctx: ToolContext, exc: ExceptionRow, question_id: str) -> str | None:
         """The question whose decision on `exc` question `question_id` changes, if it does."""
         try:
             q = ctx.store.questions.get(question_id)
@@ -142,7 +143,7 @@ class ChangeTools(RecordingTools):
         self,
         ctx: ToolContext,
         ledger: Ledger,
-        exc: dict[str, Any],
+        exc: ExceptionRow,
         q: QuestionRecord,
         chosen: list[str],
         typed: str | None,

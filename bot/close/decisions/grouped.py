@@ -12,6 +12,7 @@ from bot.close.decisions.changes import ChangeTools
 from bot.close.exception_questions import question_for_group
 from bot.close.kinds import book, describe
 from bot.close.ledger import Ledger
+from bot.close.records import ExceptionRow
 from bot.core.tools import ToolContext, ToolError
 
 Resolve = Callable[[ToolContext, str, str, str, str], dict[str, Any]]
@@ -20,7 +21,7 @@ Resolve = Callable[[ToolContext, str, str, str, str], dict[str, Any]]
 class GroupDecisionTools(ChangeTools):
     """A group's details and its one answer."""
 
-    def _group(self, ctx: ToolContext, ref: str) -> list[dict[str, Any]]:
+    def _group(self, ctx: ToolContext, ref: str) -> list[ExceptionRow]:
         found = groups.members(Ledger(ctx.store).exceptions(ctx.run_id), ref)
         if not found:
             raise ToolError(f"no group {ref!r} in this run; the step results list its groups")

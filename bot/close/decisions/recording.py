@@ -11,6 +11,7 @@ from bot.close.checks import Close, Finding
 from bot.close.doi_master import money
 from bot.close.kinds import KINDS, SETTLED, Deciding, book, describe, line_refs, option_label
 from bot.close.ledger import Ledger
+from bot.close.records import ExceptionRow, OpenItem
 from bot.close.toolbase import ToolBase
 from bot.core.tools import ToolContext
 from bot.store import QuestionRecord
@@ -27,14 +28,14 @@ class RecordingTools(ToolBase):
         close, _ = self._close(ctx, ctx.store.runs.get(ctx.run_id).period)
         return close
 
-    def open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]:
+    def open_items(self, ctx: ToolContext, ledger: Ledger) -> list[OpenItem]:
         return self._open_items(ctx, ledger)
 
     def signoff_findings(self, ctx: ToolContext, ledger: Ledger) -> list[Finding]:
         return self._signoff_finding(ctx, ledger, ctx.store.runs.get(ctx.run_id).period)
 
     def keep_open(
-        self, ledger: Ledger, exc: dict[str, Any], q: QuestionRecord, why: str
+        self, ledger: Ledger, exc: ExceptionRow, q: QuestionRecord, why: str
     ) -> dict[str, Any]:
         ledger.decide(
             exc["id"],
@@ -53,7 +54,7 @@ class RecordingTools(ToolBase):
         self,
         ctx: ToolContext,
         ledger: Ledger,
-        exc: dict[str, Any],
+        exc: ExceptionRow,
         code: str,
         q: QuestionRecord,
         extra: dict[str, Any],
@@ -108,7 +109,7 @@ class RecordingTools(ToolBase):
         return result
 
     def _settle_others(
-        self, ctx: ToolContext, ledger: Ledger, exc: dict[str, Any], q: QuestionRecord
+        self, ctx: ToolContext, ledger: Ledger, exc: ExceptionRow, q: QuestionRecord
     ) -> list[str]:
         """A decision that holds, maps or replaces document lines settles every other open
         exception about only those lines: they are recorded as settled by it, booking nothing."""

@@ -19,6 +19,7 @@ from bot.close.exception_questions import question_for
 from bot.close.kinds import KINDS, book, describe, option_label
 from bot.close.ledger import Ledger
 from bot.close.open_items import assignment_questions
+from bot.close.records import ExceptionRow
 from bot.close.toolbase import REF_RE
 from bot.core.tools import ToolContext, ToolError
 
@@ -170,9 +171,7 @@ class DecisionTools(GroupDecisionTools):
             {"reason": q.rationale or note} if chosen_option.override else {},
         )
 
-    def _typed_other(
-        self, ledger: Ledger, exc: dict[str, Any], q: Any, typed: str
-    ) -> dict[str, Any]:
+    def _typed_other(self, ledger: Ledger, exc: ExceptionRow, q: Any, typed: str) -> dict[str, Any]:
         """A typed answer books nothing: the exception stays open, owned by who answered, with
         the option its words name (if one) for a follow-up to confirm."""
         d = exc["details"]

@@ -13,6 +13,7 @@ import calendar
 import csv
 import io
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -95,7 +96,7 @@ def amount(value: Decimal) -> str:
     return f"{value:.2f}" if value else ""
 
 
-def line_text(line: dict[str, Any]) -> str:
+def line_text(line: Mapping[str, Any]) -> str:
     memo = f" — {line['memo']}" if line.get("memo") else ""
     return f"{line['entry']}{memo}"
 
@@ -123,8 +124,8 @@ def write(columns: list[str], rows: list[list[Any]]) -> str:
 
 @dataclass
 class Export:
-    batch: dict[str, Any]
-    lines: list[dict[str, Any]]
+    batch: Mapping[str, Any]
+    lines: Sequence[Mapping[str, Any]]
     period: str
     documents: str  # "jib.csv Permian-Oct.xlsx sha256 1a2b…; …"
     account_map: dict[str, GlAccount]
@@ -145,8 +146,8 @@ class Export:
 
 
 def build_export(
-    batch: dict[str, Any],
-    lines: list[dict[str, Any]],
+    batch: Mapping[str, Any],
+    lines: Sequence[Mapping[str, Any]],
     *,
     period: str,
     documents: str,

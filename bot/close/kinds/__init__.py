@@ -16,7 +16,7 @@ for a question's option descriptions.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from bot.close.kinds import accruals, flux, intake, interests, jib_lines, open_items, severance
 from bot.close.kinds import signoff as signoff_kind
@@ -44,6 +44,7 @@ from bot.close.kinds.jib_lines import (
     line_key,
     reclass_account,
 )
+from bot.close.records import ExceptionRow
 
 # the families, in the order the kinds table lists them
 FAMILIES = (intake, interests, jib_lines, accruals, severance, flux, open_items, signoff_kind)
@@ -87,7 +88,7 @@ __all__ = [
 ]
 
 
-def kind_of(exc: dict[str, Any]) -> Kind:
+def kind_of(exc: ExceptionRow) -> Kind:
     """The kind of a recorded exception."""
     return KINDS[exc["kind"]]
 
@@ -125,7 +126,7 @@ def follow_up(
     return KINDS[kind].follow_up(option, facts, extra, subject)
 
 
-def held_by_others(exceptions: list[dict[str, Any]]) -> dict[str, frozenset[str]]:
+def held_by_others(exceptions: list[ExceptionRow]) -> dict[str, frozenset[str]]:
     """Per exception id, the document lines another decision settled first: a decision that holds
     a line settles it for every exception decided after it, and for every exception that does
     not hold it; the first holding decision books it."""
@@ -134,14 +135,14 @@ def held_by_others(exceptions: list[dict[str, Any]]) -> dict[str, frozenset[str]
     holders: list[tuple[int, str, set[str]]] = []  # (position, exception id, lines)
     for pos, i in enumerate(order):
         e = decided[i]
-        if KINDS[e["kind"]].holds(e["resolution"], e["details"]["facts"]) and not e[
-            "resolution"
-        ].startswith("map:"):  # a mapped line is the well's: what is found on it then is booked
+        if KINDS[e["kind"]].holds(cast(str, e["resolution"]), e["details"]["facts"]) and not cast(
+            str, e["resolution"]
+        ).startswith("map:"):  # a mapped line is the well's: what is found on it then is booked
             holders.append((pos, e["id"], line_refs(e["details"]["facts"])))
     out: dict[str, frozenset[str]] = {}
     for pos, i in enumerate(order):
         e = decided[i]
-        holds = KINDS[e["kind"]].holds(e["resolution"], e["details"]["facts"])
+        holds = KINDS[e["kind"]].holds(cast(str, e["resolution"]), e["details"]["facts"])
         held: set[str] = set()
         for hpos, hid, lines in holders:
             if hid != e["id"] and (not holds or hpos < pos):

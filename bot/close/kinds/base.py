@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from bot.close.kinds.entries import Booker, Facts, Line, Opener, by_account, nothing, without_lines
+from bot.close.records import ExceptionRow, OpenItem
 
 if TYPE_CHECKING:
     from bot.close.checks import Close, Finding
@@ -62,7 +63,7 @@ class Desk(Protocol):
 
     def close_of(self, ctx: ToolContext) -> Close: ...
 
-    def open_items(self, ctx: ToolContext, ledger: Ledger) -> list[dict[str, Any]]: ...
+    def open_items(self, ctx: ToolContext, ledger: Ledger) -> list[OpenItem]: ...
 
     def signoff_findings(self, ctx: ToolContext, ledger: Ledger) -> list[Finding]: ...
 
@@ -70,14 +71,14 @@ class Desk(Protocol):
         self,
         ctx: ToolContext,
         ledger: Ledger,
-        exc: dict[str, Any],
+        exc: ExceptionRow,
         code: str,
         q: QuestionRecord,
         extra: dict[str, Any],
     ) -> dict[str, Any]: ...
 
     def keep_open(
-        self, ledger: Ledger, exc: dict[str, Any], q: QuestionRecord, why: str
+        self, ledger: Ledger, exc: ExceptionRow, q: QuestionRecord, why: str
     ) -> dict[str, Any]: ...
 
 
@@ -89,7 +90,7 @@ class Deciding:
     desk: Desk
     ctx: ToolContext
     ledger: Ledger
-    exc: dict[str, Any]
+    exc: ExceptionRow
     code: str
     question: QuestionRecord
     extra: dict[str, Any]
@@ -214,7 +215,7 @@ class Kind:
         desk: Desk,
         ctx: ToolContext,
         ledger: Ledger,
-        exc: dict[str, Any],
+        exc: ExceptionRow,
         q: QuestionRecord,
         chosen: list[str],
         typed: str | None,
@@ -236,7 +237,7 @@ class Kind:
         return False
 
     def typed_preview(
-        self, desk: Desk, ctx: ToolContext, exc: dict[str, Any], typed: str
+        self, desk: Desk, ctx: ToolContext, exc: ExceptionRow, typed: str
     ) -> str | None:
         """What a typed answer would book, for the person to check before it is recorded."""
         return None

@@ -14,6 +14,7 @@ from bot.close.checks import REVENUE_ACCOUNTS, Finding
 from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.kinds.base import Deciding, Desk, Kind, Option
 from bot.close.kinds.entries import Facts, Line, describe, pair, text
+from bot.close.records import ExceptionRow
 from bot.close.steps import flux
 from bot.close.steps.flux import FLUX, _flux_label, parse_adjustment
 from bot.core.names import Names
@@ -132,7 +133,7 @@ class FluxItemKind(Kind):
         desk: Desk,
         ctx: ToolContext,
         ledger: Ledger,
-        exc: dict[str, Any],
+        exc: ExceptionRow,
         q: QuestionRecord,
         chosen: list[str],
         typed: str | None,
@@ -212,7 +213,7 @@ class FluxAdjustKind(Kind):
         desk: Desk,
         ctx: ToolContext,
         ledger: Ledger,
-        exc: dict[str, Any],
+        exc: ExceptionRow,
         q: QuestionRecord,
         chosen: list[str],
         typed: str | None,
@@ -241,7 +242,7 @@ class FluxAdjustKind(Kind):
         return True
 
     def typed_preview(
-        self, desk: Desk, ctx: ToolContext, exc: dict[str, Any], typed: str
+        self, desk: Desk, ctx: ToolContext, exc: ExceptionRow, typed: str
     ) -> str | None:
         try:
             entry = parse_adjustment(typed.strip())
@@ -285,7 +286,7 @@ class EscalateKind(Kind):
         desk: Desk,
         ctx: ToolContext,
         ledger: Ledger,
-        exc: dict[str, Any],
+        exc: ExceptionRow,
         q: QuestionRecord,
         chosen: list[str],
         typed: str | None,

@@ -27,6 +27,7 @@ from bot.close.kinds.entries import (
     wi_revenue_excess,
 )
 from bot.close.kinds.intake import propose_doi
+from bot.close.records import ExceptionRow
 from bot.core.tools import ToolError
 
 if TYPE_CHECKING:
@@ -230,7 +231,7 @@ class EffectiveDateKind(Kind):
         return _typed_date(typed) is not None
 
     def typed_preview(
-        self, desk: Desk, ctx: ToolContext, exc: dict[str, Any], typed: str
+        self, desk: Desk, ctx: ToolContext, exc: ExceptionRow, typed: str
     ) -> str | None:
         date = _typed_date(typed)
         if date is None:
@@ -280,7 +281,7 @@ def _accept_doi(d: Deciding) -> dict[str, Any]:
 
 
 def shortfall_at_new_nri(
-    desk: Desk, ctx: ToolContext, exc: dict[str, Any], effective: str, nri: Decimal
+    desk: Desk, ctx: ToolContext, exc: ExceptionRow, effective: str, nri: Decimal
 ) -> list[Finding]:
     """Every check since the effective date that paid at the old NRI — the history months and
     this month's alike — is one question: book the catch-up receivable, claim it, or accept."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.close.data import add_months
 from bot.close.kinds.base import Deciding, Kind, Option
+from bot.close.records import OpenItem
 from bot.store import QuestionRecord
 
 MAX_ASSIGNED = 12  # the assignments a decision's result lists
@@ -36,7 +37,7 @@ def _sign(d: Deciding) -> dict[str, Any]:
     chosen = _assignments(d.question)
     default_owner = facts.get("owner") or run.started_by
     default_due = facts.get("due") or f"{add_months(run.period, 1)}-15"
-    stored = []
+    stored: list[OpenItem] = []
     for item in items:
         n = next((k for k, g in enumerate(groups, start=1) if item["text"] in g["items"]), 0)
         group = groups[n - 1] if n else {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -44,7 +44,7 @@ FLUX = Step(
 PNL_ACCOUNTS = ("4010", "4020", "4030", "4090", "6110", "6130", "6210", "6220", "6250")
 
 
-def activity(lines: Iterable[dict[str, Any]]) -> dict[str, Decimal]:
+def activity(lines: Iterable[Mapping[str, Any]]) -> dict[str, Decimal]:
     """Debits less credits per account."""
     out: dict[str, Decimal] = defaultdict(lambda: ZERO)
     for line in lines:
@@ -79,7 +79,7 @@ def basis_differences(
 
 
 def flux(
-    close: Close, lines: Iterable[dict[str, Any]], prior: dict[str, Decimal] | None = None
+    close: Close, lines: Iterable[Mapping[str, Any]], prior: dict[str, Decimal] | None = None
 ) -> list[dict[str, Any]]:
     """P&L activity by account this month vs the prior month's (closebot's posted month when
     given, else tb_activity.csv), flagged by the ±10 % and ±$5,000 rule."""

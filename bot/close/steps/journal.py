@@ -3,9 +3,9 @@ step, behind the controls (bot/close/controls.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from bot.close.controls import check_approval, content_hash, short_hash
 from bot.close.data import ZERO, add_months
@@ -117,7 +117,7 @@ def build_journal_entries(tools: StepTools, ctx: ToolContext, period: str) -> di
         "defaulted_decisions": defaulted[:MAX_LIST],
         "defaulted_count": len(defaulted),
         "period_already_posted": posted["id"] if posted else None,
-        "content_hash": short_hash(saved["content_hash"]),
+        "content_hash": short_hash(cast(str, saved["content_hash"])),
         "approval_limit": tools.approval_limit,
         "entries_over_limit": [
             {"entry_no": e.number, "description": e.description, "amount": e.amount}
@@ -259,7 +259,7 @@ def post_journal_entries(
     }
 
 
-def over_limit(lines: Iterable[dict[str, Any]], limit: Decimal) -> list[int]:
+def over_limit(lines: Iterable[Mapping[str, Any]], limit: Decimal) -> list[int]:
     """The entries whose debits are over the approval limit."""
     amounts: dict[int, Decimal] = {}
     for line in lines:

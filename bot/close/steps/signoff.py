@@ -4,11 +4,12 @@ period lock blocked; and the open items an earlier sign-off carried into this mo
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from bot.close.checks import Finding
 from bot.close.data import ZERO, add_months
 from bot.close.ledger import Ledger
+from bot.close.records import OpenItemRow
 from bot.close.registry import MAX_LIST, Step, StepTools
 from bot.core.names import Names
 from bot.core.tools import ToolContext
@@ -25,7 +26,7 @@ SIGNOFF = Step(
 
 
 def carried_finding(
-    previous: str, c: dict[str, Any], step: str, names: Names | None = None
+    previous: str, c: OpenItemRow, step: str, names: Names | None = None
 ) -> Finding:
     """An open item the last sign-off carried: asked about when the next close opens (settled /
     still open / write off), before its own steps; its owner by name."""
@@ -50,7 +51,7 @@ def carried_finding(
             "due": c.get("due") or "",
             "held_balance": c.get("held_balance") or [],
         },
-        amount=Decimal(c["amount"]) if c.get("amount") else ZERO,
+        amount=Decimal(cast(str, c["amount"])) if c.get("amount") else ZERO,
     )
 
 

@@ -4,7 +4,7 @@ Pure: data in, blocks and mrkdwn out; text that came from outside is escaped her
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,7 +112,7 @@ def live_text(
 
 
 def posted_text(
-    period: str, *, batch: dict[str, Any], approvers: Sequence[str], url: str | None
+    period: str, *, batch: Mapping[str, Any], approvers: Sequence[str], url: str | None
 ) -> str:
     """A close of a posted period: refused, who approved it (`Ledger.approvers`), and why
     closebot does not reopen it (mrkdwn)."""

@@ -7,7 +7,7 @@ on told in their own DM with the bot, with a link to the form, wherever the clos
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
@@ -39,7 +39,7 @@ def seen_block_id(inbox_id: int) -> str:
 
 
 def entries_by_account(
-    lines: Iterable[dict[str, Any]],
+    lines: Iterable[Mapping[str, Any]],
 ) -> tuple[list[str], list[list[str]]]:
     """The batch by account ("2115 Accrued LOE", debit, credit) with its totals, as table rows."""
     totals: dict[str, list[Decimal]] = {}

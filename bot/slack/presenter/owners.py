@@ -5,6 +5,7 @@ DM that may have gone out before a crash is looked for first, as forms are."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -44,7 +45,7 @@ class OwnerDMs:
         `owner_told`); one whose DM may have gone out before a crash (`owner_telling` without
         `owner_told`) is looked for in the DM first, as forms are (find_form)."""
         run = self.store.runs.get(run_id)
-        mine: dict[str, list[dict[str, Any]]] = {}
+        mine: dict[str, list[Mapping[str, Any]]] = {}
         for item in Ledger(self.store).open_items(run_id):
             if item["status"] == "open" and USER_ID_RE.match(str(item.get("owner") or "")):
                 mine.setdefault(str(item["owner"]), []).append(item)
@@ -63,7 +64,7 @@ class OwnerDMs:
                 log.warning("run %s: owner %s not told: %s", run_id, owner, slack_error(e))
 
     def _tell_owner(
-        self, run: Run, owner: str, items: list[dict[str, Any]], *, again: bool
+        self, run: Run, owner: str, items: list[Mapping[str, Any]], *, again: bool
     ) -> None:
         client = self.messages.client
         opened = client.conversations_open(users=owner)
@@ -98,7 +99,7 @@ class OwnerDMs:
         )
 
     def _items_message(
-        self, run: Run, items: list[dict[str, Any]], marker: str, owner: str
+        self, run: Run, items: list[Mapping[str, Any]], marker: str, owner: str
     ) -> tuple[str, list[dict[str, Any]]]:
         """(notification text, blocks) of an owner's DM: their items, amounts and due dates,
         and a link to the close's thread where the owner can open it (a close run in its

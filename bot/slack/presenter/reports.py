@@ -5,6 +5,7 @@ account map."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ class Reports:
         self.account_map = account_map
 
     def gl_files(
-        self, run_id: str, period: str, batch: dict[str, Any], lines: list[dict[str, Any]]
+        self, run_id: str, period: str, batch: Mapping[str, Any], lines: Sequence[Mapping[str, Any]]
     ) -> list[dict[str, str]]:
         """The posted batch as your ledger's journal import files, through the account map;
         none (and a note in the thread) when an account is not mapped."""
