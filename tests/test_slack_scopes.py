@@ -102,3 +102,29 @@ def test_a_close_whose_first_root_post_fails_opens_its_thread_with_the_shipped_s
     bot.submit(Q, {1: 1})
     bot.idle()
     assert bot.store.runs.get(run.id).status == "done"
+
+
+def test_a_close_whose_thread_never_opens_tells_its_starter_why_and_how_to_go_on(
+    bot: Harness, fake: FakeSlack, clock: Clock
+) -> None:
+    fake.fail("chat.postMessage", status=500, times=50, when=is_root)
+    bot.command("2026-10")
+    bot.idle()
+    (run,) = bot.store.runs.recent()
+    work = bot.service.work
+    for _ in range(work.max_attempts):
+        clock.advance(hours=2)  # past any backoff
+        assert work.heal()["runs"] == [run.id]
+        bot.idle()
+    clock.advance(hours=2)
+    assert work.heal()["failed"] == [run.id]
+    bot.idle()
+    assert bot.store.runs.get(run.id).status == "failed"
+    told = [p["text"] for p in fake.to("chat.postMessage") if p["channel"] == "DUALICE"]
+    assert len(told) == 1 and "could not open the thread of the October 2026 close" in told[0]
+    assert "Run `/close 2026-10` to start it again" in told[0]
+    fake.clear_faults()
+    bot.command("2026-10")  # the way forward works
+    bot.idle()
+    again = bot.store.runs.recent(limit=1)[0]
+    assert again.id != run.id and again.thread_ts in fake.messages

@@ -252,6 +252,12 @@ class SlackPresenter:
 
     def failed(self, run_id: str, error: str) -> None:
         run = self.store.runs.get(run_id)
+        if not run.thread_ts:  # no thread to say it in: the starter is told by DM
+            try:
+                self.thread.never_opened(run, error)
+            except SlackApiError as e:
+                log.warning("run %s: failure not told: %s", run_id, slack_error(e))
+            return
         text = f"The close stopped: {error}"
         safe = self.safe(text, run=run)
         try:

@@ -13,6 +13,7 @@ from datetime import datetime
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import outgoing
+from bot.close import period_label
 from bot.slack.presenter.messages import Messages
 from bot.slack.presenter.plan import PlanStream
 from bot.slack.presenter.root import RootMessage, root_block_id, status_title
@@ -106,3 +107,19 @@ class Thread:
             if not cursor:
                 return None
         return None
+
+    def never_opened(self, run: Run, error: str) -> None:
+        """A close that failed before its thread opened (its root message never reached
+        Slack): its starter is told in their DM with closebot (im:write, chat:write) why,
+        and how to go on — nothing was posted, `/close <period>` starts it again."""
+        if run.thread_ts or not run.started_by:
+            return
+        client = self.messages.client
+        label = period_label(run.period)
+        where = f" in <#{run.channel}>" if run.channel else ""
+        text = outgoing(
+            f"I could not open the thread of the {label} close{where}: {error}. Nothing was "
+            f"posted. Run `/close {run.period}` to start it again."
+        )
+        opened = client.conversations_open(users=run.started_by)
+        client.chat_postMessage(channel=str(opened["channel"]["id"]), text=text)
