@@ -13,8 +13,11 @@ It is the one fake of Slack: the sandbox, every test (the `fake` fixture) and th
 
 The package: workspace (the state), faults (injected on purpose), one module per
 family of methods (chat, streams, reactions, files, assistant, views, conversations,
-response_url), fake (FakeSlack composed of them, dispatch and HTTP). A Web API method
-the bot starts using is an `m_…` method in its family's module.
+response_url), scopes (the scope each method and event needs, and what manifest.yml
+grants: a call without its scope answers `missing_scope`), fake (FakeSlack composed of
+them, dispatch and HTTP). A Web API method the bot starts using is an `m_…` method in its
+family's module and a line in scopes.METHOD_SCOPES (a test fails until it has one, and
+test_manifest until the manifest grants it).
 """
 
 from __future__ import annotations
