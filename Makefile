@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: sandbox demo auto test test-fast slow-list lint bench bench-volume bench-ack clean
+.PHONY: sandbox demo auto test test-fast slow-list lint bench bench-volume bench-ack bench-slack clean
 
 PORT ?= 8000
 
@@ -39,13 +39,16 @@ slow-list: $(STAMP)  ## the whole suite, timed, to re-pick which tests test-fast
 	$(VENV)/bin/pytest -q -p no:cacheprovider --durations=0 > $(VENV)/durations.log
 	$(PY) -m tests.slow_list $(VENV)/durations.log
 
-bench: bench-volume bench-ack  ## every performance figure beside its target; ten minutes or so
+bench: bench-volume bench-ack bench-slack  ## every performance figure beside its target; ten minutes or so
 
 bench-volume: $(STAMP)  ## a month at 2,000 / 20,000 / 200,000 JIB lines vs the csv read (issue 19)
 	nice -n 10 $(PY) bench/volume.py
 
 bench-ack: $(STAMP)  ## acks, bursts, model cost, memory of paused runs (issue 11); about five minutes
 	$(PY) bench/perf.py
+
+bench-slack: $(STAMP)  ## Slack calls per decision by method, and closes at once under every rate tier (issue 27)
+	$(PY) bench/slack_budget.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -33,6 +33,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=30)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, fake_slack() as fake:
+        fake.tiers.off()  # ack times, not Slack's rate tiers (bench/slack_budget.py)
         # a period has one live close: each Submit's close is of its own period
         periods = distinct_periods(Path(tmp), args.n)
         bot = Harness(fake, Path(tmp) / "bench.db")

@@ -256,3 +256,13 @@ def fake() -> Iterator[FakeSlack]:
     """The one fake of Slack's Web API (bot/sandbox/slack_api/), on loopback, recording every call."""
     with fake_slack() as f:
         yield f
+
+
+@pytest.fixture(autouse=True)
+def virtual_retry_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client answered `ratelimited` waits its Retry-After on the fake Slack's clock (moved
+    on at once), not in real time: Slack's real tiers cost a test no wall time."""
+    from bot.sandbox.slack_api.clock import skip_every_clock
+    from bot.slack import client
+
+    monkeypatch.setattr(client, "retry_wait", skip_every_clock)

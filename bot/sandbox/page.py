@@ -204,6 +204,7 @@ class Page:
         """Everything `user` sees: people, channels, messages (with thread counts), their ephemerals."""
         fake = self.fake
         with fake.lock:
+            fake.expire_statuses()  # a status line set two minutes ago is gone (assistant.py)
             # only the conversations `user` can open: never another person's DM
             messages = json.loads(
                 json.dumps([m for m in fake.sorted_messages() if fake.can_see(user, m["channel"])])

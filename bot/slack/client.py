@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import http.client
 import io
+import random
 import select
 import socket
 import ssl
 import threading
+import time
+from collections.abc import Callable
 from typing import Any
 from urllib.error import HTTPError
 from urllib.parse import SplitResult, urlsplit
@@ -37,6 +40,9 @@ from slack_sdk.http_retry.builtin_handlers import (
     ConnectionErrorRetryHandler,
     RateLimitErrorRetryHandler,
 )
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 from slack_sdk.web import SlackResponse
 
 from bot.core.config import Settings
@@ -54,9 +60,38 @@ def web_client(settings: Settings) -> WebClient:
         timeout=15,
         retry_handlers=[
             ConnectionErrorRetryHandler(max_retry_count=2),
-            RateLimitErrorRetryHandler(max_retry_count=3),
+            RateLimitRetryHandler(max_retry_count=3),
         ],
     )
+
+
+# How a 429's Retry-After is waited out: real time here; the tests put the fake Slack's clock
+# in its place (tests/conftest.py), so Slack's real tiers cost them no wall time.
+retry_wait: Callable[[float], None] = time.sleep
+
+
+class RateLimitRetryHandler(RateLimitErrorRetryHandler):
+    """slack_sdk's 429 handler (wait Retry-After seconds and a little more, try again), waiting
+    through `retry_wait`."""
+
+    def prepare_for_next_attempt(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> None:
+        if response is None:
+            raise error or RuntimeError("no response to retry")
+        state.next_attempt_requested = True
+        after = next((v for k, v in response.headers.items() if k.lower() == "retry-after"), None)
+        try:
+            seconds = float(after[0]) if after else 1.0
+        except ValueError:
+            seconds = 1.0
+        retry_wait(seconds + random.random())
+        state.increment_current_attempt()
 
 
 class _NotSent(Exception):

@@ -5,6 +5,8 @@ and the same answers asked in a run's thread at any time.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 from typing import Any
@@ -44,6 +46,8 @@ class SlackDesk:
         self.desk = desk
         self.names = names or Names(store)  # people by name (users.info, cached)
         self.viewers: set[str] = set()  # who opened the Home tab (republished on a change)
+        self._published: dict[str, str] = {}  # viewer → a digest of the view they were sent
+        self._republishing = threading.Lock()  # one round of republishing at a time
         self._links: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
@@ -240,17 +244,30 @@ class SlackDesk:
         )
         return {"type": "home", "blocks": out}
 
-    def publish_home(self, user: str) -> None:
+    def publish_home(self, user: str, *, unless_unchanged: bool = False) -> None:
+        """The Home tab of `user` (they opened it); with `unless_unchanged`, only if what it
+        shows differs from what they were last sent."""
         self.viewers.add(user)
+        view = self.home_view(user)
+        digest = hashlib.sha256(json.dumps(view, sort_keys=True).encode()).hexdigest()
+        with self._lock:
+            if unless_unchanged and self._published.get(user) == digest:
+                return
         try:
-            self.client.views_publish(user_id=user, view=self.home_view(user))
+            self.client.views_publish(user_id=user, view=view)
         except SlackApiError as e:
             log.warning("Home of %s not published: %s", user, slack_error(e))
+            return
+        with self._lock:
+            self._published[user] = digest
 
     def republish(self) -> None:
-        """Every Home tab that was opened, again (a run changed state)."""
-        for user in sorted(self.viewers):
-            self.publish_home(user)
+        """The Home tabs whose view changed (a run moved, a form was answered or posted),
+        published again; a viewer whose Home reads the same is not sent it again
+        (views.publish is Tier 4: 100 a minute for the whole workspace)."""
+        with self._republishing:
+            for user in sorted(self.viewers):
+                self.publish_home(user, unless_unchanged=True)
 
 
 def _why(run: Run) -> str:

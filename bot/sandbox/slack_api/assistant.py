@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.sandbox.blockkit import MAX_LOADING_MESSAGES
+from bot.sandbox.slack_api.tiers import STATUS_SECONDS
 from bot.sandbox.slack_api.workspace import SlackError, Workspace
 
 MANIFEST = Path(__file__).resolve().parents[3] / "manifest.yml"
@@ -61,11 +62,25 @@ class AssistantMethods(Workspace):
                 [f"loading_messages: at most {MAX_LOADING_MESSAGES} non-empty strings"],
             )
         key = f"{channel.id}:{thread}"
+        self.expire_statuses()
         if status:
             self.statuses[key] = {"status": status, "loading_messages": loading or []}
+            self.status_set_at[key] = self.clock.now()
         else:
             self.statuses.pop(key, None)
         return {}
+
+    def expire_statuses(self) -> None:
+        """Statuses set two minutes ago (on the fake's clock) with no message since are gone:
+        "A two minute timeout applies, which will cause the status to be removed if no
+        message has been sent" (docs.slack.dev/reference/methods/assistant.threads.setStatus).
+        Hold `lock`."""
+        now = self.clock.now()
+        for key in [
+            k for k in self.statuses if now - self.status_set_at.get(k, now) >= STATUS_SECONDS
+        ]:
+            self.statuses.pop(key, None)
+            self.status_set_at.pop(key, None)
 
     def _status_thread(self, channel: str, thread_ts: Any) -> str:
         root = self.messages.get(str(thread_ts or ""))
@@ -76,6 +91,7 @@ class AssistantMethods(Workspace):
     def status_of(self, channel: str, thread_ts: str) -> dict[str, Any] | None:
         """The status shown under a thread now, or None."""
         with self._changed:
+            self.expire_statuses()
             return self.statuses.get(f"{channel}:{thread_ts}")
 
     def feature(self) -> str | None:

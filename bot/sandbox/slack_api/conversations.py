@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.sandbox.slack_api.tiers import HISTORY_PAGE
 from bot.sandbox.slack_api.workspace import (
     BOT_USER,
     TEAM_ID,
@@ -68,7 +69,8 @@ class ConversationMethods(Workspace):
             raise SlackError("thread_not_found")
         ts = root.get("thread_ts") or root["ts"]
         thread = [m for m in self._sorted() if m["ts"] == ts or m.get("thread_ts") == ts]
-        limit = max(1, min(int(p.get("limit") or 1000), 1000))
+        # at most (and by default) 15 for a non-Marketplace distributed app (tiers.py)
+        limit = max(1, min(int(p.get("limit") or HISTORY_PAGE), HISTORY_PAGE))
         start = int(p.get("cursor") or 0)
         page = thread[start : start + limit]
         more = start + limit < len(thread)
@@ -89,7 +91,8 @@ class ConversationMethods(Workspace):
             and m.get("thread_ts") in (None, m["ts"])
             and float(m["ts"]) >= oldest
         ]
-        limit = max(1, min(int(p.get("limit") or 100), 1000))
+        # at most (and by default) 15 for a non-Marketplace distributed app (tiers.py)
+        limit = max(1, min(int(p.get("limit") or HISTORY_PAGE), HISTORY_PAGE))
         start = int(p.get("cursor") or 0)
         page = top[start : start + limit]
         more = start + limit < len(top)

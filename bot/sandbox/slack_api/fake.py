@@ -101,6 +101,9 @@ class FakeSlack(
                 fault = self._take_fault(method, params)
                 if fault is not None:
                     return fault
+                limited = self._over_tier(method, params)
+                if limited is not None:
+                    return limited
                 handler = getattr(self, "m_" + method.replace(".", "_"), None)
                 if handler is None:
                     return 200, {"ok": False, "error": "unknown_method"}, {}
@@ -128,6 +131,18 @@ class FakeSlack(
         known = self.channels.get(channel_id)
         private = bool(getattr(known, "private", False) or getattr(known, "is_private", False))
         return self.grants.refusal(method, conversation_kind(channel_id, private=private))
+
+    def _over_tier(
+        self, method: str, params: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]] | None:
+        """Past the method's rate tier (tiers.py, each row citing its method page): HTTP 429
+        `ratelimited` with Retry-After in seconds, as Slack answers
+        (https://docs.slack.dev/apis/web-api/rate-limits, "Responding to rate limiting
+        conditions")."""
+        wait = self.tiers.check(method, params)
+        if wait is None:
+            return None
+        return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(wait)}
 
     def connected(self) -> None:
         with self._changed:

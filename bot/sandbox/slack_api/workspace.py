@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.sandbox.blockkit import message_problems
+from bot.sandbox.slack_api.clock import FakeClock
+from bot.sandbox.slack_api.tiers import RateMeter
 
 if TYPE_CHECKING:
     from bot.sandbox.slack_api.faults import Fault, Hold
@@ -91,11 +93,14 @@ class Workspace:
         # "channel:thread_ts" → the bot's status in that thread (assistant.threads.setStatus);
         # gone when the bot replies there or sets an empty status.
         self.statuses: dict[str, dict[str, Any]] = {}
+        self.status_set_at: dict[str, float] = {}  # "channel:thread_ts" → when, on `clock`
         self.homes: dict[str, dict[str, Any]] = {}  # user id → the Home tab published for them
         self.prompts: dict[str, dict[str, Any]] = {}  # "channel:thread_ts" → suggested prompts
         # setSuggestedPrompts calls Slack answered ok but ignored (a thread_ts under agent_view)
         self.ineffective_prompts: list[dict[str, Any]] = []
         self.rate_limit: dict[str, int] = {}  # method → how many 429s to answer first
+        self.clock = FakeClock()  # what the tiers and the status line's 2 minutes run on
+        self.tiers = RateMeter(self.clock)  # Slack's rate tiers (tiers.py): on by default
         self.faults: dict[str, list[Fault]] = {}
         self.holds: list[Hold] = []
         self.responses: list[dict[str, Any]] = []  # every body posted to a response_url

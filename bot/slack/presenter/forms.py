@@ -27,7 +27,7 @@ from bot.close import (
 from bot.core.decision_log import to_csv
 from bot.core.questions import Ask, answer_text
 from bot.slack.presenter.approval import ApprovalForm
-from bot.slack.presenter.messages import Messages, slack_error
+from bot.slack.presenter.messages import HISTORY_LIMIT, Messages, slack_error
 from bot.store import QuestionRecord, Run
 
 log = logging.getLogger(__name__)
@@ -132,10 +132,10 @@ class Forms:
         if not (run.channel and run.thread_ts):
             return None
         cursor = None
-        for _ in range(20):  # 20 pages of 200 replies: far more than a close's thread
+        for _ in range(20):  # 20 pages of 15 replies: 300, more than a close's thread
             try:
                 page = self.messages.client.conversations_replies(
-                    channel=run.channel, ts=run.thread_ts, limit=200, cursor=cursor
+                    channel=run.channel, ts=run.thread_ts, limit=HISTORY_LIMIT, cursor=cursor
                 )
             except SlackApiError as e:
                 if e.response.get("error") != "missing_scope":

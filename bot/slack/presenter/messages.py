@@ -30,6 +30,12 @@ from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
 
+# conversations.history / .replies pages: a commercially distributed app outside the Slack
+# Marketplace may read 15 messages a call and one call a minute
+# (docs.slack.dev/reference/methods/conversations.history): closebot reads them only to
+# recover from a crash, and asks for no more than it may have.
+HISTORY_LIMIT = 15
+
 # Slack errors no retry can fix: the run is failed and the person told why.
 CANNOT_POST = {
     "not_in_channel": "I'm not in this channel: invite me with `/invite @closebot`, then run `/close` again.",

@@ -16,7 +16,7 @@ from bot import blocks
 from bot.blocks import outgoing
 from bot.close import Ledger, header_of, money, period_label
 from bot.core.questions import USER_ID_RE
-from bot.slack.presenter.messages import Messages, slack_error
+from bot.slack.presenter.messages import HISTORY_LIMIT, Messages, slack_error
 from bot.store import Run
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ class OwnerDMs:
     def _dm_has(self, channel: str, run: Run, marker: str) -> bool:
         oldest = datetime.fromisoformat(run.created_at).timestamp() - 60
         page = self.messages.client.conversations_history(
-            channel=channel, oldest=f"{oldest:.6f}", limit=200
+            channel=channel, oldest=f"{oldest:.6f}", limit=HISTORY_LIMIT
         )
         return any(
             b.get("block_id") == marker

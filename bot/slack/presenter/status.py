@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,6 +25,14 @@ from bot.store import Run
 log = logging.getLogger(__name__)
 
 OVER = ("done", "failed", "cancelled")  # a close that will not work again without a person
+
+# The status line is folded: set when a turn starts, then at most once in LINE_GAP seconds
+# however many steps pass (the plan shows each step; the line only says the close is at
+# work), and cleared only while Slack still shows it (it clears itself after two minutes).
+# assistant.threads.setStatus has special rate limits (about one a second for the workspace):
+# 20 closes at once must share them.
+LINE_GAP = 20.0
+LINE_LIFETIME = 120.0
 
 
 class Status:
@@ -42,6 +51,8 @@ class Status:
         self._states: dict[str, str] = {}
         self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
         self.step_shown: dict[str, str | None] = {}  # run → the step its status line names
+        self._line_set_at: dict[str, float] = {}  # run → when its status line was last set
+        self.clock: Callable[[], float] = time.monotonic
         # One status update of a run at a time, each reading the run when it holds the lock:
         # a folded update still in flight never lands after the final state (striped locks,
         # so their number stays bounded however many runs there are).
@@ -66,6 +77,10 @@ class Status:
         run = self.store.runs.get(run_id)
         if not (run.channel and run.thread_ts):
             return
+        now = self.clock()
+        last = self._line_set_at.get(run_id)
+        if last is not None and now - last < LINE_GAP:
+            return  # folded: a later step change (or the still-working timer) sets it
         if run.id not in self._figures or not self._figures[run.id]:
             self._figures[run.id] = intake_figures(self.store, run.id)
         messages = loading_messages(step, period_label(run.period), self._figures[run.id])
@@ -77,11 +92,16 @@ class Status:
                 status="is working on the close…",
                 loading_messages=[outgoing(m) for m in messages],
             )
+            self._line_set_at[run_id] = now
         except SlackApiError as e:  # a nicety: the plan still shows where the close is
             log.info("run %s: status not set: %s", run_id, slack_error(e))
 
     def clear_line(self, run_id: str) -> None:
+        """The status line taken away (a turn ended), if Slack still shows it."""
         self.step_shown.pop(run_id, None)
+        last = self._line_set_at.pop(run_id, None)
+        if last is None or self.clock() - last >= LINE_LIFETIME:
+            return  # never set this turn, or Slack has cleared it by itself
         run = self.store.runs.get(run_id)
         if not (run.channel and run.thread_ts):
             return
@@ -93,6 +113,20 @@ class Status:
             log.info("run %s: status not cleared: %s", run_id, slack_error(e))
 
     # -- the status message --------------------------------------------------------
+
+    def _tell_homes(self, run: Run) -> None:
+        """The Home tabs may read differently: a run seen for the first time, or one at rest
+        (waiting on a person, finished, failed, stopped) — after every answer too, whether or
+        not the run's state changed. Not while it runs: a turn's passing state is not
+        published to every viewer. The desk sends only the views that changed."""
+        first = run.id not in self._states
+        self._states[run.id] = run.status
+        if not self.on_state_change or not (first or run.status != "running"):
+            return
+        try:
+            self.on_state_change()
+        except SlackApiError as e:
+            log.warning("Home tabs not updated: %s", slack_error(e))
 
     def blocks(
         self, run: Run, steps: dict[str, str], note: str | None = None
@@ -111,19 +145,14 @@ class Status:
         """Move the status message; `note` is plain text (mentions of the run's people kept).
         A `final` state (the turn ended) is not replaced by a `folded` update sent late."""
         with self.lock(run_id):
+            run = self.store.runs.get(run_id)
+            self._tell_homes(run)
             if folded and run_id in self._final:
                 return
             if final:
                 self._final.add(run_id)
-            run = self.store.runs.get(run_id)
             if not (run.channel and run.status_ts):
                 return
-            if self.on_state_change and self._states.get(run_id) != run.status:
-                self._states[run_id] = run.status
-                try:
-                    self.on_state_change()
-                except SlackApiError as e:
-                    log.warning("Home tabs not updated: %s", slack_error(e))
             try:
                 self.root.update(run)
             except SlackApiError as e:  # the plan still shows the state

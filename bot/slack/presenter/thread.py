@@ -14,7 +14,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot.blocks import outgoing
 from bot.close import period_label
-from bot.slack.presenter.messages import Messages
+from bot.slack.presenter.messages import HISTORY_LIMIT, Messages
 from bot.slack.presenter.plan import PlanStream
 from bot.slack.presenter.root import RootMessage, root_block_id, status_title
 from bot.slack.presenter.status import Status
@@ -83,10 +83,10 @@ class Thread:
         assert run.channel
         oldest = datetime.fromisoformat(run.created_at).timestamp() - 60
         cursor = None
-        for _ in range(10):  # 10 pages of 200 messages since the run began
+        for _ in range(10):  # 10 pages of 15 messages since the run began
             try:
                 page = self.messages.client.conversations_history(
-                    channel=run.channel, oldest=f"{oldest:.6f}", limit=200, cursor=cursor
+                    channel=run.channel, oldest=f"{oldest:.6f}", limit=HISTORY_LIMIT, cursor=cursor
                 )
             except SlackApiError as e:
                 if e.response.get("error") != "missing_scope":
