@@ -26,9 +26,10 @@ log = logging.getLogger(__name__)
 
 OVER = ("done", "failed", "cancelled")  # a close that will not work again without a person
 
-# The status line is folded: set when a turn starts, then at most once in LINE_GAP seconds
+# The status line is folded: set when a turn starts (and again by the still-working timer
+# before Slack's two minutes clear it), its step changes at most once in LINE_GAP seconds
 # however many steps pass (the plan shows each step; the line only says the close is at
-# work), and cleared only while Slack still shows it (it clears itself after two minutes).
+# work), and cleared only while Slack still shows it.
 # assistant.threads.setStatus has special rate limits (about one a second for the workspace):
 # 20 closes at once must share them.
 LINE_GAP = 20.0
@@ -79,8 +80,8 @@ class Status:
             return
         now = self.clock()
         last = self._line_set_at.get(run_id)
-        if last is not None and now - last < LINE_GAP:
-            return  # folded: a later step change (or the still-working timer) sets it
+        if last is not None and now - last < LINE_GAP and step != self.step_shown.get(run_id):
+            return  # a step change, folded: a later one (or the still-working timer) sets it
         if run.id not in self._figures or not self._figures[run.id]:
             self._figures[run.id] = intake_figures(self.store, run.id)
         messages = loading_messages(step, period_label(run.period), self._figures[run.id])
