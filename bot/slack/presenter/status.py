@@ -33,6 +33,7 @@ OVER = ("done", "failed", "cancelled")  # a close that will not work again witho
 # assistant.threads.setStatus has special rate limits (about one a second for the workspace):
 # 20 closes at once must share them.
 LINE_GAP = 20.0
+MAX_LOADING_MESSAGES = 10  # assistant.threads.setStatus: "Maximum of 10 messages"
 LINE_LIFETIME = 120.0
 
 
@@ -53,6 +54,9 @@ class Status:
         self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
         self.step_shown: dict[str, str | None] = {}  # run → the step its status line names
         self._line_set_at: dict[str, float] = {}  # run → when its status line was last set
+        # run → the question pending when its line was last set (a new one, posted in the
+        # thread since, cleared the line in Slack)
+        self._line_question: dict[str, str | None] = {}
         self.clock: Callable[[], float] = time.monotonic
         # One status update of a run at a time, each reading the run when it holds the lock:
         # a folded update still in flight never lands after the final state (striped locks,
@@ -84,7 +88,7 @@ class Status:
             return  # a step change, folded: a later one (or the still-working timer) sets it
         if run.id not in self._figures or not self._figures[run.id]:
             self._figures[run.id] = intake_figures(self.store, run.id)
-        messages = loading_messages(step, period_label(run.period), self._figures[run.id])
+        messages = self._rotation(run, step)
         self.step_shown[run_id] = step
         try:
             self.messages.client.assistant_threads_setStatus(
@@ -93,18 +97,40 @@ class Status:
                 status="is working on the close…",
                 loading_messages=[outgoing(m) for m in messages],
             )
+            pending = self.store.questions.pending(run_id)
+            self._line_question[run_id] = pending.id if pending else None
             self._line_set_at[run_id] = now
         except SlackApiError as e:  # a nicety: the plan still shows where the close is
             log.info("run %s: status not set: %s", run_id, slack_error(e))
+
+    def _rotation(self, run: Run, step: str | None) -> list[str]:
+        """The loading messages Slack rotates through (at most 10): the step at work's, then
+        the steps after it — so a folded line still names each step a turn runs through.
+        With no step running yet (a turn's start), from the first step not done."""
+        start = step or next((s for s in self.steps if run.steps.get(s) != "done"), None)
+        if start not in self.steps:
+            return loading_messages(start, period_label(run.period), self._figures[run.id])
+        rotation: list[str] = []
+        for name in self.steps[self.steps.index(start) :]:
+            for message in loading_messages(name, period_label(run.period), self._figures[run.id]):
+                if len(rotation) < MAX_LOADING_MESSAGES:
+                    rotation.append(message)
+        return rotation
 
     def clear_line(self, run_id: str) -> None:
         """The status line taken away (a turn ended), if Slack still shows it."""
         self.step_shown.pop(run_id, None)
         last = self._line_set_at.pop(run_id, None)
+        before = self._line_question.pop(run_id, None)
         if last is None or self.clock() - last >= LINE_LIFETIME:
             return  # never set this turn, or Slack has cleared it by itself
         run = self.store.runs.get(run_id)
         if not (run.channel and run.thread_ts):
+            return
+        asked = self.store.questions.pending(run_id) if run.status == "waiting" else None
+        if asked and asked.id != before and asked.message_ts and asked.channel == run.channel:
+            # the turn ended on a new form posted in the thread: Slack cleared the status
+            # when the bot replied there ("clears on the bot's next reply", SLACK.md)
             return
         try:
             self.messages.client.assistant_threads_setStatus(
