@@ -154,12 +154,23 @@ def main() -> None:
             f"| {method} | {tier} | {total[method]} | {total[method] / max(decisions, 1):.2f} "
             f"| {peak} | {fit} | {fit_avg} |"
         )
+    # Pace aside: the decisions a minute the workspace can take, all closes together, under
+    # each per-workspace tier (a decision's calls, the close's start and end spread over them)
+    per_decision = {m: total[m] / max(decisions, 1) for m in together}
+    budget = {m: LIMITS[m].per_minute / per_decision[m] for m in per_decision}
+    tight = min(budget, key=lambda m: budget[m])
     worst = min(together, key=lambda m: together[m])
     mean = min(average, key=lambda m: average[m])
     print(
         f"\ncloses at once in one workspace under every tier: {int(together[worst])} started "
         f"together (held by {worst}), {int(average[mean])} on average (held by {mean}); "
         f"target {TARGET}: {'met' if int(together[worst]) >= TARGET else 'missed'}"
+    )
+    print(
+        f"decisions a minute the workspace takes under every tier, whatever the pace: "
+        f"{budget[tight]:.0f} (held by {tight}, {per_decision[tight]:.1f} a decision): "
+        f"{TARGET} closes at once fit while each decides at most once every "
+        f"{TARGET * 60 / budget[tight]:.0f} s"
     )
 
 
