@@ -28,32 +28,32 @@ def bare(fake: FakeSlack) -> WebClient:
 def test_past_its_tier_a_method_is_answered_ratelimited_with_retry_after(fake: FakeSlack) -> None:
     fake.clock.freeze()
     client = bare(fake)
-    assert LIMITS["conversations.info"].per_minute == TIER[3] == 50
+    assert LIMITS["conversations.open"].per_minute == TIER[3] == 50
     for _ in range(50):
-        client.conversations_info(channel="CFIN")
+        client.conversations_open(users="UALICE")
     with pytest.raises(SlackApiError) as refused:
-        client.conversations_info(channel="CFIN")
+        client.conversations_open(users="UALICE")
     assert refused.value.response.status_code == 429
     assert refused.value.response["error"] == "ratelimited"
     wait = int(refused.value.response.headers["Retry-After"])
     assert 1 <= wait <= 60
     fake.clock.advance(wait)  # the minute has passed on the fake's clock: allowed again
-    assert client.conversations_info(channel="CFIN")["ok"]
+    assert client.conversations_open(users="UALICE")["ok"]
 
 
 def test_history_is_one_call_a_minute_and_fifteen_messages_a_page(fake: FakeSlack) -> None:
     fake.clock.freeze()
     client = bare(fake)
-    for n in range(20):
-        client.chat_postMessage(channel="CFIN", text=f"message {n}")
-    page = client.conversations_history(channel="CFIN", limit=200)
+    for n in range(20):  # in Alice's DM with the bot: the manifest grants im:history
+        client.chat_postMessage(channel="DUALICE", text=f"message {n}")
+    page = client.conversations_history(channel="DUALICE", limit=200)
     assert len(page["messages"]) == 15 and page["has_more"]
     with pytest.raises(SlackApiError) as refused:
-        client.conversations_history(channel="CFIN", limit=15)
+        client.conversations_history(channel="DUALICE", limit=15)
     assert refused.value.response.status_code == 429
     fake.clock.advance(int(refused.value.response.headers["Retry-After"]))
     cursor = page["response_metadata"]["next_cursor"]
-    assert len(client.conversations_history(channel="CFIN", cursor=cursor)["messages"]) == 5
+    assert len(client.conversations_history(channel="DUALICE", cursor=cursor)["messages"]) == 5
 
 
 def test_chat_post_message_is_held_per_channel(fake: FakeSlack) -> None:
@@ -71,12 +71,12 @@ def test_a_test_not_about_rate_limits_may_scale_them_or_turn_them_off(fake: Fake
     client = bare(fake)
     fake.tiers.scale(2)
     for _ in range(2):
-        client.conversations_history(channel="CFIN")
+        client.conversations_history(channel="DUALICE")
     with pytest.raises(SlackApiError):
-        client.conversations_history(channel="CFIN")
+        client.conversations_history(channel="DUALICE")
     fake.tiers.off()
     for _ in range(5):
-        client.conversations_history(channel="CFIN")
+        client.conversations_history(channel="DUALICE")
 
 
 def test_the_bots_client_waits_retry_after_on_the_fakes_clock_not_in_real_time(
@@ -91,8 +91,8 @@ def test_the_bots_client_waits_retry_after_on_the_fakes_clock_not_in_real_time(
     )
     started = time.monotonic()
     read_at = fake.clock.now()
-    client.conversations_history(channel="CFIN")
-    client.conversations_history(channel="CFIN")  # 429, Retry-After ~60 s: waited virtually
+    client.conversations_history(channel="DUALICE")
+    client.conversations_history(channel="DUALICE")  # 429, Retry-After ~60 s: waited virtually
     assert fake.clock.now() - read_at >= 59
     assert time.monotonic() - started < 10
     assert [m for m, _ in fake.tiers.refused] == ["conversations.history"]

@@ -23,6 +23,7 @@ Q = "toolu_q1"
 
 def test_the_fake_refuses_a_method_whose_scope_was_not_granted_as_slack_does() -> None:
     with fake_slack(scopes=["chat:write", "im:history"]) as fake:
+        fake.tiers.off()  # scopes, not rate tiers: history is read more than once a minute
         client = WebClient(token="xoxb-test", base_url=fake.api_url)
         with pytest.raises(SlackApiError) as e:
             client.users_info(user="UALICE")
