@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from bot.sandbox.blockkit import view_problems
-from bot.sandbox.slack_api import FakeSlack
+from bot.sandbox.slack_api import Channel, FakeSlack
 from tests import slack_payloads as sp
 from tests.slack_harness import Harness
 
@@ -154,6 +154,20 @@ def test_a_configured_close_channel_takes_a_dm_start(fake: FakeSlack, db_path: P
         dm(bot, "close 2026-10")
         (run,) = bot.store.runs.recent()
         assert (run.channel, run.started_by) == ("CFIN", "UALICE")
+    finally:
+        bot.close()
+
+
+def test_a_dm_start_in_a_close_channel_without_the_bot_tells_the_starter_in_the_dm(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    fake.channels["CNOBOT"] = Channel("CNOBOT", "finance", {"UALICE", "UAPPROVER"})
+    bot = Harness(fake, db_path, CLOSEBOT_CLOSE_CHANNEL="CNOBOT")
+    try:
+        dm(bot, "close 2026-10")
+        (run,) = bot.store.runs.recent()
+        assert bot.store.runs.get(run.id).status == "failed"
+        assert fake.wait_for(lambda: any("/invite @closebot" in t for t in dm_replies(fake)))
     finally:
         bot.close()
 

@@ -79,5 +79,8 @@ class Opening:
         store = self.work.store
         run = store.runs.get(run_id)
         store.runs.set_status(run_id, "failed", error=f"could not post in the channel: {code}")
+        if response_url is None:  # started from the DM: the starter is told there
+            self.work.presenter.failed(run_id, CANNOT_POST[code])
+            return
         self.work.presenter.respond(response_url, CANNOT_POST[code], [run.started_by or ""])
         log.warning("run %s: cannot post in %s (%s); the run is closed", run_id, run.channel, code)
