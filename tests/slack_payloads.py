@@ -10,9 +10,11 @@ from urllib.parse import urlencode
 from slack_sdk.signature import SignatureVerifier
 
 from bot import blocks
+from bot.sandbox.slack_api import TEAM_ID
 
 SECRET = "test-signing-secret"
-TEAM = {"id": "T0001", "domain": "example"}
+# the fake's workspace: its people belong to it, and a stream answering one names it
+TEAM = {"id": TEAM_ID, "domain": "example"}
 
 
 def signed_headers(
@@ -33,11 +35,12 @@ def slash_command(
     user: str = "UALICE",
     channel: str = "CFIN",
     response_url: str = "https://hooks.slack.invalid/commands/1",
+    team: str | None = None,
 ) -> str:
     return urlencode(
         {
             "token": "legacy",
-            "team_id": TEAM["id"],
+            "team_id": team or TEAM["id"],
             "team_domain": TEAM["domain"],
             "channel_id": channel,
             "channel_name": "finance",

@@ -247,3 +247,36 @@ def test_the_channel_message_names_only_who_the_form_waits_on(
         assert state == "🙋 Waiting on <@UAPPROVER>, <@UAPPROVER2> — Posting"
     finally:
         bot.close()
+
+
+def test_a_stream_answers_the_starter_in_their_own_team_not_the_apps(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    # chat.startStream's recipient_team_id is "the team the user receiving the streaming text
+    # belongs to" (docs.slack.dev/reference/methods/chat.startStream): for a Slack Connect
+    # guest (or a user of an org's other workspace) that is not the app's own team, which
+    # auth.test gives. The team comes from the payload that started the close, kept on the run.
+    from bot.sandbox.slack_api import Person
+    from tests import slack_payloads as sp
+    from tests.slack_harness import FORM
+
+    fake.people["UGUEST"] = Person("UGUEST", "Gwen Guest", "Controller", team="T0GUEST")
+    fake.channel("CFIN").members.add("UGUEST")
+    bot = Harness(fake, db_path)
+    try:
+        body = sp.slash_command(
+            "2026-10",
+            user="UGUEST",
+            channel="CFIN",
+            response_url=fake.response_url(channel="CFIN", user="UGUEST"),
+            team="T0GUEST",
+        )
+        assert bot.dispatch(body, FORM).status == 200
+        bot.idle()
+        (run,) = bot.store.runs.recent()
+        (start,) = fake.to("chat.startStream")
+        assert start["recipient_user_id"] == "UGUEST" and start["recipient_team_id"] == "T0GUEST"
+        assert fake.messages[run.status_ts or ""].get("stream")  # streamed, not refused
+        assert run.started_team == "T0GUEST"
+    finally:
+        bot.close()

@@ -27,6 +27,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m009_keyed_trail",
         "m010_people",
         "m011_decide_later",
+        "m012_started_team",
     ]
     assert db.table("people").columns_dict == {
         "id": str,
@@ -65,6 +66,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "updated_at": str,
         "status_ts": str,
         "stop_requested_by": str,
+        "started_team": str,
     }
     assert db.table("messages").columns_dict == {
         "id": int,

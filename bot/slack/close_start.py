@@ -152,6 +152,7 @@ class CloseStarter:
         announce: bool = True,
         quick: bool = True,
         elsewhere: bool = False,
+        team: str | None = None,
     ) -> Run | None:
         """Start `period`'s close for `user` in `channel`: claim the period with a new run
         (leased in the same transaction) and open its thread; the run, or None.
@@ -162,7 +163,8 @@ class CloseStarter:
         the thread the close runs in already (one that waited for its files). `quick`: on an
         ack path (a busy database says so at once; a background job waits for it).
         `elsewhere`: started from another conversation (the DM), so the start names the
-        channel it runs in."""
+        channel it runs in. `team`: the starter's team, from the payload (their stream's
+        recipient_team_id)."""
         run = None
         if self.work.paused_by:  # a dead token: a close could not show, so none is started
             now(
@@ -187,6 +189,8 @@ class CloseStarter:
                         channel=channel,
                         thread_ts=in_thread,
                     )
+                    if team:
+                        self.store.runs.set_team(run.id, team)
                     if in_thread:
                         Imports(self.store).set_thread_run(
                             channel=channel, thread_ts=in_thread, run_id=run.id

@@ -264,3 +264,12 @@ def m011_decide_later(db: Database) -> None:
     db.table("questions").add_column("reopened_at", str)
     db.table("questions").add_column("changes", str)
     db.table("questions").add_column("told_at", str)
+
+
+@migrations()
+def m012_started_team(db: Database) -> None:
+    """The team of the person who started a run (`started_team`), from the payload that
+    started it: a stream in its thread answers that person (chat.startStream's
+    recipient_team_id), who may belong to another team than the app's (Slack Connect, an
+    org-wide install)."""
+    db.table("runs").add_column("started_team", str)

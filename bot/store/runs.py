@@ -31,6 +31,7 @@ class Run:
     updated_at: str
     status_ts: str | None = None
     stop_requested_by: str | None = None
+    started_team: str | None = None  # the starter's team (Slack Connect, org-wide installs)
 
 
 class Runs:
@@ -148,6 +149,11 @@ class Runs:
             f"select id from runs where status in ({marks}) order by created_at", statuses
         )
         return [self.get(r["id"]) for r in rows]
+
+    def set_team(self, run_id: str, team: str) -> None:
+        """The team of the person who started the run (from the payload that started it)."""
+        with self.core.write() as db:
+            db.execute("update runs set started_team = ? where id = ?", (team, run_id))
 
     def set_status(self, run_id: str, status: str, *, error: str | None = None) -> None:
         if status not in RUN_STATUSES:

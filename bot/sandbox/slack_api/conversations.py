@@ -8,7 +8,6 @@ from typing import Any
 from bot.sandbox.slack_api.tiers import HISTORY_PAGE
 from bot.sandbox.slack_api.workspace import (
     BOT_USER,
-    TEAM_ID,
     Channel,
     Person,
     SlackError,
@@ -143,4 +142,4 @@ class ConversationMethods(Workspace):
             person = Person(user, user[1:].title())  # a test's made-up colleague
         if person is None:
             raise SlackError("user_not_found")
-        return {"user": user_object(person, TEAM_ID)}
+        return {"user": user_object(person, person.team)}

@@ -88,6 +88,15 @@ class StreamMethods(Workspace):
                 raise SlackError("missing_recipient_user_id")
             if not p.get("recipient_team_id"):
                 raise SlackError("missing_recipient_team_id")
+            # "The encoded ID of the team the user receiving the streaming text belongs to"
+            # (docs.slack.dev/reference/methods/chat.startStream): not the app's own team
+            # when that user is a Slack Connect guest or in an org's other workspace.
+            person = self.people.get(str(p.get("recipient_user_id")))
+            if person is not None and p.get("recipient_team_id") != person.team:
+                raise SlackError(
+                    "invalid_arguments",
+                    ["recipient_team_id: must be the team recipient_user_id belongs to"],
+                )
         mode = p.get("task_display_mode") or "timeline"
         if mode not in TASK_DISPLAY_MODES:
             raise SlackError("invalid_arguments", ["task_display_mode: must be timeline or plan"])

@@ -42,6 +42,7 @@ class Person:
     name: str
     title: str = ""
     color: str = "#4a154b"
+    team: str = TEAM_ID  # another team's id: a Slack Connect guest, or an org's other workspace
 
 
 @dataclass

@@ -19,7 +19,7 @@ from bot.slack.close_start import (
     responder,
     storage_text,
 )
-from bot.slack.listeners.shared import Deps, bind
+from bot.slack.listeners.shared import Deps, bind, requester_team
 
 MAX_COMMAND_TEXT = 40  # "/close 2026-10" needs 7; longer text is refused, never echoed
 
@@ -79,6 +79,7 @@ def close_command(deps: Deps, ack: Ack, command: dict[str, Any]) -> None:
         now=ack_now(ack),
         later=responder(response_url),
         response_url=response_url,
+        team=requester_team(command),
     )
 
 
@@ -109,4 +110,12 @@ def period_picked(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
         if text:
             say(outgoing(text))
 
-    deps.starts.start(period, user=user, channel=channel, now=now, later=say, response_url=url)
+    deps.starts.start(
+        period,
+        user=user,
+        channel=channel,
+        now=now,
+        later=say,
+        response_url=url,
+        team=requester_team(body),
+    )

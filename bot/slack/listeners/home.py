@@ -12,7 +12,7 @@ from bot.close import Intent, intent
 from bot.core.errors import StorageError
 from bot.slack.blocks import period as period_blocks
 from bot.slack.close_start import NO_CLOSE_CHANNEL, open_periods, storage_text
-from bot.slack.listeners.shared import Deps, bind
+from bot.slack.listeners.shared import Deps, bind, requester_team
 
 
 def register(app: App, deps: Deps) -> None:
@@ -48,7 +48,14 @@ def dm(deps: Deps, event: dict[str, Any], body: dict[str, Any]) -> None:
         return
     asked = intent(str(event.get("text") or ""))
     if asked.kind == "close":
-        close_from_dm(deps, asked, user=user, channel=channel, thread_ts=thread_ts)
+        close_from_dm(
+            deps,
+            asked,
+            user=user,
+            channel=channel,
+            thread_ts=thread_ts,
+            team=requester_team(body, event),
+        )
         return
     deps.work.runner.side(
         lambda: desk.reply(
@@ -58,7 +65,13 @@ def dm(deps: Deps, event: dict[str, Any], body: dict[str, Any]) -> None:
 
 
 def close_from_dm(
-    deps: Deps, asked: Intent, *, user: str, channel: str, thread_ts: str | None
+    deps: Deps,
+    asked: Intent,
+    *,
+    user: str,
+    channel: str,
+    thread_ts: str | None,
+    team: str | None = None,
 ) -> None:
     """ "close October": the /close flow from the DM; which period, when that is unclear.
     The close itself runs in the team's close channel (CloseStarter.team_channel)."""
@@ -101,4 +114,6 @@ def close_from_dm(
     if where is None:
         now(NO_CLOSE_CHANNEL.format(period=period))
         return
-    deps.starts.start(period, user=user, channel=where, now=now, later=say, elsewhere=True)
+    deps.starts.start(
+        period, user=user, channel=where, now=now, later=say, elsewhere=True, team=team
+    )

@@ -26,6 +26,26 @@ from bot.slack.work import SlackWork
 from bot.store import QuestionRecord, Run, Store
 
 
+def requester_team(body: dict[str, Any], event: dict[str, Any] | None = None) -> str | None:
+    """The team of the person whose request this payload is (a stream answering them names it,
+    chat.startStream's recipient_team_id): a Slack Connect guest's own team (`user_team`,
+    `user.team_id`), the org for an org-wide install (as Bolt's say_stream takes it:
+    bolt-python docs/english/concepts/adding-agent-features.md), else the payload's team."""
+    event = event or {}
+    user = body.get("user")
+    for team in (
+        event.get("user_team"),
+        body.get("user_team"),
+        user.get("team_id") if isinstance(user, dict) else None,
+        body.get("enterprise_id") if body.get("is_enterprise_install") else None,
+        body.get("team_id"),
+        (body.get("team") or {}).get("id") if isinstance(body.get("team"), dict) else None,
+    ):
+        if isinstance(team, str) and team:
+            return team
+    return None
+
+
 @dataclass(frozen=True)
 class Deps:
     """What the listeners work with; `starter` and `answers` are made from the rest."""

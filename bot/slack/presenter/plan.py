@@ -136,7 +136,8 @@ class PlanStream:
         shows an ordinary status message instead)."""
         if not self.enabled or not (run.channel and run.thread_ts):
             return None
-        team = self.workspace.team_id()
+        # whom the stream answers: the starter, in their own team (Slack Connect, org installs)
+        team = run.started_team or self.workspace.team_id()
         title, tasks = self._title(run), self.tasks(run, run.steps)
         last = [self._note(note, run)] if note else []
         try:
