@@ -156,6 +156,7 @@ def test_a_channel_the_bot_cannot_post_in_gets_a_private_why_and_leaves_no_run(
     [
         ("read_only", "restricted_action_read_only_channel", "read-only"),
         ("thread_only", "restricted_action_thread_only_channel", "threads only"),
+        ("non_threadable", "restricted_action_non_threadable_channel", "does not allow threads"),
     ],
 )
 def test_a_read_only_or_thread_restricted_channel_is_refused_with_a_why_and_no_run_left(

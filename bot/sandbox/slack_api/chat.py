@@ -8,7 +8,7 @@ from bot.sandbox.slack_api.streams import live_stream
 from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, SlackError, Workspace, _public
 
 
-def _may_post(posting: str, *, threaded: bool) -> None:
+def may_post(posting: str, *, threaded: bool) -> None:
     """A channel's posting rule, as chat.postMessage refuses it (the method's documented
     errors, docs.slack.dev/reference/methods/chat.postMessage: restricted_action_read_only_channel,
     restricted_action_thread_only_channel, restricted_action_non_threadable_channel)."""
@@ -25,7 +25,7 @@ class ChatMethods(Workspace):
 
     def m_chat_postMessage(self, p: dict[str, Any]) -> dict[str, Any]:
         channel = self._bot_channel(p.get("channel"))
-        _may_post(channel.posting, threaded=bool(p.get("thread_ts")))
+        may_post(channel.posting, threaded=bool(p.get("thread_ts")))
         text, blocks = self._content(p)
         thread_ts = self._thread_root(channel.id, p.get("thread_ts"))
         message = self.add_message(

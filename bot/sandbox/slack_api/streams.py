@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any
 
 from bot.sandbox.blockkit import TASK_DISPLAY_MODES, chunk_problems
+from bot.sandbox.slack_api.chat import may_post
 from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, SlackError, Workspace, _public
 
 # Slack ends a chat.startStream message about five minutes after it starts, appended to or not:
@@ -83,6 +84,9 @@ class StreamMethods(Workspace):
         """A streamed reply: in a channel (not a DM) Slack needs whom it answers
         (`recipient_user_id`, `recipient_team_id`)."""
         channel = self._bot_channel(p.get("channel"))
+        # A streamed message is a message in the channel: its posting rule refuses it as it
+        # refuses chat.postMessage (documented there, not on this method's page: assumed).
+        may_post(channel.posting, threaded=bool(p.get("thread_ts")))
         if channel.id[0] != "D":
             if not p.get("recipient_user_id"):
                 raise SlackError("missing_recipient_user_id")
