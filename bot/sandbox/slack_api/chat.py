@@ -5,19 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from bot.sandbox.slack_api.streams import live_stream
-from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, SlackError, Workspace, _public
-
-
-def may_post(posting: str, *, threaded: bool) -> None:
-    """A channel's posting rule, as chat.postMessage refuses it (the method's documented
-    errors, docs.slack.dev/reference/methods/chat.postMessage: restricted_action_read_only_channel,
-    restricted_action_thread_only_channel, restricted_action_non_threadable_channel)."""
-    if posting == "read_only":
-        raise SlackError("restricted_action_read_only_channel")
-    if posting == "thread_only" and not threaded:
-        raise SlackError("restricted_action_thread_only_channel")
-    if posting == "non_threadable" and threaded:
-        raise SlackError("restricted_action_non_threadable_channel")
+from bot.sandbox.slack_api.workspace import (
+    BOT_ID,
+    BOT_USER,
+    SlackError,
+    Workspace,
+    _public,
+    may_post,
+)
 
 
 class ChatMethods(Workspace):

@@ -14,8 +14,14 @@ from datetime import timedelta
 from typing import Any
 
 from bot.sandbox.blockkit import TASK_DISPLAY_MODES, chunk_problems
-from bot.sandbox.slack_api.chat import may_post
-from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, SlackError, Workspace, _public
+from bot.sandbox.slack_api.workspace import (
+    BOT_ID,
+    BOT_USER,
+    SlackError,
+    Workspace,
+    _public,
+    may_post,
+)
 
 # Slack ends a chat.startStream message about five minutes after it starts, appended to or not:
 # appendStream and stopStream then answer `message_not_in_streaming_state`, and the message is

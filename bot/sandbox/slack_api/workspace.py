@@ -364,3 +364,15 @@ def _with_block_ids(blocks: list[Any]) -> list[Any]:
 
 def _public(message: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in message.items() if k not in ("channel", "reactions", "files")}
+
+
+def may_post(posting: str, *, threaded: bool) -> None:
+    """A channel's posting rule, as chat.postMessage refuses it (the method's documented
+    errors, docs.slack.dev/reference/methods/chat.postMessage: restricted_action_read_only_channel,
+    restricted_action_thread_only_channel, restricted_action_non_threadable_channel)."""
+    if posting == "read_only":
+        raise SlackError("restricted_action_read_only_channel")
+    if posting == "thread_only" and not threaded:
+        raise SlackError("restricted_action_thread_only_channel")
+    if posting == "non_threadable" and threaded:
+        raise SlackError("restricted_action_non_threadable_channel")
