@@ -124,6 +124,7 @@ def test_a_close_whose_thread_never_opens_tells_its_starter_why_and_how_to_go_on
     told = [p["text"] for p in fake.to("chat.postMessage") if p["channel"] == "DUALICE"]
     assert len(told) == 1 and "could not open the thread of the October 2026 close" in told[0]
     assert "Run `/close 2026-10` to start it again" in told[0]
+    assert f"in <#{run.channel}>:" in told[0]  # a channel link, not escaped text
     fake.clear_faults()
     bot.command("2026-10")  # the way forward works
     bot.idle()

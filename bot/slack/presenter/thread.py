@@ -8,6 +8,7 @@ again, so the thread always opens."""
 from __future__ import annotations
 
 import logging
+import re
 from datetime import datetime
 
 from slack_sdk.errors import SlackApiError
@@ -19,6 +20,8 @@ from bot.slack.presenter.plan import PlanStream
 from bot.slack.presenter.root import RootMessage, root_block_id, status_title
 from bot.slack.presenter.status import Status
 from bot.store import Run
+
+CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel the bot may link as <#…>
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +119,15 @@ class Thread:
             return
         client = self.messages.client
         label = period_label(run.period)
-        where = f" in <#{run.channel}>" if run.channel else ""
-        text = outgoing(
-            f"I could not open the thread of the {label} close{where}: {error}. Nothing was "
-            f"posted. Run `/close {run.period}` to start it again."
+        # the channel's link is the bot's own (<#C…>, from the store), so it is added after
+        # the escaping that keeps the error's text from becoming a link or a mention
+        where = f" in <#{run.channel}>" if CHANNEL_ID.match(run.channel or "") else ""
+        text = (
+            outgoing(f"I could not open the thread of the {label} close")
+            + where
+            + outgoing(
+                f": {error}. Nothing was posted. Run `/close {run.period}` to start it again."
+            )
         )
         opened = client.conversations_open(users=run.started_by)
         client.chat_postMessage(channel=str(opened["channel"]["id"]), text=text)
