@@ -20,6 +20,7 @@ DEFAULT_REMINDER_MINUTES = 60
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 DEFAULT_EFFORT = "medium"
 
+CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel (public or private), not a DM
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")
 
 
@@ -165,7 +166,7 @@ class Settings:
                 )
 
         close_channel = get("CLOSEBOT_CLOSE_CHANNEL")
-        if close_channel is not None and not re.match(r"^[CG][A-Z0-9]{2,}$", close_channel):
+        if close_channel is not None and not CHANNEL_ID.match(close_channel):
             raise ConfigError(
                 f"CLOSEBOT_CLOSE_CHANNEL={close_channel!r} is not a channel id (like C0123ABCD: "
                 "the channel's details in Slack show it); closes started from the DM run there"

@@ -8,20 +8,18 @@ again, so the thread always opens."""
 from __future__ import annotations
 
 import logging
-import re
 from datetime import datetime
 
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import outgoing
 from bot.close import period_label
+from bot.core.config import CHANNEL_ID
 from bot.slack.presenter.messages import HISTORY_LIMIT, Messages
 from bot.slack.presenter.plan import PlanStream
 from bot.slack.presenter.root import RootMessage, root_block_id, status_title
 from bot.slack.presenter.status import Status
 from bot.store import Run
-
-CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel the bot may link as <#…>
 
 log = logging.getLogger(__name__)
 
