@@ -26,10 +26,17 @@ Job = Callable[[], None]
 class Runner:
     """Per-key serial job queues drained by a shared, bounded thread pool."""
 
-    def __init__(self, *, max_workers: int = 4, fast_workers: int = 4) -> None:
+    def __init__(
+        self, *, max_workers: int = 4, fast_workers: int = 4, slow_io_workers: int = 4
+    ) -> None:
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="closebot-turn")
         self._fast = ThreadPoolExecutor(
             max_workers=fast_workers, thread_name_prefix="closebot-fast"
+        )
+        # downloads from outside (a dropped file): their own pool, so however slowly a server
+        # answers, no form's read-only update or private notice waits behind them (issue 31)
+        self._slow_io = ThreadPoolExecutor(
+            max_workers=slow_io_workers, thread_name_prefix="closebot-io"
         )
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
@@ -83,10 +90,16 @@ class Runner:
         """A small job with no ordering needs (an ephemeral notice), on the fast pool."""
         self.fast(job)
 
-    def fast(self, job: Job, *, key: str | None = None) -> None:
+    def slow_io(self, job: Job) -> None:
+        """A job that waits on someone else's server (a file download), on its own pool."""
+        self.fast(job, pool=self._slow_io)
+
+    def fast(
+        self, job: Job, *, key: str | None = None, pool: ThreadPoolExecutor | None = None
+    ) -> None:
         """A quick job on the fast pool: never behind a model call. With a key, busy(key)
         holds while it runs (a job that hands on to submit(key, …) stays busy throughout)."""
-        if self._held(partial(self.fast, job, key=key)):
+        if self._held(partial(self.fast, job, key=key, pool=pool)):
             return
         with self._lock:
             if self._closed:
@@ -95,7 +108,7 @@ class Runner:
             self._quick_jobs += 1
             if key is not None:
                 self._fast_keys[key] = self._fast_keys.get(key, 0) + 1
-        self._fast.submit(self._run_fast, job, key)
+        (pool or self._fast).submit(self._run_fast, job, key)
 
     def _run_fast(self, job: Job, key: str | None) -> None:
         try:
@@ -147,6 +160,7 @@ class Runner:
             self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
         self._fast.shutdown(wait=False, cancel_futures=True)
+        self._slow_io.shutdown(wait=False, cancel_futures=True)
         return drained
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,14 @@ from bot.close import optional_file as optional
 from bot.core.errors import CloseBotError, NotAuthorizedError
 from bot.core.names import Names
 from bot.slack.blocks import files as file_blocks
+from bot.slack.downloads import (
+    DownloadRefused,
+    DownloadTooBig,
+    DownloadTooSlow,
+    SignInRedirect,
+    SlackDownloads,
+    allowed_origins,
+)
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -35,6 +41,7 @@ log = logging.getLogger(__name__)
 StartClose = Callable[[str, str, str, str], None]
 
 MAX_FILE_BYTES = 20_000_000
+DOWNLOAD_SECONDS = 60.0  # a download's time budget, however slowly its server answers
 READABLE = (".csv", ".xlsx", ".xlsm", ".txt", ".tsv")
 
 
@@ -118,7 +125,28 @@ class FileIntake:
             return
         try:
             raw = self._download(str(info.get("url_private_download") or ""))
-        except SignInPage:
+        except DownloadRefused as e:
+            # never the token to another host (api.slack.com/types/file: a remote file's URL
+            # "can point to any host. Don't send Slack tokens or cookies to it")
+            log.warning("file %s: download refused: %s", file_id, e)
+            self.store.audit.record(
+                run_id=run.id if run else None,
+                kind="file_download_refused",
+                actor=user,
+                detail={"file": file_id, "filename": name, "why": str(e)},
+            )
+            self._say(
+                channel,
+                reply_to,
+                f"I did not read {name}: its address is not on Slack's file host, and I "
+                "fetch files only from Slack; nothing was read.",
+            )
+            return
+        except (DownloadTooBig, DownloadTooSlow) as e:
+            log.warning("file %s: download cut off: %s", file_id, e)
+            self._say(channel, reply_to, f"I stopped downloading {name} ({e}); nothing was read.")
+            return
+        except (SignInPage, SignInRedirect):
             log.warning("file %s: the download answered Slack's sign-in page", file_id)
             self._say(
                 channel,
@@ -128,7 +156,7 @@ class FileIntake:
                 "admin to reinstall closebot with files:read); nothing was read.",
             )
             return
-        except (OSError, urllib.error.URLError) as e:
+        except OSError as e:
             log.warning("file %s: download failed: %s", file_id, e)
             self._say(
                 channel,
@@ -221,17 +249,15 @@ class FileIntake:
     def _download(self, url: str) -> bytes:
         if not url:
             raise OSError("the file has no download address")
-        request = urllib.request.Request(
-            url, headers={"Authorization": f"Bearer {self.client.token}"}
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            data: bytes = response.read(MAX_FILE_BYTES + 1)
-            kind = str(response.headers.get("Content-Type") or "")
-        if len(data) > MAX_FILE_BYTES:
-            raise OSError("over 20 MB")
-        if is_sign_in_page(kind, data):
+        fetched = SlackDownloads(
+            token=str(self.client.token or ""),
+            allowed=allowed_origins(self.client.base_url),
+            max_bytes=MAX_FILE_BYTES,
+            seconds=DOWNLOAD_SECONDS,
+        ).fetch(url)
+        if is_sign_in_page(fetched.content_type, fetched.data):
             raise SignInPage(url)
-        return data
+        return fetched.data
 
     def _answer(self, got: Received, *, channel: str, thread_ts: str | None, user: str) -> None:
         if got.status == "pending":

@@ -192,7 +192,8 @@ class FakeSlack(
                 self.calls.append(Call("url_private_download", {"path": path, "token": token}))
                 self._bump()
             status, data, headers = self.download(path, authed=self._token_ok(token))
-            return Response(status, data, headers)
+            slowly = self.drip(path, data) if status == 200 else None
+            return Response(status, data, headers, stream=slowly)
         if path.startswith("/signin"):  # where Slack sends a download the token cannot read
             return Response(200, SIGN_IN_PAGE, {"Content-Type": "text/html; charset=utf-8"})
         if path.startswith("/respond/") and request.method == "POST":
@@ -211,4 +212,7 @@ def fake_slack(token: str | None = None, **kw: Any) -> Iterator[FakeSlack]:
     fake = FakeSlack(token=token, **kw)
     with LoopbackServer([fake.route], on_connection=fake.connected) as server:
         fake.url = server.url
-        yield fake
+        try:
+            yield fake
+        finally:
+            fake.drips_stopped.set()  # a dripping download ends before the server stops

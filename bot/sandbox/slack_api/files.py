@@ -4,6 +4,7 @@ answers Slack's sign-in page for a file the token cannot read."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -128,6 +129,27 @@ class FileMethods(Workspace):
         """The bot's token can no longer read this file (its download answers the sign-in page)."""
         with self._changed:
             self.unreadable_files.add(file_id)
+
+    def drip_file(self, file_id: str, every: float) -> None:
+        """A slow download: the file is served one byte every `every` seconds (a server
+        dripping its answer), until drips_stopped is set."""
+        with self._changed:
+            self.dripping_files[file_id] = every
+
+    def drip(self, path: str, data: bytes) -> Iterator[bytes] | None:
+        """The download's bytes as a drip, if its file drips."""
+        file_id = path.split("/")[2] if path.count("/") >= 2 else ""
+        every = self.dripping_files.get(file_id)
+        if every is None:
+            return None
+
+        def bytes_slowly() -> Iterator[bytes]:
+            for n in range(len(data)):
+                if self.drips_stopped.wait(every):
+                    return
+                yield data[n : n + 1]
+
+        return bytes_slowly()
 
     def download(self, path: str, *, authed: bool) -> tuple[int, bytes, dict[str, str]]:
         """GET url_private(_download) (`authed`: with a valid token): the file, for a token

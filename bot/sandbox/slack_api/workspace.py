@@ -91,6 +91,8 @@ class Workspace:
         self.files: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, bytes] = {}  # file id → the uploaded bytes
         self.unreadable_files: set[str] = set()  # their download answers the sign-in page
+        self.dripping_files: dict[str, float] = {}  # served a byte at a time, seconds apart
+        self.drips_stopped = threading.Event()  # set: every drip ends (the test is done)
         # "channel:thread_ts" → the bot's status in that thread (assistant.threads.setStatus);
         # gone when the bot replies there or sets an empty status.
         self.statuses: dict[str, dict[str, Any]] = {}

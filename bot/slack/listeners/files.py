@@ -41,7 +41,7 @@ def dropped(deps: Deps, file_id: str, channel: str, thread_ts: Any, user: str) -
                 return  # the other event of the same drop, or a retry
     except StorageError:
         return  # the other event of the drop gets another try
-    deps.work.runner.side(
+    deps.work.runner.slow_io(  # a download waits on a server: never on the fast pool
         lambda: files.dropped(
             file_id=file_id,
             channel=channel,
