@@ -71,16 +71,20 @@ def test_a_reply_comes_back_as_plain_blocks_and_cache_control_is_sent() -> None:
                 {
                     "type": "text",
                     "text": "Run the close for 2026-10.",
-                    "cache_control": {"type": "ephemeral"},
+                    "cache_control": {"type": "ephemeral", "ttl": "1h"},
                 }
             ],
         }
     ]
     assert "cache_control" not in MESSAGES[0]["content"][0]  # the transcript is not mutated
     assert sent["system"] == [
-        {"type": "text", "text": "You close books.", "cache_control": {"type": "ephemeral"}}
+        {
+            "type": "text",
+            "text": "You close books.",
+            "cache_control": {"type": "ephemeral", "ttl": "1h"},
+        }
     ]
-    assert sent["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert sent["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert "cache_control" not in sent["tools"][0]
     assert "cache_control" not in TOOLS[-1]  # the caller's schemas are not mutated
     assert "sk-ant-test" in (

@@ -57,7 +57,9 @@ def test_schema_is_named_and_requires_context_and_questions() -> None:
     # 1–5 questions that decide, plus the owners and due dates assigned beside them
     assert (items["minItems"], items["maxItems"]) == (1, 5 + MAX_ASSIGNMENTS)
     assert "user / date" in items["description"]
-    kinds = items["items"]["properties"]["type"]["enum"]
+    # a question is written out (the second form) or named by a prepared question's ref
+    assert items["items"]["anyOf"][0]["required"] == ["ref"]
+    kinds = items["items"]["anyOf"][1]["properties"]["type"]["enum"]
     assert {"user", "date"} <= set(kinds)
 
 
@@ -342,7 +344,9 @@ def test_typed_nonsense_is_explained(raw: str, message: str) -> None:
 def test_the_schema_and_the_validation_come_from_one_declaration() -> None:
     """What the schema declares is what the validator enforces, including the optional
     confidence and complexity (so the two can no longer drift apart)."""
-    items = TOOL_SCHEMA["input_schema"]["properties"]["questions"]["items"]["properties"]
+    items = TOOL_SCHEMA["input_schema"]["properties"]["questions"]["items"]["anyOf"][1][
+        "properties"
+    ]
     option = items["options"]["items"]["properties"]
     assert (option["confidence"]["minimum"], option["confidence"]["maximum"]) == (0, 1)
     assert items["complexity"]["enum"] == ["low", "medium", "high"]

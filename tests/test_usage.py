@@ -69,7 +69,10 @@ def test_a_claude_close_records_its_tokens_and_the_summary_and_runs_show_them(
     # The second call marks the tool_result (the conversation's end) for caching, and the
     # stored transcript carries no breakpoint.
     last = fake.requests[1]["messages"][-1]["content"][-1]
-    assert last["type"] == "tool_result" and last["cache_control"] == {"type": "ephemeral"}
+    assert last["type"] == "tool_result" and last["cache_control"] == {
+        "type": "ephemeral",
+        "ttl": "1h",
+    }
     assert all(
         "cache_control" not in b for m in store.transcript.messages(run.id) for b in m.content
     )

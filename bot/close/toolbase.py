@@ -236,9 +236,9 @@ class ToolBase(OpenItems):
             result["more_exceptions"] = len(listed) - MAX_LIST
         if any(e["status"] == "open" for e in excs):
             result["next"] = (
-                "Ask the accountant about the open exceptions with ask_user_question (up to 5 per call; "
-                "exception_details gives each one's ready-made question with its [ref]), then record each "
-                "answer with resolve_exception."
+                "Ask the accountant about the open exceptions with ask_user_question, each by its "
+                'ref alone ({"ref": …}, up to 5 per call: closebot shows the prepared question), '
+                "then record each answer with resolve_exception."
             )
         return result
 

@@ -9,11 +9,13 @@ from types import MethodType
 from typing import Any, Literal
 
 from bot.close import data as close_data
+from bot.close import groups
 from bot.close.data import ZERO
 from bot.close.decisions import DecisionTools
-from bot.close.exception_questions import shortened
+from bot.close.exception_questions import question_for, question_for_group, shortened
 from bot.close.kinds import KINDS, option_label
 from bot.close.ledger import Ledger
+from bot.close.open_items import assignment_questions
 from bot.close.posting import PostingTools
 from bot.close.steps import names as step_names
 from bot.close.steps import registry
@@ -35,7 +37,25 @@ class CloseTools(DecisionTools, PostingTools):
         reg.add(self.exception_details)
         reg.add(self.document_lines)
         reg.add(self.close_summary)
+        reg.prepared = self.prepared_questions  # ask_user_question by ref
         return reg
+
+    def prepared_questions(self, ctx: ToolContext, ref: str) -> list[dict[str, Any]]:
+        """The questions a ref names, exactly as exception_details prepares them: an
+        exception's (a sign-off's with its owners and due dates after it), a group's."""
+        if groups.is_group(ref):
+            return [question_for_group(self._group(ctx, ref))]
+        try:
+            exc = self._exception(ctx, ref)
+        except ToolError:
+            raise ToolError(
+                f"no prepared question with ref {ref!r}; the step results list each open "
+                "exception's ref"
+            ) from None
+        if exc["status"] != "open":
+            raise ToolError(f"{ref} is {exc['status']}, not open: there is nothing to ask")
+        also = assignment_questions(exc) if KINDS[exc["kind"]].signs_off else []
+        return [question_for(exc), *also]
 
     def tool(self, name: str) -> Callable[..., Any]:
         """A tool by its name, bound to this toolset: `tool("build_journal_entries")(ctx, period)`."""

@@ -113,7 +113,7 @@ class ClaudeModel:
         cached_tools = [dict(t) for t in tools]
         if cached_tools:
             # One breakpoint after the last tool caches tools and system together.
-            cached_tools[-1]["cache_control"] = {"type": "ephemeral"}
+            cached_tools[-1]["cache_control"] = CACHE_1H
         try:
             request: dict[str, Any] = {
                 "model": self.name,
@@ -121,9 +121,7 @@ class ClaudeModel:
                 # The default model thinks; its words between tool calls arrive as thinking.
                 "thinking": {"type": "adaptive", "display": "summarized"},
                 "output_config": {"effort": self.effort},
-                "system": [
-                    {"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}
-                ],
+                "system": [{"type": "text", "text": system, "cache_control": CACHE_1H}],
                 "tools": cached_tools,
                 "messages": messages,
             }
@@ -170,6 +168,13 @@ class ClaudeModel:
 
 CACHEABLE = ("text", "tool_result", "tool_use", "image", "document")
 
+# The 1-hour cache on every breakpoint: a close waits on people, answers minutes apart, and
+# a 5-minute entry would lapse at nearly every question, writing the whole prefix again.
+# A 1-hour write costs 2× base input (5-minute: 1.25×), a read 0.1× either way; the lifetime is
+# refreshed by each read (https://platform.claude.com/docs/en/build-with-claude/prompt-caching,
+# "1-hour cache duration" and pricing). docs/performance.md has the arithmetic.
+CACHE_1H = {"type": "ephemeral", "ttl": "1h"}
+
 
 def with_conversation_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The messages with a cache breakpoint on the last block of the last message, so the
@@ -184,7 +189,7 @@ def with_conversation_breakpoint(messages: list[dict[str, Any]]) -> list[dict[st
         return messages
     if content[-1].get("type") not in CACHEABLE:
         return messages  # a thinking block cannot carry a breakpoint
-    marked = {**content[-1], "cache_control": {"type": "ephemeral"}}
+    marked = {**content[-1], "cache_control": CACHE_1H}
     return [*messages[:-1], {**last, "content": [*content[:-1], marked]}]
 
 

@@ -4,10 +4,12 @@ question (the run waits), or, once it is settled, its answer stored as the resul
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, Protocol
 
-from bot.core.question_records import outcome_of
+from bot.core.errors import NotFoundError
+from bot.core.question_records import ask_of, outcome_of
 from bot.core.questions import (
     TOOL_NAME,
     Ask,
@@ -16,8 +18,9 @@ from bot.core.questions import (
     timeout_minutes,
     tool_result_content,
 )
+from bot.core.questions.refs import expand
 from bot.core.replies import tool_input_problem, tool_uses
-from bot.core.tools import ToolContext, ToolRegistry
+from bot.core.tools import ToolContext, ToolError, ToolRegistry
 from bot.core.transcript import Transcript
 from bot.store import QuestionRecord, Store
 
@@ -96,9 +99,15 @@ class ToolCalls:
     ) -> str | None:
         raw = use.get("input")
         try:
-            if problem := tool_input_problem(TOOL_NAME, raw):
-                raise AskInvalid([problem])
-            ask = parse_ask(raw)
+            # a question already stored is read back as it was shown (its refs rendered then)
+            ask = ask_of(self.store.questions.get(use["id"]))
+        except NotFoundError:
+            ask = None
+        try:
+            if ask is None:
+                if problem := tool_input_problem(TOOL_NAME, raw):
+                    raise AskInvalid([problem])
+                ask = parse_ask(expand(raw, self._render(run_id)))
         except AskInvalid as e:
             content = (
                 "ask_user_question input is invalid, nothing was shown to the user. Fix these and ask again:\n- "
@@ -153,6 +162,21 @@ class ToolCalls:
         for steps_then in moved:
             self.presenter.progress(run_id, steps_then)
         return None
+
+    def _render(self, run_id: str) -> Callable[[str], list[dict[str, Any]]] | None:
+        """The domain's prepared questions by ref, for this run (ValueError for an unknown ref)."""
+        prepared = self.tools.prepared
+        if prepared is None:
+            return None
+        ctx = ToolContext(run_id=run_id, store=self.store)
+
+        def render(ref: str) -> list[dict[str, Any]]:
+            try:
+                return prepared(ctx, ref)
+            except ToolError as e:
+                raise ValueError(str(e)) from None
+
+        return render
 
     def question_wait(self, ask: Ask) -> timedelta | None:
         """How long a question waits when timeouts are on: its complexity's wait (seed 001's

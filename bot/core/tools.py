@@ -113,12 +113,18 @@ def to_json(value: Any) -> str:
     return json.dumps(value, default=default, ensure_ascii=False)
 
 
+# A domain's prepared questions: the ask_user_question questions a `ref` names, rendered by
+# the domain (ToolError for a ref it does not know). The model asks by reference.
+PreparedQuestions = Callable[[ToolContext, str], list[dict[str, Any]]]
+
+
 class ToolRegistry:
     """Tools by name, their JSON schemas, and the steps of the work they belong to."""
 
     def __init__(self, steps: Sequence[str] = ()) -> None:
         self.steps = list(steps)
         self._tools: dict[str, Tool] = {}
+        self.prepared: PreparedQuestions | None = None  # questions asked by reference
 
     def add(
         self, fn: Callable[..., Any], *, step: str | None = None, name: str | None = None

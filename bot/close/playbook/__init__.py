@@ -50,6 +50,12 @@ class PlaybookModel:
 
     name = "offline-playbook"
 
+    def __init__(self, *, by_reference: bool = False) -> None:
+        # by_reference: ask the prepared questions by their refs (as Claude is told to),
+        # without fetching each one's details first; off, the offline default asks them
+        # written out, as exception_details gives them
+        self.by_reference = by_reference
+
     def respond(
         self,
         *,
@@ -192,16 +198,19 @@ class PlaybookModel:
         todo = (carried or [r for r in pending if not asked_first(r)])[:MAX_QUESTIONS]
         if not todo:
             return None
-        details = state.details()
+        details = {} if self.by_reference else state.details()
         missing = [r for r in todo if r not in details]
-        if missing:
+        if missing and not self.by_reference:
             return say("", *(use("exception_details", {"exception_id": r}) for r in missing))
-        questions = [details[r]["question"] for r in todo]
-        questions += [q for r in todo for q in details[r].get("also_ask") or []]
+        if self.by_reference:
+            questions = [{"ref": r} for r in todo]
+        else:
+            questions = [details[r]["question"] for r in todo]
+            questions += [q for r in todo for q in details[r].get("also_ask") or []]
         n = len(refs) - len([r for r in refs if r in resolved])
         context = f"{step}: {n} item{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your decision before I book anything."
         if carried:
-            since = (details[todo[0]].get("facts") or {}).get("from") or "last month"
+            since = (details.get(todo[0], {}).get("facts") or {}).get("from") or "last month"
             context = (
                 f"Open items carried from {since}: {len(carried)} to settle before this close "
                 "starts — settled, still open (carried again), or written off."
@@ -217,7 +226,9 @@ class PlaybookModel:
         ]
         if why:
             context += " Asked again — the last answer was refused: " + why[-1]
-        intro = f"{step}: " + "; ".join(details[r]["summary"] for r in todo)
+        intro = f"{step}: " + "; ".join(
+            details[r]["summary"] if r in details else state.summary_of(r) for r in todo
+        )
         return say(intro[:600], use(TOOL_NAME, {"context": context, "questions": questions}))
 
     def _flux_then_posting(self, state: State, build: Call) -> Reply | None:

@@ -49,6 +49,9 @@ class State:
         out: dict[str, tuple[Call, int]] = {}
         for call in self.asks():
             for n, q in enumerate(call.input.get("questions", []), start=1):
+                if set(q) == {"ref"}:  # asked by reference: closebot rendered it in its place
+                    out[str(q["ref"])] = (call, n)
+                    continue
                 for ref in REF_RE.findall(q.get("question", "")):
                     out[ref] = (call, n)
         return out
@@ -72,6 +75,15 @@ class State:
             for ref, (call, _) in self.asked().items()
             if isinstance(call.result, dict) and call.result.get("status") == "deferred"
         ]
+
+    def summary_of(self, ref: str) -> str:
+        """An exception's summary as the step results listed it (its ref, else the ref)."""
+        for c in reversed(self.calls):
+            if c.done and isinstance(c.result, dict):
+                for e in c.result.get("exceptions") or []:
+                    if isinstance(e, dict) and e.get("ref") == ref:
+                        return str(e.get("summary") or e.get("subject") or ref)
+        return ref
 
     def details(self) -> dict[str, dict[str, Any]]:
         out = {}
@@ -128,7 +140,7 @@ def parse(messages: list[dict[str, Any]]) -> State:
                 call = Call(
                     id=qid,
                     name=TOOL_NAME,
-                    input={"questions": [{"question": q} for q in body.get("questions", [])]},
+                    input={"questions": [{"ref": r} if r else {} for r in body.get("refs") or []]},
                     result=body,
                     done=True,
                 )

@@ -4,10 +4,36 @@ deferred, expired) and the message that brings it a late answer."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.core.questions.declaration import Ask
+
+REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")  # a prepared question names its ref
+
+
+def _ref_of(question: str) -> str | None:
+    found = REF_RE.findall(question)
+    return found[-1] if found else None
+
+
+def _answers(ask: Ask, answers: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Per 1-based question, the answer without the question's text (the model has it: it
+    asked it), with the question's ref when it names one."""
+    if answers is None:
+        return None
+    out: dict[str, Any] = {}
+    for key, entry in answers.items():
+        item = (
+            {k: v for k, v in entry.items() if k != "question"}
+            if isinstance(entry, dict)
+            else entry
+        )
+        n = int(key) if str(key).isdigit() else 0
+        ref = _ref_of(ask.questions[n - 1].question) if 0 < n <= len(ask.questions) else None
+        out[key] = {"ref": ref, **item} if ref and isinstance(item, dict) else item
+    return out
 
 
 @dataclass(frozen=True)
@@ -30,7 +56,7 @@ def tool_result_content(ask: Ask, outcome: Outcome) -> str:
             source=outcome.source,
             answered_by=outcome.by,
             answered_at=outcome.at,
-            answers=outcome.answers,
+            answers=_answers(ask, outcome.answers),
         )
         if outcome.rationale:
             body["rationale"] = outcome.rationale
@@ -76,7 +102,9 @@ def tool_result_content(ask: Ask, outcome: Outcome) -> str:
         )
     else:
         raise ValueError(f"a question in status {outcome.status!r} has no result yet")
-    body["questions"] = [q.question for q in ask.questions]
+    refs = [_ref_of(q.question) for q in ask.questions]
+    if outcome.status != "answered" and any(refs):
+        body["refs"] = refs  # which prepared questions were not answered, in order
     return json.dumps(body, ensure_ascii=False)
 
 
@@ -91,6 +119,7 @@ def late_answer_text(
     The last line is the JSON the playbook reads (late_answer_of)."""
     body = json.loads(tool_result_content(ask, outcome))
     body["question_id"] = question_id
+    body["refs"] = [_ref_of(q.question) for q in ask.questions]  # its call is long settled
     if changes:
         body["changes"] = changes
         what = (

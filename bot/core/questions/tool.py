@@ -17,6 +17,20 @@ from bot.core.questions.contract import (
 )
 from bot.core.questions.declaration import Ask
 
+REF_ITEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "ref": {
+            "type": "string",
+            "description": "The ref of a question closebot prepared (a step result's `ref`, "
+            "a drafted batch's `approval_ref`): shown with its figures, options and "
+            "recommendation exactly as prepared. Prefer it to writing the question out.",
+        }
+    },
+    "required": ["ref"],
+    "additionalProperties": False,
+}
+
 
 class AskInvalid(ValueError):
     """The model's ask_user_question input breaks the contract; the messages say where."""
@@ -124,6 +138,9 @@ def _input_schema() -> dict[str, Any]:
     raw = Ask.model_json_schema()
     schema: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
     schema.pop("additionalProperties", None)
+    # a question is written out, or named by the ref of one closebot prepared (refs.py)
+    questions = schema["properties"]["questions"]
+    questions["items"] = {"anyOf": [REF_ITEM_SCHEMA, questions["items"]]}
     return schema
 
 
@@ -133,10 +150,11 @@ TOOL_SCHEMA: dict[str, Any] = {
         "Ask the accountant running the close to decide something that is theirs to decide "
         "(an exception, an approval, a missing fact). The run pauses until they answer in the "
         "thread; the result tells you what they chose, or that they cancelled or the question "
-        "expired. Put the situation and its key figures in `context`; give each option what it "
-        "books (accounts and amounts) in its description; recommend an option when the data "
-        "supports one, say why in `reasoning`, and give options a `confidence` when you can. "
-        "Never ask in plain text instead."
+        'expired. A question closebot prepared is asked by its ref alone (`{"ref": …}`): '
+        "closebot renders it. Otherwise put the situation and its key figures in `context`; give "
+        "each option what it books (accounts and amounts) in its description; recommend an "
+        "option when the data supports one, say why in `reasoning`, and give options a "
+        "`confidence` when you can. Never ask in plain text instead."
     ),
     "input_schema": _input_schema(),
 }
