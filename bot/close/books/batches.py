@@ -209,6 +209,21 @@ class Batches:
         )
         return [{**r, "debit": Decimal(r["debit"]), "credit": Decimal(r["credit"])} for r in rows]
 
+    def account_lines(self, batch_id: str, accounts: Iterable[str]) -> list[JournalLine]:
+        """A batch's lines on `accounts` (a flagged flux item's, say), in entry and line order."""
+        wanted = sorted(set(accounts))
+        if not wanted:
+            return []
+        rows = cast(
+            "list[StoredJournalLine]",
+            self._rows(
+                f"select * from journal_lines where batch_id = ? and account in "
+                f"({', '.join('?' * len(wanted))}) order by entry_no, line_no",
+                (batch_id, *wanted),
+            ),
+        )
+        return [{**r, "debit": Decimal(r["debit"]), "credit": Decimal(r["credit"])} for r in rows]
+
     def post(
         self,
         batch_id: str,

@@ -25,6 +25,7 @@ from bot.close.doi_master import (
     money,
 )
 from bot.close.registry import MAX_LIST, Step, StepTools
+from bot.close.steps.flux_parts import Reconciled, account_movement, well_movement
 from bot.core.tools import ToolContext, ToolError
 
 FLUX = Step(
@@ -250,23 +251,24 @@ def basis_finding(
     )
 
 
-def flux_item(
-    close: Any, i: dict[str, Any], split: list[dict[str, Any]], people: list[str]
-) -> Finding:
-    """One flagged flux item, asked on its own: explain (the draft from the documents), adjust, escalate."""
+def flux_item(close: Any, i: dict[str, Any], movement: Reconciled, people: list[str]) -> Finding:
+    """One flagged flux item, asked on its own: explain (the draft that reconciles the movement:
+    this close's entries, last month's one-offs, volume and price), adjust, escalate. A draft
+    that leaves a part beyond the thresholds unexplained is shown, never recommended."""
     code = i.get("account") or f"{i['well_id']}:{i['product']}"
-    if i.get("account"):
-        draft = flux_explanation(close, i["account"])
-        product = {"4010": "oil", "4020": "gas", "4030": "ngl"}.get(i["account"])
-        if product and not draft:
-            parts = [s for s in split if s["product"] == product]
-            if parts:
-                volume = sum((s["volume_part"] for s in parts), ZERO)
-                price = sum((s["price_part"] for s in parts), ZERO)
-                draft = f"checks this month vs the month before: volume {money(volume)}, price {money(price)}"
-    else:
-        draft = f"volume {money(i['volume_part'])}, price {money(i['price_part'])}"
+    draft = movement.draft()
     label = _flux_label(i)
+    rest = movement.unexplained
+    if not draft:
+        found = "Nothing in the documents or this close's entries explains it. "
+    elif movement.reconciles:
+        found = f"Where it comes from: {draft}. "
+    else:
+        found = (
+            f"Where it comes from: {draft}. {money(rest)} of it is unexplained, beyond ±10 % and "
+            "±$5,000: the draft does not explain it. "
+        )
+    recommend = bool(draft) and movement.reconciles
     return Finding(
         kind="flux_item",
         key=code,
@@ -274,20 +276,59 @@ def flux_item(
         subject=label,
         summary=f"explain {label}",
         question=f"{_flux_line(i)}: beyond ±10 % and ±$5,000. "
-        + (
-            f"Drafted from the documents: {draft}. "
-            if draft
-            else "Nothing in the documents explains it. "
-        )
+        + found
         + "Explain (the draft, or type your own under Other), adjust with an entry you describe, or escalate?",
-        recommended="explain" if draft else "escalate",
-        reasoning=f"The documents behind it: {draft}."
-        if draft
-        else "No document explains the movement; someone who knows it should.",
-        facts={"item": {k: str(v) for k, v in i.items()}, "draft": draft, "people": people},
+        recommended="explain" if recommend else "escalate",
+        reasoning=f"The movement reconciles: {draft}."
+        if recommend
+        else (
+            f"{money(rest)} of the movement is unexplained (beyond ±10 % and ±$5,000); someone "
+            "who knows it should explain it."
+            if draft
+            else "No document or entry explains the movement; someone who knows it should."
+        ),
+        facts={
+            "item": {k: str(v) for k, v in i.items()},
+            "draft": draft,
+            "people": people,
+            **movement.facts(),
+        },
         options=["explain", "adjust", "escalate"],
         amount=abs(Decimal(str(i["change"]))),
     )
+
+
+def movements(
+    ledger: Any,
+    period: str,
+    batch_id: str,
+    posted: Mapping[str, Any] | None,
+    items: list[dict[str, Any]],
+    split: list[dict[str, Any]],
+) -> list[tuple[dict[str, Any], Reconciled]]:
+    """Each flagged item with its movement in parts (the batches' lines on its account read
+    once, only the flagged accounts')."""
+    accounts = [i["account"] for i in items if i["flagged"]]
+    current = ledger.account_lines(batch_id, accounts)
+    prior = ledger.account_lines(posted["id"], accounts) if posted is not None else None
+    prior_month = add_months(period, -1)
+    out = [
+        (
+            i,
+            account_movement(
+                i["account"],
+                period,
+                prior_month,
+                [x for x in current if x["account"] == i["account"]],
+                [x for x in prior if x["account"] == i["account"]] if prior is not None else None,
+                Decimal(str(i["prior"])),
+                split,
+            ),
+        )
+        for i in items
+        if i["flagged"]
+    ]
+    return out + [(s, well_movement(s)) for s in split if s["flagged"]]
 
 
 @FLUX.tool
@@ -322,11 +363,13 @@ def review_flux(tools: StepTools, ctx: ToolContext, period: str) -> dict[str, An
         prior, basis = tb, f"tb_activity.csv {prior_month}"
     items = flux(close, ledger.account_totals(batch["id"]), prior) if prior is not None else []
     split = revenue_split(close)
-    flagged = [i for i in items if i["flagged"]] + [s for s in split if s["flagged"]]
     people = sorted(tools.approvers) or [
         ctx.store.runs.get(ctx.run_id).started_by or "the controller"
     ]
-    findings += [flux_item(close, i, split, people) for i in flagged]
+    findings += [
+        flux_item(close, i, movement, people)
+        for i, movement in movements(ledger, period, batch["id"], posted, items, split)
+    ]
     tools._record(ctx, ledger, findings)
     return tools._step_result(
         ctx,
