@@ -5,7 +5,11 @@ tables, and a run's evidence of the files it read."""
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
 import json
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +17,7 @@ from typing import Any
 from bot.close import data as close_data
 from bot.close.books.files import FileRows
 from bot.close.data import FileSource, Problem
-from bot.close.imports.convert import Converted
+from bot.close.imports.convert import DOCUMENT, Converted
 from bot.close.imports.recognize import FILE_KINDS
 from bot.core.errors import NotFoundError
 from bot.store import Store
@@ -28,7 +32,11 @@ class Ask:
     period: str  # "" when the period could not be told
     headers: list[str]
     mapping: dict[str, str]  # closebot column → the file's header (the proposal)
-    needs: list[str]  # "kind", "period", "mapping"
+    needs: list[str]  # "kind", "period", "mapping", "wells"
+    # "wells": each well name the DOI has several (or no exact) wells for → [(well id, label)]
+    wells: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    header_row: int = 0  # the row read as the header
+    top: list[tuple[int, str]] = field(default_factory=list)  # the first rows, to choose another
 
 
 @dataclass
@@ -37,7 +45,7 @@ class Received:
 
     id: int
     filename: str
-    status: str  # active, pending, refused, duplicate
+    status: str  # active, pending, refused, duplicate, waiting (for the period's DOI)
     kind: str = ""
     period: str = ""
     converted: Converted | None = None
@@ -47,14 +55,64 @@ class Received:
     superseded: dict[str, Any] | None = None
     sheet: str = ""
     skipped_titles: list[str] = field(default_factory=list)
+    replaced: list[dict[str, Any]] = field(default_factory=list)  # files it replaced whole
+    # earlier files it replaced some documents of: (the file, the documents now read from this)
+    partly: list[tuple[dict[str, Any], list[str]]] = field(default_factory=list)
+    followups: list[Received] = field(default_factory=list)  # files that waited for this DOI
+
+
+def documents_of(kind: str, canonical: str) -> set[tuple[str, str]]:
+    """The documents (operator and invoice, payor and check) a kept file's rows are on."""
+    if kind not in DOCUMENT or not canonical:
+        return set()
+    source, number = DOCUMENT[kind]
+    return {(r[source], r[number]) for r in csv.DictReader(io.StringIO(canonical))}
+
+
+def union(files: list[dict[str, Any]]) -> dict[str, FileSource]:
+    """Each kind's rows from all its files (oldest first): a document several files hold is
+    read from the newest of them only; one file alone is read as it is, under its own hash."""
+    by_kind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for f in sorted(files, key=lambda f: f["id"]):
+        by_kind[f["kind"]].append(f)
+    out: dict[str, FileSource] = {}
+    for kind, group in by_kind.items():
+        if len(group) == 1:
+            out[kind] = FileSource(
+                content=group[0]["canonical"].encode(), digest=group[0]["sha256"]
+            )
+            continue
+        header = list(FILE_KINDS[kind].columns)
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow(header)
+        later: set[tuple[str, str]] = set()
+        kept: list[list[list[str]]] = []
+        for f in reversed(group):  # newest first: what a newer file holds is not read again
+            rows = list(csv.reader(io.StringIO(f["canonical"])))[1:]
+            docs = documents_of(kind, f["canonical"])
+            if kind in DOCUMENT:
+                source, number = (header.index(c) for c in DOCUMENT[kind])
+                rows = [r for r in rows if (r[source], r[number]) not in later]
+            kept.append(rows)
+            later |= docs
+        for rows in reversed(kept):
+            writer.writerows(rows)
+        content = text.getvalue().encode()
+        digest = hashlib.sha256(
+            ("union:" + ",".join(f["sha256"] for f in group) + ":").encode() + content
+        ).hexdigest()
+        out[kind] = FileSource(content=content, digest=digest)
+    return out
 
 
 class ImportedFiles:
     """The imported files and remembered mappings, over the Store's database."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, data_dir: Path | None = None) -> None:
         self.store = store
         self.rows = FileRows(store)  # the tables' SQL: the close's repository
+        self.data_dir = data_dir  # the period folders (the DOI a file's wells are tied to)
 
     def file(self, file_id: int) -> dict[str, Any]:
         row = self.rows.get(file_id)
@@ -67,7 +125,7 @@ class ImportedFiles:
         return _file(row) if row else None
 
     def active(self, period: str) -> list[dict[str, Any]]:
-        """The period's files in use, one per kind."""
+        """The period's files in use (several of a kind: one per operator's document)."""
         return [_file(r) for r in self.rows.active(period)]
 
     def active_ids(self, period: str) -> tuple[int, ...]:
@@ -84,24 +142,19 @@ class ImportedFiles:
         self.rows.set_form(file_id, form_ts)
 
     def sources(self, period: str) -> dict[str, FileSource]:
-        """The period's imported rows per kind, for the loader."""
-        return {
-            f["kind"]: FileSource(content=f["canonical"].encode(), digest=f["sha256"])
-            for f in self.active(period)
-        }
+        """The period's imported rows per kind (the union of its files), for the loader."""
+        return union(self.active(period))
 
     def sources_of(self, evidence: dict[str, Any]) -> dict[str, FileSource]:
         """The imported files a run read, from its evidence (even if replaced since)."""
-        out = {}
+        files = []
         for f in evidence.get("imported") or []:
             if f.get("status") != "active":
                 continue
             row = self.rows.canonical(f["id"])
             if row and row["canonical"] is not None:
-                out[row["kind"]] = FileSource(
-                    content=row["canonical"].encode(), digest=row["sha256"]
-                )
-        return out
+                files.append({**row, "id": f["id"]})
+        return union(files)
 
     def remembered(self, kind: str, source: str, layout: str) -> dict[str, Any] | None:
         row = self.rows.column_map(kind, source, layout)

@@ -20,13 +20,23 @@ from collections import Counter
 from typing import Any
 
 from bot.close.data import Problem, check_period
-from bot.close.imports.convert import MONTH_COLUMN, normalise
+from bot.close.imports.choosing import clear_kind, period_of
+from bot.close.imports.convert import normalise
 from bot.close.imports.imported import Ask, Received, _problem, imported_evidence, input_targets
 from bot.close.imports.keeping import FileKeeping
+from bot.close.imports.mapping import (
+    HEADER_KEY,
+    columns_of,
+    fixed_value,
+    header_row,
+    headers_used,
+    with_wells,
+)
 from bot.close.imports.period_data import (
     has_data,
     latest_period,
     load_period,
+    period_doi,
     period_sources,
     periods_with_data,
     require_data,
@@ -35,14 +45,13 @@ from bot.close.imports.recognize import (
     FILE_KINDS,
     SOURCE_COLUMN,
     Proposal,
-    clear_kind,
     layout_key,
-    period_from_content,
-    period_from_name,
+    optional,
     propose,
     recognise,
 )
 from bot.close.imports.sheet import Sheet, read_sheets
+from bot.close.imports.wells import WellIndex
 from bot.core.errors import DataError
 from bot.core.names import Names
 
@@ -53,11 +62,13 @@ def sha256(raw: bytes) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _pick_sheet(sheets: list[Sheet], filename: str) -> tuple[Sheet, list[Proposal]]:
+def _pick_sheet(
+    sheets: list[Sheet], filename: str, wells: WellIndex | None
+) -> tuple[Sheet, list[Proposal]]:
     """The sheet that reads as one of the eleven kinds (the first sheet if none does)."""
     best: tuple[Sheet, list[Proposal]] | None = None
     for sheet in sheets:
-        proposals = recognise(sheet, filename)
+        proposals = recognise(sheet, filename, wells)
         if proposals and (
             best is None
             or not best[1]
@@ -68,11 +79,15 @@ def _pick_sheet(sheets: list[Sheet], filename: str) -> tuple[Sheet, list[Proposa
 
 
 def _source(sheet: Sheet, kind: str, mapping: dict[str, str]) -> str:
-    """The operator or payor a file comes from: the name most of its rows carry."""
-    header = mapping.get(SOURCE_COLUMN.get(kind, ""), "")
-    if not header or header not in sheet.header:
+    """The operator or payor a file comes from: the name most of its rows carry (or the one
+    value the whole file has)."""
+    mapped = mapping.get(SOURCE_COLUMN.get(kind, ""), "")
+    value = fixed_value(mapped)
+    if value is not None:
+        return value
+    if not mapped or mapped not in sheet.header:
         return ""
-    i = sheet.header.index(header)
+    i = sheet.header.index(mapped)
     names = Counter(cells[i].strip() for _, cells in sheet.rows if i < len(cells) and cells[i])
     return names.most_common(1)[0][0] if names else ""
 
@@ -84,7 +99,12 @@ def preview(sheet: Sheet, kind: str, mapping: dict[str, str]) -> list[dict[str, 
         row = {}
         for column in FILE_KINDS[kind].columns:
             header = mapping.get(column, "")
-            raw = cells[sheet.header.index(header)] if header in sheet.header else ""
+            value = fixed_value(header)
+            if value is not None:
+                raw = value
+            else:
+                i = sheet.header.index(header) if header in sheet.header else -1
+                raw = cells[i] if 0 <= i < len(cells) else ""
             row[column] = normalise(kind, column, raw)
         out.append(row)
     return out
@@ -106,10 +126,11 @@ class Imports(FileKeeping):
         channel: str | None = None,
         thread_ts: str | None = None,
         run_id: str | None = None,
+        mapping: dict[str, str] | None = None,
     ) -> Received:
         """Read a file, tell its kind, period and mapping, and use it — or say what is wrong,
-        or what must be asked. `period` is the close's (a file in its thread); `kind` is
-        given only by a person."""
+        or what must be asked. `period` is the close's (a file in its thread); `kind` and
+        `mapping` (a --map file's) are given only by a person."""
         digest = sha256(raw)
         row: dict[str, Any] = {
             "filename": filename,
@@ -127,23 +148,28 @@ class Imports(FileKeeping):
             "kind": kind or "",
             "status": "pending",
         }
+        given = mapping or {}
         try:
-            sheets = read_sheets(filename, raw)
+            sheets = read_sheets(filename, raw, header_row(given))
         except DataError as e:
             problem = Problem(filename, 0, "", "", str(e).removeprefix(f"{filename}: "))
             row.update(status="refused", problems=json.dumps([_problem(problem)]))
             file_id = self._save(row, run_id=run_id, actor=dropped_by)
             return Received(file_id, filename, "refused", problems=[problem])
+        doi = period_doi(self.store, period, self.data_dir)
+        wells = WellIndex.of(doi) if doi else None
         if kind:
             sheet = next((s for s in sheets if propose(s, kind).share >= 0.5), sheets[0])
-            proposals = [propose(sheet, kind)]
+            proposals = [propose(sheet, kind, wells)]
         else:
-            sheet, proposals = _pick_sheet(sheets, filename)
-        chosen = proposals[0] if kind else clear_kind(proposals, filename)
+            sheet, proposals = _pick_sheet(sheets, filename, wells)
+        chosen = proposals[0] if kind else clear_kind(proposals, sheet, filename, period)
         kind = chosen.kind if chosen else ""
         mapping = chosen.mapping if chosen else (proposals[0].mapping if proposals else {})
+        if given:  # a mapping said beforehand (a --map file): it stands, the proposal fills in
+            mapping = {**mapping, **given}
         if not period and kind:
-            period = period_from_name(filename) or self._period_from_rows(sheet, chosen)
+            period = period_of(sheet, chosen, filename)
         row.update(
             period=period or "",
             kind=kind,
@@ -158,9 +184,16 @@ class Imports(FileKeeping):
             needs.append("kind")
         if not period:
             needs.append("period")
-        if kind and chosen and not chosen.exact:
+        if given and kind:
+            mapped = "the mapping given"
+            missing = [
+                c for c in FILE_KINDS[kind].columns if not mapping.get(c) and not optional(kind, c)
+            ]
+            if missing:
+                needs.append("mapping")
+        elif kind and chosen and not chosen.exact:
             known = self.remembered(kind, row["source"], row["layout"])
-            if known and all(h in sheet.header for h in known["mapping"].values() if h):
+            if known and all(h in sheet.header for h in headers_used(known["mapping"])):
                 mapping = known["mapping"]
                 row["mapping"] = json.dumps(mapping)
                 mapped = (
@@ -178,6 +211,8 @@ class Imports(FileKeeping):
                 headers=[h for h in sheet.header if h],
                 mapping=mapping,
                 needs=needs,
+                header_row=sheet.header_row,
+                top=sheet.top,
             )
             return Received(
                 file_id,
@@ -190,21 +225,9 @@ class Imports(FileKeeping):
                 skipped_titles=sheet.skipped_titles,
             )
         assert period
-        return self._use(row, sheet, kind, period, mapping, mapped=mapped, by=dropped_by)
-
-    def _period_from_rows(self, sheet: Sheet, proposal: Proposal | None) -> str | None:
-        if proposal is None or proposal.kind not in MONTH_COLUMN:
-            return None
-        header = proposal.mapping.get(MONTH_COLUMN[proposal.kind], "")
-        if header not in sheet.header:
-            return None
-        i = sheet.header.index(header)
-        months = [
-            normalise(proposal.kind, MONTH_COLUMN[proposal.kind], cells[i])
-            for _, cells in sheet.rows
-            if i < len(cells) and cells[i]
-        ]
-        return period_from_content(proposal.kind, [m for m in months if len(m) == 7])
+        return self._use(
+            row, sheet, kind, period, mapping, mapped=mapped, by=dropped_by, remember=bool(given)
+        )
 
     def confirm(
         self,
@@ -214,9 +237,11 @@ class Imports(FileKeeping):
         kind: str | None = None,
         period: str | None = None,
         mapping: dict[str, str] | None = None,
+        wells: dict[str, str] | None = None,
     ) -> Received:
-        """A person said what a pending file is (its kind, period, or columns): use it, or
-        ask the rest; a confirmed mapping is remembered for the file's source and layout."""
+        """A person said what a pending file is (its kind, period, columns, header row, or the
+        wells its names are): use it, or ask the rest; a confirmed mapping is remembered for
+        the file's source and layout once the file is imported with it."""
         f = self.file(file_id)
         if f["status"] != "pending":
             raise DataError(f"{f['filename']} was already {f['status']}; nothing was changed")
@@ -224,8 +249,9 @@ class Imports(FileKeeping):
             check_period(period)
         if kind and kind not in FILE_KINDS:
             raise DataError(f"{kind!r} is not one of the eleven kinds")
-        if kind and kind != f["kind"] and mapping is None:
-            # a new kind: start again from its proposal, keeping the period
+        moved = mapping is not None and header_row(mapping) != header_row(f["mapping"])
+        if (kind and kind != f["kind"] and mapping is None) or moved:
+            # a new kind or header row: start again from its proposal, keeping the period
             self.rows.withdraw(file_id)
             return self.receive(
                 filename=f["filename"],
@@ -237,11 +263,14 @@ class Imports(FileKeeping):
                 channel=f["channel"],
                 thread_ts=f["thread_ts"],
                 run_id=f["run_id"],
+                mapping={HEADER_KEY: str(header_row(mapping or {}))} if moved else None,
             )
         kind = kind or f["kind"]
         period = period or f["period"]
         sheet = self._sheet(f)
         chosen = mapping if mapping is not None else f["mapping"]
+        if wells:
+            chosen = with_wells(chosen, wells)
         if not kind or not period:
             raise DataError("say which of the eleven files this is, and for which period")
         row = {
@@ -253,7 +282,8 @@ class Imports(FileKeeping):
             "decided_by": by,
             "decided_at": self.store.now(),
         }
-        exact = propose(sheet, kind).exact and chosen == propose(sheet, kind).mapping
+        proposal = propose(sheet, kind)
+        exact = proposal.exact and columns_of(chosen) == proposal.mapping
         mapped = (
             "closebot's own column names"
             if exact
@@ -264,8 +294,24 @@ class Imports(FileKeeping):
         )
         return received
 
+    def cancel(self, file_id: int, *, by: str) -> dict[str, Any]:
+        """A person said not to use a pending file: it is withdrawn (audited), nothing used."""
+        f = self.file(file_id)
+        if f["status"] not in ("pending", "waiting"):
+            raise DataError(f"{f['filename']} was already {f['status']}; nothing was changed")
+        with self.store.write():
+            self.rows.withdraw(file_id)
+            self.store.audit.record(
+                run_id=f["run_id"],
+                kind="file_withdrawn",
+                covers=[("imported_files", "id", file_id)],
+                actor=by,
+                detail={"id": file_id, "filename": f["filename"], "sha256": f["sha256"]},
+            )
+        return f
+
     def _sheet(self, f: dict[str, Any]) -> Sheet:
-        sheets = read_sheets(f["filename"], f["content"])
+        sheets = self._sheets(f)
         return next((s for s in sheets if s.name == (f["sheet"] or "")), sheets[0])
 
 

@@ -9,8 +9,10 @@ from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from bot.close.data import FILES, MONTHS, FileSpec, add_months, parse_amount
+from bot.close.data import CATEGORIES, FILES, MONTHS, FileSpec, add_months, parse_amount
+from bot.close.imports.mapping import FILE_LEVEL, fixed
 from bot.close.imports.sheet import Sheet
+from bot.close.imports.wells import WellIndex
 
 FILE_KINDS: dict[str, FileSpec] = {spec.name: spec for spec in FILES}
 
@@ -44,10 +46,40 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "operator property",
         "lease no",
         "cost center",
+        "property code",
+        "prop",
+        "prop id",
     ),
-    "well_id": ("well", "well code", "well no"),
+    "well_id": (
+        "well",
+        "well code",
+        "well no",
+        "well name",
+        "well id",
+        "lease",
+        "lease name",
+        "well lease",
+        "property name",
+        "well property",
+    ),
     "afe_no": ("afe", "afe number"),
-    "cost_category": ("category", "cost type", "expense type", "type", "cost code", "major"),
+    "cost_category": (
+        "category",
+        "cost type",
+        "expense type",
+        "type",
+        "cost code",
+        "major",
+        "acct code",
+        "account code",
+        "acct",
+        "jib code",
+        "cost category",
+        "expense category",
+        "category code",
+        "billing category",
+        "code",
+    ),
     "description": ("desc", "memo", "line description", "detail", "item"),
     "gross_amount": (
         "gross",
@@ -71,6 +103,13 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "int",
         "owner dec",
         "decimal interest",
+        "owner",
+        "owner pct",
+        "owner percent",
+        "wi pct",
+        "nri pct",
+        "interest pct",
+        "owner decimal interest",
     ),
     "owner_net_amount": (
         "net",
@@ -81,6 +120,10 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         "net amount",
         "your net",
         "share",
+        "owner share",
+        "your amount",
+        "net due",
+        "amount due",
     ),
     "check_no": ("check", "check number", "chk no", "payment no", "check num"),
     "payor": ("payer", "purchaser", "remitter", "payor name", "purchaser name"),
@@ -180,11 +223,24 @@ def _numbers(values: list[str]) -> list[Decimal]:
     return out
 
 
-def _content_fits(kind: str, column: str, values: list[str]) -> bool:
+def _content_fits(
+    kind: str, column: str, values: list[str], wells: WellIndex | None = None
+) -> bool:
     """Does a column's content look like `column`? Used only when no name matched."""
     filled = [v for v in values if v]
     if not filled:
         return False
+    if column in ("well_id", "property_no") and wells is not None:
+        ties = [wells.tie(v) for v in filled]
+        hows = {t.how for t in ties if t.well}
+        if len([t for t in ties if t.well]) * 2 < len(filled):
+            return False
+        return ("property" in hows) if column == "property_no" else bool(hows - {"property"})
+    if column == "cost_category":
+        from bot.close.imports.convert import CATEGORY_WORDS  # convert imports this module
+
+        words = {*CATEGORIES, *CATEGORY_WORDS}
+        return all(" ".join(v.casefold().split()) in words for v in filled)
     numbers = _numbers(filled)
     if column in ("owner_decimal", "wi", "nri", "royalty", "orri"):
         return len(numbers) == len(filled) and all(Decimal(0) <= n <= 1 for n in numbers)
@@ -195,9 +251,11 @@ def _content_fits(kind: str, column: str, values: list[str]) -> bool:
     return False
 
 
-def propose(sheet: Sheet, kind: str) -> Proposal:
+def propose(sheet: Sheet, kind: str, wells: WellIndex | None = None) -> Proposal:
     """The best mapping of `sheet`'s headers onto `kind`'s columns: closebot's own name first,
-    then what operators call it, then content (decimals between 0 and 1, months, products)."""
+    then what operators call it, then content (decimals between 0 and 1, months, products,
+    cost categories, the DOI's wells and property numbers), then — for a column the file
+    lacks — one value for the whole file from its title block ('Operator: Red Butte')."""
     spec = FILE_KINDS[kind]
     by_norm: dict[str, str] = {}
     for h in sheet.header:
@@ -224,11 +282,16 @@ def propose(sheet: Sheet, kind: str) -> Proposal:
         if column in mapping:
             continue
         for h in sheet.header:
-            if h and h not in used and _content_fits(kind, column, _column(sheet, h)):
+            if h and h not in used and _content_fits(kind, column, _column(sheet, h), wells):
                 mapping[column], exact = h, False
                 used.add(h)
                 break
     matched = len(mapping)
+    for column in spec.columns:  # what the title says once for the whole file
+        if column not in mapping and column in FILE_LEVEL:
+            value = _title_value(sheet, column, wells)
+            if value:
+                mapping[column], exact = fixed(value), False
     missing = [c for c in spec.columns if c not in mapping and not optional(kind, c)]
     full = {c: mapping.get(c, "") for c in spec.columns}
     if any(not v for v in full.values()):
@@ -236,13 +299,28 @@ def propose(sheet: Sheet, kind: str) -> Proposal:
     return Proposal(kind=kind, mapping=full, exact=exact, matched=matched, missing_required=missing)
 
 
-def recognise(sheet: Sheet, filename: str) -> list[Proposal]:
+def _title_value(sheet: Sheet, column: str, wells: WellIndex | None) -> str:
+    """A value the title block gives for `column`: 'Operator: Red Butte', or a title line
+    that names one of the DOI's operators."""
+    names = set(_names(column))
+    for label, value in sheet.title_values.items():
+        if norm(label) in names:
+            return value
+    if column == "operator" and wells is not None:
+        for title in sheet.skipped_titles:
+            found = wells.operator_in(title)
+            if found:
+                return found
+    return ""
+
+
+def recognise(sheet: Sheet, filename: str, wells: WellIndex | None = None) -> list[Proposal]:
     """Every kind the table could be, best first; an empty list when none fits."""
     stem = re.sub(r"\.[a-z0-9]+$", "", filename.casefold())
     history = "hist" in stem
     candidates = []
     for kind in FILE_KINDS:
-        p = propose(sheet, kind)
+        p = propose(sheet, kind, wells)
         if p.share < MIN_SHARE:
             continue
         named = stem == kind.removesuffix(".csv")
