@@ -148,11 +148,12 @@ def test_data_import_at_the_terminal_then_a_close_on_those_files(tmp_path: Path)
     env = {"CLOSEBOT_DATA": str(data)}
     first = closebot("data", "import", str(folder), "--period", "2026-12", env=env)
     assert first.returncode == 2, first.stdout + first.stderr
-    assert "Permian JIB Oct 2026.xlsx: jib.csv, proposed mapping" in first.stdout
+    assert "Permian JIB Oct 2026.xlsx: not imported yet" in first.stdout
+    assert 'owner_net_amount = "Your Share"' in first.stdout  # the proposal, as a --map section
     assert "give --yes" in first.stdout
     second = closebot("data", "import", str(folder), "--period", "2026-12", "--yes", env=env)
     assert second.returncode == 0, second.stdout + second.stderr
-    assert "jib.csv for 2026-12" in second.stdout
+    assert "(jib.csv) for 2026-12" in second.stdout
     run = closebot("run", "2026-12", "--auto", env=env)
     assert "Decision log: closebot audit" in run.stdout, run.stdout + run.stderr
     run_id = run_id_of(run.stdout)

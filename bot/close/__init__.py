@@ -63,6 +63,16 @@ from bot.close.imports.intake import (
     require_data,
 )
 from bot.close.imports.intake import preview as file_preview
+from bot.close.imports.mapfile import FileMap, map_for, read_map_file
+from bot.close.imports.mapfile import template as map_template
+from bot.close.imports.mapping import (
+    KIND_NAMES,
+    column_label,
+    fixed_value,
+    kind_label,
+)
+from bot.close.imports.mapping import describe as describe_mapping
+from bot.close.imports.mapping import fixed as whole_file_value
 from bot.close.imports.recognize import FILE_KINDS
 from bot.close.imports.recognize import optional as optional_file
 from bot.close.inquiries import PROMPTS, Desk, Intent, intent
@@ -143,6 +153,7 @@ __all__ = [
     "DOMAIN",
     "FILE_KINDS",
     "KINDS",
+    "KIND_NAMES",
     "MAP_FILE",
     "PROMPTS",
     "SAMPLE_DIR",
@@ -156,6 +167,7 @@ __all__ = [
     "CloseTools",
     "Desk",
     "Export",
+    "FileMap",
     "Format",
     "Imports",
     "Intent",
@@ -178,8 +190,10 @@ __all__ = [
     "check_data",
     "check_period",
     "close_loop",
+    "column_label",
     "console_listing",
     "content_hash",
+    "describe_mapping",
     "detail_file_name",
     "detail_rows",
     "eligible_approvers",
@@ -188,6 +202,7 @@ __all__ = [
     "export_file_name",
     "file_preview",
     "first_approver",
+    "fixed_value",
     "format_named",
     "format_names",
     "formats",
@@ -196,12 +211,15 @@ __all__ = [
     "header_of",
     "intake_figures",
     "intent",
+    "kind_label",
     "latest_data_period",
     "latest_period",
     "load_data",
     "load_period",
     "loading_messages",
+    "map_for",
     "map_path",
+    "map_template",
     "may_approve",
     "money",
     "optional_file",
@@ -212,6 +230,7 @@ __all__ = [
     "preview_may_need",
     "preview_seen",
     "read_account_map",
+    "read_map_file",
     "record_preview_shown",
     "require_data",
     "require_data_period",
@@ -223,5 +242,6 @@ __all__ = [
     "unmapped",
     "who_may_answer",
     "who_may_approve",
+    "whole_file_value",
     "write_sample_data",
 ]

@@ -174,6 +174,17 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="use the proposed column mapping of a file in an unfamiliar layout (it is remembered)",
     )
+    imp.add_argument(
+        "--map",
+        metavar="FILE",
+        help="a TOML (or JSON) file saying how each file is read, by file-name pattern: kind, "
+        "period, header_row, [columns], [whole_file] values, [wells] (no questions asked)",
+    )
+    imp.add_argument(
+        "--ask",
+        action="store_true",
+        help="ask each question on standard input even when it is not a terminal",
+    )
 
     doi = sub.add_parser(
         "doi",

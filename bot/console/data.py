@@ -4,15 +4,12 @@ well's DOI history."""
 from __future__ import annotations
 
 import argparse
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import TextIO
 
 from bot.close import (
     MAP_FILE,
-    Ask,
-    Imports,
     Ledger,
     check_data,
     check_period,
@@ -23,10 +20,10 @@ from bot.close import (
     unmapped,
     write_sample_data,
 )
+from bot.console.data_import import cmd_data_import
 from bot.console.presenter import EXIT_OK, EXIT_USAGE
 from bot.console.session import open_store, settings_of
 from bot.core.errors import CloseBotError, ConfigError
-from bot.core.identity import os_login
 
 
 def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
@@ -68,87 +65,6 @@ def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
         else:
             print(f"{MAP_FILE}: ok (every closebot account is mapped)", file=out)
     return EXIT_USAGE if bad else EXIT_OK
-
-
-def cmd_data_import(args: argparse.Namespace, out: TextIO) -> int:
-    """Import files into the database, as a drop in Slack does; a file that needs a person
-    (its kind, period or an unfamiliar layout) is listed with what to say."""
-    if args.period:
-        check_period(args.period)
-    files: list[Path] = []
-    for raw in args.paths:
-        path = Path(raw).expanduser()
-        if path.is_dir():
-            files.extend(
-                sorted(p for p in path.iterdir() if p.suffix.lower() in (".csv", ".xlsx", ".xlsm"))
-            )
-        elif path.is_file():
-            files.append(path)
-        else:
-            raise ConfigError(f"{path}: no such file or directory")
-    files = [f for f in files if f.name != MAP_FILE]
-    if not files:
-        raise ConfigError("no CSV or XLSX files to import")
-    store = open_store(settings_of(args))
-    imports = Imports(store)
-    who = os_login()  # the console's identity: the OS login running the command
-    failed = 0
-    for path in files:
-        got = imports.receive(
-            filename=path.name,
-            raw=path.read_bytes(),
-            dropped_by=who,
-            origin="cli",
-            period=args.period,
-            kind=args.kind,
-        )
-        if got.ask and got.ask.needs == ["mapping"]:
-            print(
-                f"{path.name}: {got.ask.kind}, proposed mapping: {_mapping_text(got.ask)}", file=out
-            )
-            if args.yes or (sys.stdin.isatty() and _yes(f"Use this mapping for {path.name}?", out)):
-                got = imports.confirm(got.id, by=who)
-        if got.status == "active":
-            superseded = (
-                f"; replaces {got.superseded['filename']} (file {got.superseded['id']})"
-                if got.superseded
-                else ""
-            )
-            assert got.converted
-            print(
-                f"{path.name}: {got.kind} for {got.period} — {got.converted.summary()}{superseded}",
-                file=out,
-            )
-        elif got.status == "duplicate":
-            print(f"{path.name}: already the {got.period} {got.kind}; nothing changed", file=out)
-        elif got.status == "pending":
-            failed += 1
-            assert got.ask
-            say = " and ".join(
-                {"kind": "--kind", "period": "--period", "mapping": "--yes"}[n]
-                for n in got.ask.needs
-            )
-            print(
-                f"{path.name}: could not tell its {', '.join(got.ask.needs)}; give {say}", file=out
-            )
-        else:
-            failed += 1
-            print(
-                f"{path.name}: {len(got.problems)} problem(s); nothing of it was imported:",
-                file=out,
-            )
-            for p in got.problems:
-                print(f"  - {p}", file=out)
-    return EXIT_USAGE if failed else EXIT_OK
-
-
-def _yes(prompt: str, out: TextIO) -> bool:
-    print(f"{prompt} [y/N] ", end="", file=out, flush=True)
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-
-def _mapping_text(ask: Ask) -> str:
-    return ", ".join(f"{k} ← {v!r}" for k, v in ask.mapping.items() if v and v != k) or "as named"
 
 
 def cmd_doi(args: argparse.Namespace, out: TextIO) -> int:

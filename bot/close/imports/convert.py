@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from bot.close.data import ZERO, Problem
+from bot.close.data import CENT, ZERO, Problem, parse_amount
 from bot.close.doi_master import money
 from bot.close.imports.mapping import column_label, columns_of, fixed_value, wells_said
 from bot.close.imports.recognize import FILE_KINDS, SOURCE_COLUMN, date_of, month_of, optional
@@ -135,7 +135,14 @@ def normalise(kind: str, column: str, raw: str) -> str:
     if parser == "_date":
         return date_of(raw) or raw
     if parser in AMOUNT_PARSERS:
-        return _amount(raw, share=parser == "_decimal_share")
+        text = _amount(raw, share=parser == "_decimal_share")
+        if parser == "_money":  # 13200 (a number cell) → 13200.00, as an export writes money
+            try:
+                value = parse_amount(text)
+            except (ValueError, ArithmeticError):
+                return text
+            return f"{value:.2f}" if value == value.quantize(CENT) else text
+        return text
     if parser == "_category":
         return CATEGORY_WORDS.get(" ".join(raw.casefold().split()), raw)
     return raw

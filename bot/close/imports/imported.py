@@ -55,6 +55,7 @@ class Received:
     superseded: dict[str, Any] | None = None
     sheet: str = ""
     skipped_titles: list[str] = field(default_factory=list)
+    header_row: int = 0  # the row read as the header
     replaced: list[dict[str, Any]] = field(default_factory=list)  # files it replaced whole
     # earlier files it replaced some documents of: (the file, the documents now read from this)
     partly: list[tuple[dict[str, Any], list[str]]] = field(default_factory=list)

@@ -28,10 +28,11 @@ from bot.close.imports.mapping import (
     HEADER_KEY,
     columns_of,
     fixed_value,
-    header_row,
     headers_used,
+    wells_said,
     with_wells,
 )
+from bot.close.imports.mapping import header_row as row_of
 from bot.close.imports.period_data import (
     has_data,
     latest_period,
@@ -150,7 +151,7 @@ class Imports(FileKeeping):
         }
         given = mapping or {}
         try:
-            sheets = read_sheets(filename, raw, header_row(given))
+            sheets = read_sheets(filename, raw, row_of(given))
         except DataError as e:
             problem = Problem(filename, 0, "", "", str(e).removeprefix(f"{filename}: "))
             row.update(status="refused", problems=json.dumps([_problem(problem)]))
@@ -166,6 +167,7 @@ class Imports(FileKeeping):
         chosen = proposals[0] if kind else clear_kind(proposals, sheet, filename, period)
         kind = chosen.kind if chosen else ""
         mapping = chosen.mapping if chosen else (proposals[0].mapping if proposals else {})
+        said = bool(columns_of(given) or wells_said(given))
         if given:  # a mapping said beforehand (a --map file): it stands, the proposal fills in
             mapping = {**mapping, **given}
         if not period and kind:
@@ -184,7 +186,7 @@ class Imports(FileKeeping):
             needs.append("kind")
         if not period:
             needs.append("period")
-        if given and kind:
+        if said and kind:
             mapped = "the mapping given"
             missing = [
                 c for c in FILE_KINDS[kind].columns if not mapping.get(c) and not optional(kind, c)
@@ -226,7 +228,7 @@ class Imports(FileKeeping):
             )
         assert period
         return self._use(
-            row, sheet, kind, period, mapping, mapped=mapped, by=dropped_by, remember=bool(given)
+            row, sheet, kind, period, mapping, mapped=mapped, by=dropped_by, remember=said
         )
 
     def confirm(
@@ -238,6 +240,7 @@ class Imports(FileKeeping):
         period: str | None = None,
         mapping: dict[str, str] | None = None,
         wells: dict[str, str] | None = None,
+        header_row: int | None = None,
     ) -> Received:
         """A person said what a pending file is (its kind, period, columns, header row, or the
         wells its names are): use it, or ask the rest; a confirmed mapping is remembered for
@@ -249,7 +252,9 @@ class Imports(FileKeeping):
             check_period(period)
         if kind and kind not in FILE_KINDS:
             raise DataError(f"{kind!r} is not one of the eleven kinds")
-        moved = mapping is not None and header_row(mapping) != header_row(f["mapping"])
+        if header_row is not None:
+            mapping = {**(mapping or f["mapping"]), HEADER_KEY: str(header_row)}
+        moved = mapping is not None and row_of(mapping) != row_of(f["mapping"])
         if (kind and kind != f["kind"] and mapping is None) or moved:
             # a new kind or header row: start again from its proposal, keeping the period
             self.rows.withdraw(file_id)
@@ -263,7 +268,7 @@ class Imports(FileKeeping):
                 channel=f["channel"],
                 thread_ts=f["thread_ts"],
                 run_id=f["run_id"],
-                mapping={HEADER_KEY: str(header_row(mapping or {}))} if moved else None,
+                mapping={HEADER_KEY: str(row_of(mapping or {}))} if moved else None,
             )
         kind = kind or f["kind"]
         period = period or f["period"]
@@ -309,6 +314,19 @@ class Imports(FileKeeping):
                 detail={"id": file_id, "filename": f["filename"], "sha256": f["sha256"]},
             )
         return f
+
+    def sheet_of(self, file_id: int) -> Sheet:
+        """A kept file's table, as it was read (its header row)."""
+        return self._sheet(self.file(file_id))
+
+    def is_doi(self, filename: str, raw: bytes) -> bool:
+        """Whether a file reads as the DOI master (imported first: the others tie to it)."""
+        try:
+            sheets = read_sheets(filename, raw)
+        except DataError:
+            return False
+        _, proposals = _pick_sheet(sheets, filename, None)
+        return bool(proposals) and proposals[0].kind == "doi.csv"
 
     def _sheet(self, f: dict[str, Any]) -> Sheet:
         sheets = self._sheets(f)

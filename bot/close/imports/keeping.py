@@ -36,7 +36,7 @@ class FileKeeping(ImportedFiles):
         by: str,
         remember: bool = False,
     ) -> Received:
-        names_wells = any(c in FILE_KINDS[kind].columns for c in WELL_COLUMNS)
+        names_wells = kind != "doi.csv" and any(c in FILE_KINDS[kind].columns for c in WELL_COLUMNS)
         doi = period_doi(self.store, period, self.data_dir) if names_wells else []
         if names_wells and not doi:
             return self._wait(row, sheet, kind, period, mapping, by=by)
@@ -60,6 +60,7 @@ class FileKeeping(ImportedFiles):
             mapped=mapped,
             sheet=sheet.name,
             skipped_titles=sheet.skipped_titles,
+            header_row=sheet.header_row,
         )
         if not converted.ok:
             row.update(
