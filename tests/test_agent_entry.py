@@ -182,7 +182,7 @@ def test_open_items_and_who_decided_are_answered_from_the_books(
     assert said.startswith("*Open items (") and "— Alice, due 2026-11-15" in said  # by name
     dm(bot, "who decided Baker?")
     said = dm_replies(fake)[-1]
-    assert "Baker" in said and "decided by Alice" in said and "(user)" in said
+    assert "Baker" in said and "decided by Alice" in said and "(user)" not in said  # no stored word
 
 
 def test_the_messages_tab_gets_its_suggested_prompts_the_agent_view_way(

@@ -63,7 +63,7 @@ def test_auto_mode_finishes_and_logs_every_answer_as_auto_default(db_path: Path)
     done = closebot("run", "2026-10", "--auto")
     assert done.returncode == 0, done.stderr
     assert (
-        "auto: question 2 → Accept operator's decimal, update DOI (recommended answer, source auto_default)"
+        "auto: question 2 → Accept operator's decimal, update DOI (the recommendation, applied by default)"
         in done.stdout
     )
     assert "Not posted: the approval was applied by default" in done.stdout
@@ -169,7 +169,7 @@ def test_input_ending_mid_question_pauses_and_resume_finishes(db_path: Path) -> 
     assert Store(db_path).runs.get(run_id).status == "waiting"
     second = closebot("resume", run_id, stdin="5\n3\n1\n" + "1\n" * 30, env=ONE)
     assert second.returncode == 0, second.stdout
-    assert f"Book at DOI, short-pay and dispute — decided by {LOGIN} (console)" in second.stdout
+    assert f"Book at DOI, short-pay and dispute — decided by {LOGIN}" in second.stdout
     assert Store(db_path).runs.get(run_id).status == "done"
 
 
@@ -213,7 +213,7 @@ def test_resume_after_the_process_was_killed_with_a_question_pending(db_path: Pa
 
     resumed = closebot("resume", run_id, stdin="5\n2\n3\n" + "1\n" * 30, env=ONE)
     assert resumed.returncode == 0, resumed.stdout
-    assert f"Book at DOI, short-pay and dispute — decided by {LOGIN} (console)" in resumed.stdout
+    assert f"Book at DOI, short-pay and dispute — decided by {LOGIN}" in resumed.stdout
     with sqlite3.connect(db_path) as conn:
         loads = conn.execute(
             "select count(*) from tool_calls where run_id = ? and name = 'load_period'", (run_id,)

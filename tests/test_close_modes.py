@@ -32,7 +32,8 @@ def test_console_october_then_auto_november_reverses_october_and_asks_nothing_of
     assert november.returncode == 0, november.stdout[-3000:]
     out = november.stdout
     before = out.split("Month-end close · November 2026 —")[0]
-    assert "[ref wi_nri:" not in before and "[ref doi_effective:" not in before  # Smith's DOI read
+    assert "· WI/NRI ·" in october.stdout and "· DOI effective date" in october.stdout
+    assert "· WI/NRI ·" not in before and "· DOI effective date" not in before  # Smith's DOI read
     asked = [
         h.strip()
         for h in re.findall(r"Question \d+/\d+ \[(?:required|optional)\] · ([^·\n…]+)", out)

@@ -38,6 +38,7 @@ from bot.close.data import require_period as require_data_period
 from bot.close.data import write_sample as write_sample_data
 from bot.close.decisions import CannotChange, ask_change, changeable_decisions
 from bot.close.doi_master import ACCOUNT_NAMES, money
+from bot.close.exception_questions import for_people
 from bot.close.exports import Format, format_named, formats
 from bot.close.exports import names as format_names
 from bot.close.exports.batch import (
@@ -75,7 +76,7 @@ from bot.close.imports.mapping import describe as describe_mapping
 from bot.close.imports.mapping import fixed as whole_file_value
 from bot.close.imports.recognize import FILE_KINDS
 from bot.close.imports.recognize import optional as optional_file
-from bot.close.inquiries import PROMPTS, Desk, Intent, intent
+from bot.close.inquiries import PROMPTS, Desk, Intent, how_answered, intent
 from bot.close.kinds import KINDS, Kind
 from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.playbook import PlaybookModel
@@ -203,12 +204,14 @@ __all__ = [
     "file_preview",
     "first_approver",
     "fixed_value",
+    "for_people",
     "format_named",
     "format_names",
     "formats",
     "group_summary",
     "has_data",
     "header_of",
+    "how_answered",
     "intake_figures",
     "intent",
     "kind_label",

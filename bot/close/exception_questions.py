@@ -4,6 +4,7 @@ the playbook asks as given."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from bot.close import groups
@@ -11,6 +12,16 @@ from bot.close.doi_master import ACCOUNT_NAMES, money
 from bot.close.kinds import KINDS, book, describe, option_label, option_meaning
 from bot.close.records import ExceptionRow
 from bot.core.questions import MAX_DESCRIPTION, MAX_HEADER, MAX_QUESTIONS, MAX_REASONING
+
+# the tag that names an exception in its question's text: the model and the decision log read
+# it; people do not
+SHOWN_REF = re.compile(r"\s*\[ref [^\]]*\]")
+
+
+def for_people(text: str) -> str:
+    """A question's text as people read it: without its [ref …] tag (the decision log keeps
+    the stored text)."""
+    return SHOWN_REF.sub("", text)
 
 
 def shortened(text: str, limit: int) -> str:

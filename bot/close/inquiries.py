@@ -96,6 +96,19 @@ def _period_in(t: str) -> str | None:
     return None
 
 
+# how an answer was given, as people read it: a person's answer says nothing more; a default
+# says it was one (the stored source words stay in the decision log)
+DEFAULTS = {
+    "auto_default": "the recommendation, applied by default",
+    "timeout_default": "the recommendation, applied when nobody answered in time",
+}
+
+
+def how_answered(source: str | None) -> str:
+    """'' for a person's answer (Slack, the console), else how it was applied."""
+    return DEFAULTS.get(str(source or ""), "")
+
+
 class Desk:
     """Answers about every close in the store, for one person at a time."""
 
@@ -142,6 +155,14 @@ class Desk:
                 if item.get("status") == "open":
                     items.append({**item, "period": run.period})
         return items
+
+    def items_of(self, user: str) -> list[dict[str, Any]]:
+        """The open items `user` owns (given at sign-off or escalated to them), soonest due
+        first: what waits on them besides forms."""
+        return sorted(
+            (i for i in self.open_items() if i.get("owner") == user),
+            key=lambda i: (str(i.get("due") or "9999"), str(i["id"])),
+        )
 
     def decided(self, what: str | None, limit: int = 5) -> list[dict[str, Any]]:
         """Decision-log rows about `what` (header, question, answer or subject), newest first."""

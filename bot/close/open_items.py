@@ -68,13 +68,17 @@ def item_groups(items: list[OpenItem], *, owner: str, due: str) -> list[dict[str
     out = []
     for label, group in parts:
         owners = {i.get("owner") for i in group}
-        shared = owners.pop() if len(owners) == 1 else None
+        shared = next(iter(owners)) if len(owners) == 1 else None
+        # items of several owners (or some owned, some not) keep their own unless the person
+        # picks one for the row: no owner is preselected over other people's items
+        mixed = len(owners) > 1 and bool(owners - {None})
         out.append(
             {
                 "label": label,
                 "items": [i["text"] for i in group],
-                "owner": shared or owner,
+                "owner": None if mixed else (shared or owner),
                 "due": due,
+                **({"mixed_owners": True} if mixed else {}),
             }
         )
     return out
@@ -92,10 +96,11 @@ def assignment_questions(exc: ExceptionRow) -> list[dict[str, Any]]:
         owner = str(g.get("owner") or "")
         known = bool(USER_ID_RE.match(owner) or LOGIN_RE.match(owner))
         # with a recommended one preselected, a row always has an owner and a due date
+        keeps = " (empty: each item keeps its own)" if g.get("mixed_owners") else ""
         out.append(
             {
                 "header": f"Owner {n}",
-                "question": f"{n}. {label} · owner",
+                "question": f"{n}. {label} · owner{keeps}",
                 "type": "user",
                 "required": known,
                 **({"initial": owner} if known else {}),

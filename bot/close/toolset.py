@@ -13,7 +13,8 @@ from bot.close import groups
 from bot.close.data import ZERO
 from bot.close.decisions import DecisionTools
 from bot.close.exception_questions import question_for, question_for_group, shortened
-from bot.close.kinds import KINDS, option_label
+from bot.close.inquiries import how_answered
+from bot.close.kinds import KINDS
 from bot.close.ledger import Ledger
 from bot.close.open_items import assignment_questions
 from bot.close.posting import PostingTools
@@ -22,6 +23,15 @@ from bot.close.steps import registry
 from bot.close.toolbase import MAX_LIST
 from bot.core.names import Names
 from bot.core.tools import ToolContext, ToolError, ToolRegistry
+
+# a DOI row's status as people read it (the stored words stay in the decision log)
+DOI_STATUS = {"proposed": "proposed: in force once the batch is posted", "in_force": "in force"}
+
+
+def decided_by(names: Names, who: str | None, source: str | None) -> str:
+    """'Alice Park', or 'the recommendation, applied by default': a name, never a user id or
+    the stored source word."""
+    return how_answered(source) or names.cached(who, default="closebot")
 
 
 class CloseTools(DecisionTools, PostingTools):
@@ -195,7 +205,8 @@ class CloseTools(DecisionTools, PostingTools):
         lock = [e for e in excs if KINDS[e["kind"]].signs_off]
         decided = [e for e in excs if not KINDS[e["kind"]].about_open_items]  # carried: open items
         doi_changes = [
-            f"{r['well_id']} from {r['effective_from']}: WI {r['row']['wi']} / NRI {r['row']['nri']} ({r['status']})"
+            f"{r['well_id']} from {r['effective_from']}: WI {r['row']['wi']} / NRI {r['row']['nri']} "
+            f"({DOI_STATUS.get(r['status'], r['status'])})"
             for r in ledger.doi_rows(run_id=ctx.run_id)
         ]
         return {
@@ -206,10 +217,12 @@ class CloseTools(DecisionTools, PostingTools):
                 {
                     "subject": e["details"]["subject"],
                     "summary": shortened(e["details"]["summary"], 110),
-                    "decision": option_label(e["kind"], e["resolution"], e["details"]["facts"])
+                    "decision": KINDS[e["kind"]].decided(
+                        e["resolution"], e["details"]["facts"], e["extra"]
+                    )
                     if e["resolution"] and e["resolution"] in e["details"]["options"]
                     else e["resolution"],
-                    "by": f"{e['decided_by']} ({e['decision_source']})",
+                    "by": decided_by(names, e["decided_by"], e["decision_source"]),
                 }
                 if e["status"] == "resolved"
                 else {

@@ -11,6 +11,7 @@ from bot.close import (
     APPROVAL_HEADERS,
     approval_refusal,
     console_listing,
+    for_people,
     header_of,
     preview_may_need,
 )
@@ -135,7 +136,7 @@ def render_form(ask: Ask) -> str:
         flag = "required" if q.required else "optional"
         head = f"Question {number}/{total} [{flag}]" + (f" · {q.header}" if q.header else "")
         lines.append(head)
-        lines.append(_wrap(q.question, "  "))
+        lines.append(_wrap(for_people(q.question), "  "))
         for i, option in enumerate(q.options, start=1):
             mark = "  ★ recommended" if q.recommended == i else ""
             lines.append(f"    {i}. {option.label}{mark}")
@@ -264,7 +265,7 @@ class AutoAnswerer:
                 else q.label(r.selected[0])
             )
             print(
-                f"  auto: question {number} → {chosen} (recommended answer, source auto_default)",
+                f"  auto: question {number} → {chosen} (the recommendation, applied by default)",
                 file=self.out,
                 flush=True,
             )

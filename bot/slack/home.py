@@ -16,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import blocks
 from bot.blocks import escape, outgoing
-from bot.close import PROMPTS, Desk, Intent, period_label
+from bot.close import PROMPTS, Desk, Intent, how_answered, period_label
 from bot.core.names import Names
 from bot.slack.close_start import visible_to
 from bot.slack.presenter import slack_error, status_title
@@ -96,13 +96,18 @@ class SlackDesk:
 
     def _waiting_text(self, user: str) -> str:
         waiting = self.desk.waiting_on(user)
+        items = self._yours_text(user)  # open items due are theirs to do too
         if not waiting:
-            return "Nothing waits on you right now."
+            return items or "Nothing waits on you right now."
         lines = [
             f"• {self._thread(w.run, status_title(w.run, 'waiting'), user)} — {escape(w.header)}"
             for w in waiting[:MAX_HOME_LINES]
         ]
-        return f"*Waiting on you ({len(waiting)})*\n" + "\n".join(lines)
+        return (
+            f"*Waiting on you ({len(waiting)})*\n"
+            + "\n".join(lines)
+            + (f"\n{items}" if items else "")
+        )
 
     def _open_text(self) -> str:
         items = self.desk.open_items()
@@ -114,10 +119,7 @@ class SlackDesk:
 
     def _yours_text(self, user: str) -> str:
         """The open items `user` owns (chosen at sign-off), oldest due first; '' for none."""
-        items = sorted(
-            (i for i in self.desk.open_items() if i.get("owner") == user),
-            key=lambda i: (str(i.get("due") or ""), i["id"]),
-        )
+        items = self.desk.items_of(user)
         if not items:
             return ""
         lines = [
@@ -144,7 +146,9 @@ class SlackDesk:
             lines.append(
                 f"• *{escape(str(r.get('header') or r.get('question')))}* ({escape(period_label(r['period']))}): "
                 f"{escape(str(r.get('answer')))} — decided by {who} on "
-                f"{escape(str(r.get('answered_at') or '')[:10])} ({escape(str(r.get('source')))}){why}"
+                f"{escape(str(r.get('answered_at') or '')[:10])}"
+                + (f" ({escape(how)})" if (how := how_answered(r.get("source"))) else "")
+                + why
             )
         return "\n".join(lines)
 
@@ -214,12 +218,10 @@ class SlackDesk:
         runs = self.desk.closes()
         out: list[dict[str, Any]] = [
             {"type": "header", "text": blocks.plain("closebot · month-end close", 150)},
-            blocks.section(self._waiting_text(user)),
+            # the forms and the open items that wait on the person, once
+            *(blocks.section(t) for t in blocks.split_text(self._waiting_text(user))[:4]),
             {"type": "divider"},
         ]
-        if yours := self._yours_text(user):
-            out += [blocks.section(t) for t in blocks.split_text(yours)[:3]]
-            out.append({"type": "divider"})
         if runs:
             lines = [
                 f"• {self._thread(r, status_title(r), user)}{_why(r)}"

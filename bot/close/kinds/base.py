@@ -143,6 +143,14 @@ class Kind:
     def meaning(self, code: str, facts: Facts | None = None) -> str:
         return self.option(code, facts or {}).meaning
 
+    def decided(self, code: str, facts: Facts, extra: dict[str, Any] | None = None) -> str:
+        """What was decided as people read it (the summary): the option's label; a kind whose
+        answer may be typed shows the words typed."""
+        try:
+            return self.label(code, facts)
+        except KeyError:
+            return code
+
     def _flag(self, code: str, facts: Facts, name: str) -> Any:
         try:
             return getattr(self.option(code, facts), name)

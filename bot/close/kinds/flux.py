@@ -156,6 +156,14 @@ class FluxItemKind(Kind):
             return desk.decide(ctx, ledger, exc, "explain", q, {"explanation": draft})
         return desk.decide(ctx, ledger, exc, code, q, {})
 
+    def decided(self, code: str, facts: Facts, extra: dict[str, Any] | None = None) -> str:
+        """A typed explanation as typed, never "Explain (as drafted)"."""
+        typed = str((extra or {}).get("explanation") or "").strip()
+        if code == "explain" and typed and typed != str(facts.get("draft") or "").strip():
+            shown = typed if len(typed) <= 200 else typed[:199].rsplit(" ", 1)[0] + "…"
+            return f"Explained: \u201c{shown}\u201d"
+        return super().decided(code, facts, extra)
+
     def on_decided(self, d: Deciding) -> None:
         if d.code in ("adjust", "escalate"):
             d.spawned.append(_flux_follow_up(d))

@@ -51,9 +51,10 @@ def summary_text(
     if s["exceptions"]:
         lines.append(f"*Exceptions ({s.get('exception_count', len(s['exceptions']))})*")
         for e in s["exceptions"]:
+            by = str(e.get("by") or e.get("decided_by") or "closebot")
             how = (
-                f"{e['decision']} — decided by "
-                + (e.get("by") or f"{e.get('decided_by')} ({e.get('source')})")
+                f"{e['decision']} — "
+                + (by if by.startswith("the recommendation") else f"decided by {by}")
                 if e.get("status", "resolved") == "resolved"
                 else "open"
             )

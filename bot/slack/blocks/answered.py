@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.close import for_people
 from bot.core.questions import Ask, Outcome, answer_text
 from bot.slack.blocks.forms import fit
 from bot.slack.blocks.text import (
@@ -37,7 +38,9 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
             assigned.append(f"{escape(fit(q.question, 150))} → *{kept}*")
             continue
         title = escape(q.header) if q.header else f"Question {number}"
-        blocks.append(section(f"*{title}*: {escape(fit(q.question, 600))}\n→ *{shown}*"))
+        blocks.append(
+            section(f"*{title}*: {escape(fit(for_people(q.question), 600))}\n→ *{shown}*")
+        )
     blocks.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
     when = when_text(at)
     who = who or person(by)
@@ -46,10 +49,13 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
         first = (answers or {}).get("1")
         if len(ask.questions) == 1 and first:
             chose = f"*{escape(answer_text(first))}*"
+        # how it was answered in words; the stored source word stays in the decision log
         line = {
-            "timeout_default": f"⌛ Timed out: the recommended answers were applied · source: timeout_default · {when}",
-            "auto_default": f"🤖 Auto mode applied the recommended answers · source: auto_default · {when}",
-        }.get(source or "", f"✅ {who} chose {chose} · source: {escape(source or 'user')} · {when}")
+            "timeout_default": f"⌛ Timed out: the recommended answers were applied · {when}",
+            "auto_default": f"🤖 Auto mode applied the recommended answers · {when}",
+        }.get(source or "", f"✅ {who} chose {chose} · {when}")
+    elif status == "cancelled" and source == "change":  # a decision changed before posting
+        line = f"Withdrawn: a decision was changed ({who}) · {when}"
     elif status == "cancelled":
         line = f"🚫 Cancelled by {who} · {when}"
     elif status == "deferred":

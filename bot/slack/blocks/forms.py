@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from bot.close import for_people
 from bot.core.questions import Ask, Question, has_defaults
 from bot.slack.blocks.actions import (
     ANSWER_ACTION,
@@ -154,7 +155,7 @@ def _question_sections(
     head = f"*{number}/{total}" + (f" · {escape(q.header)}" if q.header else "") + "*"
     if not q.required:
         head += " _(optional)_"
-    text = q.question
+    text = for_people(q.question)  # the [ref …] tag stays in the decision log
     if listed:  # the figures are in the form's table: not again as a list of lines
         text = "\n".join(
             line

@@ -122,9 +122,10 @@ class OwnerDMs:
         lines = []
         for item in sorted(items, key=lambda i: (str(i.get("due") or ""), i["id"])):
             amount = _amount(item.get("amount"))
+            said = amount and amount in str(item["text"])  # each amount once
             lines.append(
                 f"• {item['text']}"
-                + (f" — {amount}" if amount else "")
+                + (f" — {amount}" if amount and not said else "")
                 + (f" · due {item['due']}" if item.get("due") else "")
             )
         body = outgoing("\n".join(lines))
