@@ -12,7 +12,14 @@ from bot.close.imports.intake import Imports, load_period
 from bot.close.imports.sheet import read_sheets
 from bot.store import Store
 from tests.cli_run import LOGIN, closebot, run_id_of
-from tests.import_files import FOREIGN_JIB, jib_xlsx, sample_rows, write_period
+from tests.import_files import (
+    FOREIGN_JIB,
+    OPERATOR_ORDER,
+    jib_xlsx,
+    sample_rows,
+    well_names,
+    write_period,
+)
 
 
 def test_xlsx_title_rows_skipped_header_found_values_as_excel_stores_them() -> None:
@@ -160,3 +167,294 @@ def test_data_import_at_the_terminal_then_a_close_on_those_files(tmp_path: Path)
     log = closebot("audit", run_id, "--csv", env=env)
     assert f"Permian JIB Oct 2026.xlsx, dropped by {LOGIN}" in log.stdout  # the OS login
     assert "owner_net_amount←Your Share" in log.stdout
+
+
+# -- issue 29: every operator's own files, as they come ------------------------------------
+
+
+def _csv_bytes(rows: list[list[str]]) -> bytes:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue().encode()
+
+
+def _jib_of(operator: str) -> list[dict[str, str]]:
+    return [r for r in sample_rows("jib.csv") if r["operator"] == operator]
+
+
+def _canonical(rows: list[dict[str, str]]) -> bytes:
+    return _csv_bytes([list(rows[0]), *[list(r.values()) for r in rows]])
+
+
+def test_each_operators_jib_is_its_own_file_and_the_close_reads_them_all(store: Store) -> None:
+    imports = Imports(store)
+    read = []
+    for operator in OPERATOR_ORDER:
+        got = imports.receive(
+            filename=f"{operator} JIB.csv",
+            raw=_canonical(_jib_of(operator)),
+            dropped_by="UALICE",
+            origin="test",
+            period="2026-10",
+        )
+        assert got.status == "active" and not got.replaced, got
+        read.append(got.id)
+    assert [f["id"] for f in imports.active("2026-10") if f["kind"] == "jib.csv"] == read
+    loaded = load_period(store, "2026-10", None)
+    want = sample_rows("jib.csv")  # the union, line for line, is the sample's one file
+    assert [(j.operator, j.invoice_no, j.owner_net_amount) for j in loaded.jib] == [
+        (r["operator"], r["invoice_no"], Decimal(r["owner_net_amount"])) for r in want
+    ]
+    # a newer version of one operator's invoice replaces that file only
+    fixed = [{**r, "owner_net_amount": r["owner_net_amount"]} for r in _jib_of(OPERATOR_ORDER[1])]
+    fixed[0]["description"] = "corrected"
+    again = imports.receive(
+        filename="Caprock JIB corrected.csv",
+        raw=_canonical(fixed),
+        dropped_by="UBEN",
+        origin="test",
+        period="2026-10",
+    )
+    assert [f["id"] for f in again.replaced] == [read[1]]
+    assert len([f for f in imports.active("2026-10") if f["kind"] == "jib.csv"]) == 6
+    descriptions = [j.description for j in load_period(store, "2026-10", None).jib]
+    assert descriptions.count("corrected") == 1 and len(descriptions) == len(want)
+
+
+def test_sent_no_jib_is_asked_only_for_an_operator_with_no_file(store: Store) -> None:
+    from bot.close.checks import Close
+    from bot.close.doi_master import Master
+    from bot.close.steps.intake import intake
+
+    imports = Imports(store)
+    for operator in OPERATOR_ORDER[:-1]:  # Williston Crest sends nothing
+        imports.receive(
+            filename=f"{operator}.csv",
+            raw=_canonical(_jib_of(operator)),
+            dropped_by="UALICE",
+            origin="test",
+            period="2026-11",
+        )
+    data = load_period(store, "2026-11", None)
+    missing = [
+        f.subject
+        for f in intake(Close(data, Master.of(data, [])))
+        if f.kind == "missing_document" and f.key.startswith("jib:")
+    ]
+    assert missing == ["Williston Crest Operating"]
+
+
+def test_the_header_is_found_below_an_invoice_block_and_may_be_chosen() -> None:
+    rows = _jib_of("Red Fork Resources Inc.")
+    body = [
+        ["Red Fork Resources Inc.", "", "", "", "", ""],
+        ["Invoice No:", "RFR-2026-09-311", "Invoice Date:", "2026-10-12", "", ""],
+        ["Owner:", "Acme", "Service Month:", "Sep 2026", "", ""],
+        ["Property", "Well", "Cost Type", "Gross", "Decimal", "Net"],
+        *[
+            [r["property_no"], r["well_id"], r["cost_category"], r["gross_amount"],
+             r["owner_decimal"], r["owner_net_amount"]]
+            for r in rows
+        ],
+        ["Invoice Total", "", "", "", "", str(sum(Decimal(r["owner_net_amount"]) for r in rows))],
+    ]  # fmt: skip
+    (sheet,) = read_sheets("RFR.csv", _csv_bytes(body))
+    assert sheet.header_row == 4 and sheet.header[0] == "Property"
+    assert sheet.title_values["Invoice No"] == "RFR-2026-09-311"
+    assert len(sheet.rows) == len(rows)  # the "Invoice Total" row is not data
+    assert [n for n, _ in sheet.totals] == [5 + len(rows)]
+    (chosen,) = read_sheets("RFR.csv", _csv_bytes(body), header_row=2)
+    assert chosen.header_row == 2 and chosen.header[0] == "Invoice No:"
+
+
+def test_a_single_operator_statement_takes_its_operator_and_invoice_from_its_title(
+    store: Store,
+) -> None:
+    names = well_names()
+    rows = _jib_of("Red Fork Resources Inc.")
+    body = [
+        ["Operator: Red Fork Resources Inc."],
+        [f"Invoice #: {rows[0]['invoice_no']}"],
+        ["Svc Month", "Property", "Well Name", "Cost Code", "Gross", "Owner %", "Net"],
+        *[
+            ["Sep 2026", r["property_no"], names[r["well_id"]], r["cost_category"],
+             f"${Decimal(r['gross_amount']):,}", f"{Decimal(r['owner_decimal']) * 100:f}%",
+             r["owner_net_amount"]]
+            for r in rows
+        ],
+    ]  # fmt: skip
+    got = Imports(store).receive(
+        filename="RFR.csv", raw=_csv_bytes(body), dropped_by="UALICE", origin="test"
+    )
+    assert got.ask is not None and got.ask.needs == ["mapping"], got
+    assert got.ask.mapping["operator"] == "=Red Fork Resources Inc."
+    assert got.ask.mapping["invoice_no"] == f"={rows[0]['invoice_no']}"
+    done = Imports(store).confirm(got.id, by="UALICE")
+    assert done.status == "active", done.problems
+    loaded = load_period(store, "2026-10", None).jib
+    # percent strings and currency in CSV read as the decimals and amounts they are; the
+    # wells' names read as the DOI's wells
+    assert [(j.operator, j.well_id, j.owner_decimal, j.gross_amount) for j in loaded] == [
+        (r["operator"], r["well_id"], Decimal(r["owner_decimal"]), Decimal(r["gross_amount"]))
+        for r in rows
+    ]
+
+
+def test_a_jib_of_this_closes_service_month_is_a_jib_whatever_its_columns_or_name(
+    store: Store,
+) -> None:
+    rows = sample_rows("jib.csv")
+    # a JIB with only the columns JIB history has too, named for another month
+    history_columns = list(sample_rows("jib_history.csv")[0])
+    body = _csv_bytes([history_columns, *[[r[c] for c in history_columns] for r in rows]])
+    got = Imports(store).receive(
+        filename="JIB Jan-2027.csv", raw=body, dropped_by="UALICE", origin="test"
+    )
+    assert (got.kind, got.period) == ("jib.csv", "2026-10"), got
+    in_thread = Imports(store).receive(
+        filename="JIB history.csv", raw=body, dropped_by="UALICE", origin="test", period="2026-10"
+    )
+    assert in_thread.kind != "jib_history.csv"  # asked, never filed as history unasked
+
+
+def test_percent_currency_and_negatives_in_csv_read_as_in_xlsx(store: Store) -> None:
+    rows = _jib_of("Caprock Energy Partners")
+    rows[-1] = {**rows[-1], "gross_amount": "-1450.00", "owner_net_amount": "-90.63"}  # a credit
+    columns = list(rows[0])
+
+    def cell(column: str, value: str) -> str:
+        if column == "owner_decimal":
+            return f"{(Decimal(value) * 100).normalize():f}%"  # 0.0625 → 6.25%
+        if column == "gross_amount":
+            amount = Decimal(value)
+            return f"(${-amount:,.2f})" if amount < 0 else f"${amount:,.2f}"
+        if column == "owner_net_amount":
+            amount = Decimal(value)
+            return f"{-amount:,.2f}-" if amount < 0 else f"{amount:,.2f}"
+        return value
+
+    body = _csv_bytes([columns, *[[cell(c, r[c]) for c in columns] for r in rows]])
+    got = Imports(store).receive(
+        filename="jib.csv", raw=body, dropped_by="UALICE", origin="test", period="2026-10"
+    )
+    assert got.status == "active", got.problems
+    loaded = load_period(store, "2026-10", None).jib
+    assert [(j.owner_decimal, j.gross_amount, j.owner_net_amount) for j in loaded] == [
+        (Decimal(r["owner_decimal"]), Decimal(r["gross_amount"]), Decimal(r["owner_net_amount"]))
+        for r in rows
+    ]
+
+
+def test_property_and_acct_code_columns_are_proposed(store: Store) -> None:
+    rows = sample_rows("jib.csv")
+    header = ["Operator", "Invoice", "Service Month", "Property", "Well", "Acct Code",
+              "Gross", "Decimal", "Net"]  # fmt: skip
+    body = _csv_bytes(
+        [header]
+        + [
+            [r["operator"], r["invoice_no"], r["service_month"], r["property_no"],
+             r["well_id"], r["cost_category"], r["gross_amount"], r["owner_decimal"],
+             r["owner_net_amount"]]
+            for r in rows
+        ]
+    )  # fmt: skip
+    got = Imports(store).receive(
+        filename="jib export.csv", raw=body, dropped_by="UALICE", origin="test", period="2026-10"
+    )
+    assert got.ask is not None
+    assert got.ask.mapping["property_no"] == "Property"
+    assert got.ask.mapping["cost_category"] == "Acct Code"
+
+
+def test_a_check_detail_that_names_no_well_is_refused_with_its_reason(store: Store) -> None:
+    rows = sample_rows("revenue.csv")
+    columns = [c for c in rows[0] if c not in ("well_id", "property_no")]
+    body = _csv_bytes([columns, *[[r[c] for c in columns] for r in rows]])
+    got = Imports(store).receive(
+        filename="revenue.csv", raw=body, dropped_by="UALICE", origin="test", period="2026-10"
+    )
+    assert got.status == "refused"
+    (problem,) = got.problems
+    assert "a well or property the DOI knows" in problem.expected
+    assert "no column was mapped to a well or property" in problem.expected
+    assert Imports(store).active("2026-10") == []
+
+
+def test_a_register_of_well_names_reads_as_the_doi_wells(store: Store) -> None:
+    names = well_names()
+    rows = sample_rows("revenue.csv")
+    columns = list(rows[0])
+    body = _csv_bytes(
+        [
+            columns,
+            *[[names.get(r[c], r[c]) if c == "well_id" else r[c] for c in columns] for r in rows],
+        ]
+    )
+    got = Imports(store).receive(
+        filename="revenue.csv", raw=body, dropped_by="UALICE", origin="test", period="2026-10"
+    )
+    assert got.status == "active", got.problems
+    loaded = load_period(store, "2026-10", None).revenue
+    assert [r.well_id for r in loaded] == [r["well_id"] for r in rows]
+
+
+def test_a_well_name_several_wells_bear_is_asked_and_the_answer_kept(store: Store) -> None:
+    doi = sample_rows("doi.csv")
+    twin = {**doi[0], "well_id": "W-TX-099", "operator_property_no": "PRO-49999"}
+    imports = Imports(store)
+    assert imports.receive(
+        filename="doi.csv", raw=_canonical([*doi, twin]), dropped_by="UALICE", origin="test",
+        period="2026-10",
+    ).status == "active"  # fmt: skip
+    rows = [r for r in sample_rows("revenue.csv") if r["well_id"] == "W-TX-001"]
+    body = _canonical([{**r, "well_id": "Smith 14-2H", "property_no": ""} for r in rows])
+    got = imports.receive(
+        filename="revenue.csv", raw=body, dropped_by="UALICE", origin="test", period="2026-10"
+    )
+    assert got.status == "pending" and got.ask is not None and got.ask.needs == ["wells"]
+    assert [w for w, _ in got.ask.wells["Smith 14-2H"]] == ["W-TX-001", "W-TX-099"]
+    done = imports.confirm(got.id, by="UALICE", wells={"Smith 14-2H": "W-TX-001"})
+    assert done.status == "active"
+    assert {r.well_id for r in load_period(store, "2026-10", None).revenue} == {"W-TX-001"}
+
+
+def test_a_refused_files_mapping_is_not_remembered(store: Store) -> None:
+    rows = sample_rows("jib.csv")
+    table = [FOREIGN_JIB, *[list(r.values()) for r in rows]]
+    bad = [list(row) for row in table]
+    bad[1][8] = "oops"  # a gross amount that is not one
+    imports = Imports(store)
+    got = imports.receive(
+        filename="Permian JIB.csv", raw=_csv_bytes(bad), dropped_by="UALICE", origin="test",
+        period="2026-10",
+    )  # fmt: skip
+    assert got.ask is not None and got.ask.needs == ["mapping"]
+    done = imports.confirm(got.id, by="UALICE")
+    assert done.status == "refused"
+    assert store.query("select * from column_maps") == []
+    again = imports.receive(
+        filename="Permian JIB.csv", raw=_csv_bytes(table), dropped_by="UALICE", origin="test",
+        period="2026-10",
+    )  # fmt: skip
+    assert again.status == "pending"  # asked again: nothing was remembered from the refusal
+
+
+def test_a_file_waiting_for_the_doi_is_read_when_it_comes(store: Store, tmp_path: Path) -> None:
+    imports = Imports(store, data_dir=tmp_path)  # no period folders: nothing but the drops
+    jib = imports.receive(
+        filename="jib.csv",
+        raw=(close_data.SAMPLE_DIR / "2026-10" / "jib.csv").read_bytes(),
+        dropped_by="UALICE",
+        origin="test",
+        period="2026-10",
+    )
+    assert jib.status == "waiting"
+    doi = imports.receive(
+        filename="doi.csv",
+        raw=(close_data.SAMPLE_DIR / "2026-10" / "doi.csv").read_bytes(),
+        dropped_by="UALICE",
+        origin="test",
+        period="2026-10",
+    )
+    assert doi.status == "active"
+    assert [(f.filename, f.status) for f in doi.followups] == [("jib.csv", "active")]
