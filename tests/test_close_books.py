@@ -311,6 +311,34 @@ def expected(b: Books, exc: dict[str, Any], option: str) -> Net:
                 add(net, "6110", sev)
                 add(net, REVENUE[product], -rev)
         return net
+    if kind == "accrual_no_rate" and option in ("last_rate", "no_severance"):
+        # no severance row for the state: at the rate its last check withheld (8/8ths), or none
+        well, month = exc["details"]["ref"].split(":")[1:3]
+        nri = D(b.row(well, month)["nri"])
+        for p in b.production:
+            if p["well_id"] == well and p["month"] == month:
+                product = p["product"].lower()
+                price = b.prices[(month, product)]
+                unit = amount(price["benchmark_price"]) - amount(price["differential"])
+                volume = D(p["volume"])
+                rev = r2(volume * unit * nri)
+                last = max(
+                    (
+                        h
+                        for h in b.revenue_history
+                        if b.well(h) == well and h["product"].lower() == product
+                    ),
+                    key=lambda h: h["sale_month"],
+                    default=None,
+                )
+                withheld = (
+                    amount(last["gross_taxes"]) / amount(last["gross_value"]) if last else ZERO
+                )
+                sev = r2(volume * unit * withheld * nri) if option == "last_rate" else ZERO
+                add(net, "1210", rev - sev)
+                add(net, "6110", sev)
+                add(net, REVENUE[product], -rev)
+        return net
     if kind == "missing_check" and option == "accrue":
         well, product, month = exc["details"]["ref"].split(":")[1:4]
         for a in b.accruals:

@@ -14,6 +14,7 @@ import pytest
 
 from bot.close import exports
 from bot.close.data import SAMPLE_DIR
+from bot.close.exports import batch as exports_batch
 from tests.cli_run import closebot, run_id_of
 
 # What each system's import documents (README, "Entries your ledger imports", cites them).
@@ -157,3 +158,153 @@ def test_an_unmapped_account_is_named_and_nothing_is_written(
     check = closebot("data", "check", str(folder), env=env)
     assert check.returncode == 2
     assert "account_map.csv: 1 closebot account(s) with no GL account: 2110" in check.stdout
+
+
+# -- issue 29: each format's documented limits and required fields, by construction -------------
+
+
+def _sample_map() -> dict[str, exports_batch.GlAccount]:
+    return exports_batch.read_account_map(SAMPLE_DIR / "account_map.csv")
+
+
+def _big_batch(entries: int, per_entry: int = 3) -> list[dict[str, object]]:
+    """`entries` balanced entries of `per_entry` lines (Dr 6210 / Cr 2110 …)."""
+    lines: list[dict[str, object]] = []
+    for n in range(1, entries + 1):
+        amount = Decimal(n) + Decimal("0.25")
+        debits = [amount] * (per_entry - 1)
+        for k, d in enumerate(debits):
+            lines.append(
+                {"entry_no": n, "entry": f"JIB INV-{n} · Acme Operating · service 2026-09",
+                 "account": "6210", "debit": d, "credit": Decimal(0), "memo": f"line {k}",
+                 "well_id": "W-A"}
+            )  # fmt: skip
+        lines.append(
+            {"entry_no": n, "entry": f"JIB INV-{n} · Acme Operating · service 2026-09",
+             "account": "2110", "debit": Decimal(0), "credit": sum(debits, Decimal(0)),
+             "memo": "AP", "well_id": ""}
+        )  # fmt: skip
+    return lines
+
+
+def test_xero_gets_files_of_at_most_300_lines_each_balanced_split_between_entries() -> None:
+    """help.xero.com/nz/ManualJournalsImport: "You can import up to 300 lines in one template
+    file"; rows with the same Narration and Date are one journal, which must balance."""
+    lines = _big_batch(125)  # 375 lines, as the issue's months (369–377)
+    export = exports_batch.build_export(
+        {"id": "JE-2027-01-x-1"}, lines, period="2027-01", documents="", account_map=_sample_map()
+    )
+    files = export.files("xero")
+    assert len(files) == 2 and len({name for name, _ in files}) == 2
+    seen_entries: list[set[str]] = []
+    total_rows = 0
+    narrations = set()
+    for _, content in files:
+        rows = list(csv.DictReader(io.StringIO(content)))
+        assert list(rows[0]) == DOCUMENTED["xero"]
+        assert 0 < len(rows) <= 300
+        total_rows += len(rows)
+        assert sum(Decimal(r["Amount"]) for r in rows) == 0  # each file balanced
+        by_narration: dict[str, Decimal] = defaultdict(Decimal)
+        for r in rows:
+            by_narration[(r["Narration"], r["Date"])] += Decimal(r["Amount"])  # type: ignore[index]
+        assert all(v == 0 for v in by_narration.values())  # each journal in it balanced
+        narrations |= {r["Narration"] for r in rows}
+        seen_entries.append({r["Description"].split(" — ")[0] for r in rows})
+    assert total_rows == len(lines)
+    assert not (seen_entries[0] & seen_entries[1])  # no entry split across two files
+    assert len(narrations) == 2  # each file its own journal
+    with pytest.raises(exports_batch.DataError, match="at most 300 lines"):
+        export.render("xero")  # one file cannot hold it: said, never written
+    # an entry alone over the limit cannot be split: refused with its number
+    one = exports_batch.build_export(
+        {"id": "JE-1"}, _big_batch(1, 301), period="2027-01", documents="",
+        account_map=_sample_map(),
+    )  # fmt: skip
+    with pytest.raises(exports_batch.DataError, match=r"entry 1 .* 301 lines"):
+        one.files("xero")
+
+
+def test_qbo_names_the_operator_or_payor_on_every_payable_and_receivable_line(
+    closed_run: tuple[str, dict[str, str]],
+) -> None:
+    """QuickBooks Online's "Import journal entries" help: on an A/P or A/R account line "the
+    system will request the Name column to have a supplier selected"."""
+    run_id, env = closed_run
+    ours = list(csv.DictReader(io.StringIO(closebot("entries", run_id, "--csv", env=env).stdout)))
+    got = closebot("entries", run_id, "--format", "qbo", env=env)
+    assert got.returncode == 0, got.stderr
+    rows = list(csv.DictReader(io.StringIO(got.stdout)))
+    assert len(rows) == len(ours)
+    folder = SAMPLE_DIR / "2026-10"
+
+    def rows_of(name: str) -> list[dict[str, str]]:
+        with open(folder / name, newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+
+    operator_of = {d["well_id"]: d["operator"] for d in rows_of("doi.csv")}
+    invoice_operator = {j["invoice_no"]: j["operator"] for j in rows_of("jib.csv")}
+    stubs = dict(enumerate(rows_of("revenue.csv"), start=2))
+    check_payor = {r["check_no"]: r["payor"] for r in stubs.values()}
+    payable_or_receivable = {"2110", "1210", "1215", "1220", "1390"}
+    named = 0
+    for ours_line, row in zip(ours, rows, strict=True):
+        if ours_line["account"] not in payable_or_receivable:
+            continue
+        named += 1
+        title = ours_line["entry"]
+        if title.startswith("JIB "):
+            expected = invoice_operator[title.split()[1]]
+        elif title.startswith("Revenue check "):
+            expected = check_payor[title.split()[2]]
+        elif ours_line["ref"].startswith("revenue.csv:"):  # a stub's refund claim: its payor
+            expected = stubs[int(ours_line["ref"].split(":")[1].split(",")[0])]["payor"]
+        else:
+            expected = operator_of[ours_line["well_id"]]
+        assert row["Name"] == expected, (ours_line, row)
+    assert named > 10
+
+
+def test_netsuite_refuses_what_its_fields_cannot_hold() -> None:
+    """docs.oracle.com NetSuite "Journal Entry … Line-Level Fields Table": each entry at least
+    two lines and balanced; Debit and Credit at most 10 digits before the decimal."""
+    huge = Decimal("12345678901.00")
+    lines = [
+        {"entry_no": 1, "entry": "x", "account": "6210", "debit": huge, "credit": Decimal(0),
+         "memo": "", "well_id": ""},
+        {"entry_no": 1, "entry": "x", "account": "2110", "debit": Decimal(0), "credit": huge,
+         "memo": "", "well_id": ""},
+    ]  # fmt: skip
+    export = exports_batch.build_export(
+        {"id": "JE-1"}, lines, period="2027-01", documents="", account_map=_sample_map()
+    )
+    with pytest.raises(exports_batch.DataError, match="10 digits"):
+        export.render("netsuite")
+    with pytest.raises(exports_batch.DataError, match="at least two lines"):
+        exports_batch.Export({"id": "JE-1"}, lines[:1], "2027-01", "", _sample_map()).render(
+            "netsuite"
+        )
+
+
+def test_no_export_without_the_teams_account_map(tmp_path: Path) -> None:
+    """A team's data folder without account_map.csv gets no import file in the sample
+    company's accounts: a clear message saying how to make one, and nothing written."""
+    folder = tmp_path / "data"
+    closebot("data", "sample", str(folder))
+    (folder / "account_map.csv").unlink()
+    env = {"CLOSEBOT_DB": str(tmp_path / "c.db"), "CLOSEBOT_USER": "alice"}
+    run = closebot("run", "2026-10", "--auto", "--data", str(folder), env=env)
+    run_id = run_id_of(run.stdout)
+    for fmt in ("qbo", "xero", "netsuite"):
+        got = closebot("entries", run_id, "--format", fmt, "--data", str(folder), env=env)
+        assert got.returncode == 2, got.stdout
+        assert got.stdout == ""
+        assert "no account map" in got.stderr and "account_map.csv" in got.stderr
+        assert "account,gl_account,gl_name" in got.stderr  # how to make one
+    # with the team's own map given, the file is written
+    (tmp_path / "ours.csv").write_text((SAMPLE_DIR / "account_map.csv").read_text())
+    ok = closebot(
+        "entries", run_id, "--format", "qbo", "--data", str(folder), "--map",
+        str(tmp_path / "ours.csv"), env=env,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr

@@ -47,10 +47,12 @@ from bot.close.exports.batch import (
     build_export,
     map_path,
     read_account_map,
+    require_map,
     unmapped,
 )
 from bot.close.exports.batch import documents as export_documents
 from bot.close.exports.batch import file_name as export_file_name
+from bot.close.exports.batch import operators as export_operators
 from bot.close.groups import asked_groups, console_listing, detail_file_name, detail_rows
 from bot.close.groups import summary as group_summary
 from bot.close.imports.intake import (
@@ -93,6 +95,7 @@ from bot.close.progress import (
     steps_done,
 )
 from bot.close.prompts import SYSTEM_PROMPT, start_prompt
+from bot.close.rates.coverage import severance_questions
 from bot.close.registry import Step
 from bot.close.starting import PeriodPostedError, Taken, period_taken, start_close
 from bot.close.steps import registry as steps
@@ -201,6 +204,7 @@ __all__ = [
     "every_step_ran",
     "export_documents",
     "export_file_name",
+    "export_operators",
     "file_preview",
     "first_approver",
     "fixed_value",
@@ -237,6 +241,8 @@ __all__ = [
     "record_preview_shown",
     "require_data",
     "require_data_period",
+    "require_map",
+    "severance_questions",
     "start_close",
     "start_prompt",
     "step_lines",

@@ -31,6 +31,7 @@ from bot.close.doi_master import (
     ACCRUAL_WINDOW,
     Master,
 )
+from bot.close.rates import RatesTable, Well, shipped
 from bot.close.records import DecisionView, JournalLine
 
 REVENUE_ACCOUNTS = {"oil": "4010", "gas": "4020", "ngl": "4030"}
@@ -115,10 +116,20 @@ class Close:
     # what a check derived from the resolved lines and the prior accruals alone (e.g. the
     # history gaps), shared with the next tool call's Close while both are the same
     derived: dict[str, Any] = field(default_factory=dict)
+    # severance and withholding by state × product (the shipped table and the team's rows)
+    rates: RatesTable = field(default_factory=shipped)
 
     @property
     def period(self) -> str:
         return self.data.period
+
+    def severance(
+        self, row: DoiRow, product: str, month: str, value: Decimal, volume: Decimal
+    ) -> Any:
+        """What the state levies on a line of this well (8/8ths), or why the table cannot say
+        (`rates.NoRate`: a question, never a zero)."""
+        well = Well(row.well_id, row.state, row.first_prod_month)
+        return self.rates.due(well, product, month, value, volume, self.data.prices)
 
     def decided(self, finding_id: str) -> DecisionView | None:
         d = self.decisions.get(finding_id)

@@ -1,12 +1,13 @@
 """Master data: the DOI as effective-dated rows (the CSV plus rows closebot added), wells
-by property number, JOA overhead rates, prices and the severance table."""
+by property number, JOA overhead rates and prices (the severance rates are data:
+bot/close/rates/)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from bot.close.data import CloseData, DoiRow, JoaRow, add_months, months_between
+from bot.close.data import CloseData, DoiRow, JoaRow, add_months
 
 TOLERANCE = Decimal("0.000001")  # convention, see CLOSE.md
 SEVERANCE_TOLERANCE = Decimal("0.0025")  # 0.25 percentage points, convention
@@ -41,21 +42,6 @@ ACCOUNT_NAMES: dict[str, str] = {
     "6220": "Workover Expense",
     "6250": "Operator Overhead",
 }
-
-# State × product: a percentage of value, or (for ND gas) dollars per unit.
-SEVERANCE_RATES: dict[tuple[str, str], Decimal] = {
-    ("TX", "oil"): Decimal("0.046"),
-    ("TX", "gas"): Decimal("0.075"),
-    ("TX", "ngl"): Decimal("0.075"),
-    ("OK", "oil"): Decimal("0.07"),
-    ("OK", "gas"): Decimal("0.07"),
-    ("OK", "ngl"): Decimal("0.07"),
-    ("ND", "oil"): Decimal("0.10"),
-    ("ND", "ngl"): Decimal("0.10"),
-}
-PER_UNIT_SEVERANCE: dict[tuple[str, str], Decimal] = {("ND", "gas"): Decimal("0.0905")}
-OK_NEW_WELL_RATE = Decimal("0.05")
-OK_NEW_WELL_MONTHS = 36
 
 
 def money(d: Decimal) -> str:
@@ -163,31 +149,6 @@ class Master:
 def with_change(row: DoiRow, *, wi: Decimal, nri: Decimal, effective_from: str) -> DoiRow:
     """A new DOI row from `effective_from`, same well, royalty and ORRI."""
     return replace(row, wi=wi, nri=nri, effective_from=effective_from, line=0, source="closebot")
-
-
-def severance_due(
-    state: str,
-    product: str,
-    first_prod_month: str,
-    sale_month: str,
-    value: Decimal,
-    volume: Decimal,
-) -> tuple[Decimal, str] | None:
-    """The 8/8ths severance the state levies and how it was computed, or None if unknown."""
-    key = (state, product)
-    if key in PER_UNIT_SEVERANCE:
-        rate = PER_UNIT_SEVERANCE[key]
-        return volume * rate, f"{state} {product} ${rate}/unit"
-    if key not in SEVERANCE_RATES:
-        return None
-    rate = SEVERANCE_RATES[key]
-    if state == "OK" and first_prod_month:
-        month_no = months_between(first_prod_month, sale_month) + 1
-        if 1 <= month_no <= OK_NEW_WELL_MONTHS:
-            return value * OK_NEW_WELL_RATE, (
-                f"OK {product} 5 % (month {month_no} of production, first 36 months)"
-            )
-    return value * rate, f"{state} {product} {rate * 100:.1f} %"
 
 
 def trailing_months(period: str, n: int = 3) -> list[str]:

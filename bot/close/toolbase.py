@@ -22,6 +22,7 @@ from bot.close.kinds import (
 )
 from bot.close.ledger import Ledger
 from bot.close.open_items import OpenItems
+from bot.close.rates import RatesTable, rates_for
 from bot.close.records import DecisionView, ExceptionRow, InGroup
 from bot.close.registry import MAX_LIST as MAX_LIST
 from bot.core.errors import DataError, NotFoundError
@@ -124,6 +125,7 @@ class ToolBase(OpenItems):
             master=self._master[2],
             decisions=decisions,
             prior_accruals=self._prior_accruals(ledger, data, period),
+            rates=self._rates(),
         )
         # The period's lines resolved to wells depend only on the data, the DOI rows and the
         # decisions that map lines: while those are the same, the next tool call reuses them.
@@ -142,6 +144,13 @@ class ToolBase(OpenItems):
             close.reuse(self._resolved[1])
         self._resolved = (key, close)
         return close, ledger
+
+    def _rates(self) -> RatesTable:
+        """The severance rates: the shipped table and the team's rows in the data folder."""
+        try:
+            return rates_for(self.data_dir)
+        except DataError as e:
+            raise ToolError(str(e)) from e
 
     def _prior_accruals(self, ledger: Ledger, data: CloseData, period: str) -> list[dict[str, Any]]:
         """Last month's revenue accruals: closebot's posted batch's (read once per batch), else

@@ -101,7 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     entries.add_argument(
         "--map",
         help="account map CSV (account,gl_account,gl_name[,tax_rate]); "
-        "default: account_map.csv in $CLOSEBOT_DATA, else the sample's",
+        "default: account_map.csv in $CLOSEBOT_DATA (required there), the sample's for the sample",
+    )
+    entries.add_argument(
+        "--out",
+        help="with --format: write the import file(s) into this folder (a ledger with a line "
+        "limit, such as Xero's 300, gets several balanced files)",
     )
     entries.add_argument(
         "--detail",

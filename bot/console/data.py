@@ -17,6 +17,7 @@ from bot.close import (
     load_data,
     read_account_map,
     require_data_period,
+    severance_questions,
     unmapped,
     write_sample_data,
 )
@@ -43,7 +44,20 @@ def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
     bad = 0
     for period, problems in results.items():
         if not problems:
-            print(f"{period}: ok (11 files)", file=out)
+            try:
+                asks = severance_questions(period, target)
+            except CloseBotError as e:
+                asks = [str(e)]
+            if not asks:
+                print(f"{period}: ok (11 files)", file=out)
+                continue
+            bad += 1
+            print(
+                f"{period}: 11 files read; {len(asks)} severance question(s) the close will ask:",
+                file=out,
+            )
+            for a in asks:
+                print(f"  - {a}", file=out)
             continue
         bad += 1
         print(f"{period}: {len(problems)} problem(s); nothing would be imported:", file=out)

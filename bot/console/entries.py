@@ -14,10 +14,11 @@ from bot.close import (
     Ledger,
     build_export,
     export_documents,
+    export_operators,
     format_named,
-    map_path,
     money,
     read_account_map,
+    require_map,
 )
 from bot.console.presenter import EXIT_OK
 from bot.console.session import open_store, settings_of
@@ -50,22 +51,31 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
     lines = named_lines(ledger.lines(batch["id"]), Names(store))  # who decided, by name
     if args.format:
         settings = settings_of(args)
-        path = Path(args.map).expanduser() if args.map else map_path(settings.data_dir)
+        path = Path(args.map).expanduser() if args.map else require_map(settings.data_dir)
         export = build_export(
             batch,
             lines,
             period=store.runs.get(args.run_id).period,
             documents=export_documents(store, args.run_id),
             account_map=read_account_map(path),
+            operators=export_operators(store, args.run_id, settings.data_dir),
         )
+        if not args.out:
+            out.write(export.render(args.format))  # refused when the ledger needs it split
+            return EXIT_OK
+        folder = Path(args.out).expanduser()
+        folder.mkdir(parents=True, exist_ok=True)
+        files = export.files(args.format)
+        for name, content in files:
+            (folder / name).write_text(content, encoding="utf-8", newline="")
+            print(folder / name, file=out)
         fmt = format_named(args.format)
-        if fmt.max_lines is not None and len(lines) > fmt.max_lines:
+        if len(files) > 1:
             print(
-                f"closebot: note: {len(lines)} lines; {fmt.title} imports at most "
-                f"{fmt.max_lines} a file",
+                f"closebot: {len(lines)} lines in {len(files)} files ({fmt.title} imports at most "
+                f"{fmt.max_lines} a file), each balanced, split between entries",
                 file=sys.stderr,
             )
-        out.write(export.render(args.format))
         return EXIT_OK
     if args.csv:
         out.write(to_csv(journal_rows(batch, lines), ENTRY_COLUMNS))

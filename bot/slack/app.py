@@ -56,6 +56,7 @@ def presenter_for(
         steps=STEPS,
         approvers=settings.approvers,
         account_map=map_path(settings.data_dir),
+        data_dir=settings.data_dir,
         reminder=timedelta(minutes=settings.reminder_minutes)
         if settings.reminder_minutes
         else None,

@@ -14,7 +14,7 @@ import csv
 import io
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -37,11 +37,28 @@ class GlAccount:
     tax_rate: str = DEFAULT_TAX_RATE  # Xero wants one per line
 
 
-def map_path(data_dir: Path | None) -> Path:
-    """The account map beside the data folders, or the sample's."""
-    if data_dir and (data_dir / MAP_FILE).is_file():
-        return data_dir / MAP_FILE
-    return SAMPLE_DIR / MAP_FILE
+def map_path(data_dir: Path | None) -> Path | None:
+    """The team's account map beside its data folders; the sample's only for the sample (no
+    data folder); None when the team's folder has none (`require_map` says how to make one)."""
+    if data_dir is None:
+        return SAMPLE_DIR / MAP_FILE
+    return data_dir / MAP_FILE if (data_dir / MAP_FILE).is_file() else None
+
+
+def require_map(data_dir: Path | None) -> Path:
+    """The account map to export with; DataError saying how to make one when there is none
+    (never the sample company's accounts for a team's books)."""
+    path = map_path(data_dir)
+    if path is None:
+        assert data_dir is not None  # the sample always has its map
+        raise DataError(
+            f"no account map in {data_dir}: closebot writes your ledger's import files only "
+            f"through your own chart of accounts. Write {data_dir / MAP_FILE} with the columns "
+            f"{','.join(MAP_COLUMNS)}[,tax_rate], one line per closebot account (the sample's "
+            f"{SAMPLE_DIR / MAP_FILE} shows the layout; `closebot data check {data_dir}` names "
+            "any account left out), or give --map"
+        )
+    return path
 
 
 def read_account_map(path: Path) -> dict[str, GlAccount]:
@@ -122,6 +139,10 @@ def write(columns: list[str], rows: list[list[Any]]) -> str:
     return out.getvalue()
 
 
+# a document entry's title names its operator or payor (bot/close/journal.py writes them)
+DOCUMENT_TITLE = re.compile(r"^(?:JIB|Revenue check) \S+ · (?P<party>.+?) · (?:service|sales) ")
+
+
 @dataclass
 class Export:
     batch: Mapping[str, Any]
@@ -129,20 +150,82 @@ class Export:
     period: str
     documents: str  # "jib.csv Permian-Oct.xlsx sha256 1a2b…; …"
     account_map: dict[str, GlAccount]
+    # who a line is with: a document line's operator or payor by its ref (jib.csv:5,
+    # revenue.csv:17), a well's operator (DOI) by its id
+    operators: Mapping[str, str] = field(default_factory=dict)
+    part: tuple[int, int] | None = None  # this file's number of the files the batch needs
 
     @property
     def memo(self) -> str:
+        part = f" · file {self.part[0]} of {self.part[1]}" if self.part else ""
         return (
-            f"closebot {self.batch['id']} · {period_label(self.period)} close · documents: "
+            f"closebot {self.batch['id']}{part} · {period_label(self.period)} close · documents: "
             f"{self.documents or 'none recorded'}"
         )[:999]
 
     def gl(self, account: str) -> GlAccount:
         return self.account_map[account]
 
+    def party(self, line: Mapping[str, Any]) -> str:
+        """The operator or payor a line is with: its document's (the entry's title, or the
+        document line it is about), else its well's operator; "" when none is known."""
+        m = DOCUMENT_TITLE.match(str(line.get("entry") or ""))
+        if m:
+            return m.group("party")
+        ref = str(line.get("ref") or "").split(",")[0]
+        return self.operators.get(ref) or self.operators.get(str(line.get("well_id") or ""), "")
+
     def render(self, fmt: str) -> str:
-        """The batch in format `fmt` (its name, as `closebot entries --format` takes it)."""
-        return format_named(fmt).render(self)
+        """The batch in format `fmt` (its name, as `closebot entries --format` takes it), in
+        one file; DataError when the ledger needs it split (`files`)."""
+        files = self.files(fmt)
+        if len(files) > 1:
+            f = format_named(fmt)
+            raise DataError(
+                f"{f.title} imports at most {f.max_lines} lines a file and this batch has "
+                f"{len(self.lines)}: it is written as {len(files)} files, each balanced "
+                "(give --out DIR)"
+            )
+        return files[0][1]
+
+    def files(self, fmt: str) -> list[tuple[str, str]]:
+        """The batch as the ledger imports it: (file name, content) per file, split by entry
+        into files of at most the format's `max_lines`, each balanced; DataError when one
+        entry alone is over the limit."""
+        f = format_named(fmt)
+        parts = split_by_entry(self.lines, f.max_lines) if f.max_lines else [list(self.lines)]
+        out = []
+        for n, lines in enumerate(parts, start=1):
+            part = replace(self, lines=lines, part=(n, len(parts)) if len(parts) > 1 else None)
+            name = file_name(str(self.batch["id"]), fmt)
+            if len(parts) > 1:
+                name = name.replace(".csv", f"-{n}-of-{len(parts)}.csv")
+            out.append((name, f.render(part)))
+        return out
+
+
+def split_by_entry(lines: Sequence[Mapping[str, Any]], limit: int) -> list[list[Mapping[str, Any]]]:
+    """Lines in files of at most `limit`, an entry never split across two; each file balanced
+    (every entry is)."""
+    entries: dict[Any, list[Mapping[str, Any]]] = {}
+    for li in lines:
+        entries.setdefault(li.get("entry_no"), []).append(li)
+    parts: list[list[Mapping[str, Any]]] = [[]]
+    for number, entry in entries.items():
+        if len(entry) > limit:
+            raise DataError(
+                f"entry {number} ({entry[0].get('entry', '')}) has {len(entry)} lines, more than "
+                f"the {limit} one import file takes"
+            )
+        if len(parts[-1]) + len(entry) > limit:
+            parts.append([])
+        parts[-1].extend(entry)
+    for part in parts:
+        debit = sum((li["debit"] for li in part), ZERO)
+        credit = sum((li["credit"] for li in part), ZERO)
+        if debit != credit:
+            raise DataError(f"a file of the split would not balance: {debit} ≠ {credit}")
+    return parts
 
 
 def build_export(
@@ -152,6 +235,7 @@ def build_export(
     period: str,
     documents: str,
     account_map: dict[str, GlAccount],
+    operators: Mapping[str, str] | None = None,
 ) -> Export:
     """The batch ready to write; DataError when an account is unmapped or it does not balance."""
     missing = unmapped(account_map, sorted({li["account"] for li in lines}))
@@ -165,7 +249,7 @@ def build_export(
     credit = sum((li["credit"] for li in lines), ZERO)
     if debit != credit:
         raise DataError(f"batch {batch['id']} does not balance: debits {debit} ≠ credits {credit}")
-    return Export(batch, lines, period, documents, account_map)
+    return Export(batch, lines, period, documents, account_map, operators or {})
 
 
 def file_name(batch_id: str, fmt: str) -> str:
@@ -191,3 +275,22 @@ def documents(store: Store, run_id: str) -> str:
     if others:
         parts.append(f"{len(others)} reference files")
     return "; ".join(parts)
+
+
+def operators(store: Store, run_id: str, data_dir: Path | None) -> dict[str, str]:
+    """Who the run's lines are with: each document line's operator or payor by its ref, each
+    well's operator in the DOI the run read (the Name of A/P and A/R lines)."""
+    from bot.close.toolset import CloseTools  # the close's tools import this package
+    from bot.core.tools import ToolContext, ToolError
+
+    try:
+        close = CloseTools(data_dir=data_dir).close_of(ToolContext(run_id=run_id, store=store))
+    except ToolError as e:
+        raise DataError(str(e)) from e
+    out = {j.ref: j.operator for j, _ in close.jib()}
+    out |= {r.ref: r.payor for r, _ in close.revenue()}
+    for well_id in close.master.well_ids():
+        row = close.master.latest(well_id)
+        if row is not None:
+            out[well_id] = row.operator
+    return out

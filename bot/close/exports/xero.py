@@ -1,6 +1,13 @@
 """Xero's manual journal import (Manual Journals → Import): Narration, Date, Description,
 AccountCode, TaxRate, Amount (a debit positive, a credit negative); rows with the same
-Narration and Date are one journal; dates dd/mm/yyyy; at most 300 lines a file."""
+Narration and Date are one journal; dates dd/mm/yyyy; at most 300 lines a file.
+
+Its help page ("Enter multiple manual journals using an import template",
+help.xero.com/nz/ManualJournalsImport): "You can import up to 300 lines in one template
+file"; Narration, Date, AccountCode, TaxRate and Amount are mandatory; "Use the same narration
+and date for each group of rows you want to import as lines in the same journal". So a batch
+over 300 lines is written as several files, split between entries (bot/close/exports/batch.py
+`split_by_entry`), each balanced, each narration naming its file ("file 1 of 2")."""
 
 from __future__ import annotations
 

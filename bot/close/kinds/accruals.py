@@ -77,4 +77,47 @@ MISSING_CHECK = Kind(
     },
 )
 
-KINDS = (REVENUE_ACCRUAL, MISSING_CHECK)
+
+def _add_row(facts: Facts, extra: dict[str, Any], subject: str) -> str:
+    return (
+        f"add the severance rate for {subject} ({', '.join(sorted(facts.get('no_rate') or {}))}) "
+        "to severance_rates.csv, with the statute or the state's page as its source"
+    )
+
+
+ACCRUAL_NO_RATE = Kind(
+    "accrual_no_rate",
+    "Revenue accrual: no severance rate",
+    {
+        "last_rate": Option(
+            "last_rate",
+            "Accrue with severance at the last check's rate",
+            "Dr 1210 / Dr 6110 / Cr revenue at operator volumes, severance at the rate the last "
+            "check withheld; an open item to add the state's row.",
+            books=_accrue_items(
+                "at_last_rate", "operator volumes, severance at the last check's rate"
+            ),
+            accounts="Dr 1210 (net), Dr 6110 (severance at the last check's rate) / Cr revenue, at operator volumes × (benchmark − differential) × NRI",
+            leaves=_add_row,
+            accrual=True,
+        ),
+        "no_severance": Option(
+            "no_severance",
+            "Accrue with no severance until the row is added",
+            "Dr 1210 / Cr revenue at operator volumes, no severance (logged); an open item to add "
+            "the state's row.",
+            books=_accrue_items("items", "operator volumes, no severance rate"),
+            accounts="Dr 1210 / Cr revenue at operator volumes × (benchmark − differential) × NRI, no severance",
+            leaves=_add_row,
+            accrual=True,
+        ),
+        "skip": Option(
+            "skip",
+            "Skip (logged)",
+            "No accrual; the check books it when it comes. An open item to add the state's row.",
+            leaves=_add_row,
+        ),
+    },
+)
+
+KINDS = (REVENUE_ACCRUAL, MISSING_CHECK, ACCRUAL_NO_RATE)

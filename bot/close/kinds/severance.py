@@ -50,4 +50,34 @@ SEVERANCE = Kind(
     },
 )
 
-KINDS = (SEVERANCE,)
+
+def _add_row(facts: Facts, extra: dict[str, Any], subject: str) -> str:
+    wanted = sorted({f"{i['state']} {i['product']}" for i in facts.get("items") or ()})
+    return (
+        f"add the severance rate for {', '.join(wanted)} to severance_rates.csv (the statute or "
+        f"the state's page as its source) and check {subject}'s withholding against it"
+    )
+
+
+SEVERANCE_NO_RATE = Kind(
+    "severance_no_rate",
+    "Severance: no rate",
+    alike=True,
+    noun="wells",
+    options={
+        "add_rate": Option(
+            "add_rate",
+            "Book as withheld; add the state's rate",
+            "Book the taxes as withheld; an open item to add the state × product row to the "
+            "rates table and check this withholding against it.",
+            leaves=_add_row,
+        ),
+        "accept": Option(
+            "accept",
+            "Accept as withheld (logged)",
+            "Book the taxes as withheld, unchecked; the decision log says no rate checked them.",
+        ),
+    },
+)
+
+KINDS = (SEVERANCE, SEVERANCE_NO_RATE)

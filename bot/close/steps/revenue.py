@@ -24,8 +24,8 @@ from bot.close.doi_master import (
     MATERIALITY,
     dec8,
     money,
-    severance_due,
 )
+from bot.close.rates import NoRate
 from bot.close.registry import MAX_LIST, Step, StepTools
 from bot.core.tools import ToolContext
 
@@ -92,6 +92,7 @@ def revenue_accrual(close: Close) -> tuple[list[Accrual], list[Finding]]:
     ever_paid = data.history.paid_wells | {r.well_id for r, _ in close.known_revenue()}
     prices = {(p.month, p.product): p for p in data.prices}
     by_well_month: dict[tuple[str, str], list[Accrual]] = defaultdict(list)
+    no_rate: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)  # product → why
     for p in data.production:
         if p.month not in window or (p.well_id, p.product, p.month) in checked:
             continue
@@ -101,10 +102,12 @@ def revenue_accrual(close: Close) -> tuple[list[Accrual], list[Finding]]:
             continue
         net_price = price.benchmark_price - price.differential
         value = cents(p.volume * net_price * row.nri)
-        due = severance_due(
-            row.state, p.product, row.first_prod_month, p.month, p.volume * net_price, p.volume
-        )
-        severance = cents(due[0] * row.nri) if due else ZERO
+        due = close.severance(row, p.product, p.month, p.volume * net_price, p.volume)
+        if isinstance(due, NoRate):
+            no_rate[(p.well_id, p.month)][p.product] = due.reason
+            severance = ZERO
+        else:
+            severance = cents(due.amount * row.nri)
         by_well_month[(p.well_id, p.month)].append(
             Accrual(
                 p.well_id, row.well_name, p.product, p.month, p.volume, price.benchmark_price,
@@ -117,6 +120,9 @@ def revenue_accrual(close: Close) -> tuple[list[Accrual], list[Finding]]:
         total = sum((i.revenue for i in items), ZERO)
         name = master.name(well_id)
         kind = None
+        if (well_id, month) in no_rate:
+            findings.append(_no_rate(close, well_id, month, items, no_rate[(well_id, month)]))
+            continue
         if well_id not in ever_paid:
             kind, what, rec, why = (
                 "new_well",
@@ -167,6 +173,68 @@ def revenue_accrual(close: Close) -> tuple[list[Accrual], list[Finding]]:
         )
         findings.append(finding)  # what its decision accrues is booked by its kind
     return accruals, findings
+
+
+def _no_rate(
+    close: Close, well_id: str, month: str, items: list[Accrual], why: dict[str, str]
+) -> Finding:
+    """Production whose state × product the rates table cannot rate: its accrual is asked
+    (at the rate the last check withheld, with no severance, or skipped), never booked with a
+    silent zero."""
+    name = close.master.name(well_id)
+    total = sum((i.revenue for i in items), ZERO)
+    last: dict[str, Decimal] = {}  # product → the rate its last check withheld (8/8ths)
+    for r in sorted(
+        close.data.history.lines("revenue_history.csv", well_id), key=lambda r: r.sale_month
+    ):
+        if r.product in why and r.gross_value:
+            last[r.product] = r.gross_taxes / r.gross_value
+    at_last = [
+        i._replace(
+            severance=cents(i.volume * (i.benchmark - i.differential) * last[i.product] * i.nri)
+        )
+        if i.product in last
+        else i
+        for i in items
+    ]
+    reasons = "; ".join(f"{p}: {w}" for p, w in sorted(why.items()))
+    shown = "; ".join(
+        f"{i.product} {i.formula} = {money(i.revenue)}, severance "
+        + (f"at the last check's {last[i.product] * 100:.2f} % {money(a.severance)}" if i.product in last else "unknown")
+        if i.product in why
+        else f"{i.product} {i.formula} = {money(i.revenue)}, severance {money(i.severance)}"
+        for i, a in zip(items, at_last, strict=True)
+    )  # fmt: skip
+    options = (["last_rate"] if set(last) == set(why) else []) + ["no_severance", "skip"]
+    return Finding(
+        kind="accrual_no_rate",
+        key=f"{well_id}:{month}",
+        step=REVENUE.name,
+        subject=f"{name} {month}",
+        summary=f"{name} {month}: no severance rate to accrue with ({', '.join(sorted(why))})",
+        question=(
+            f"{name} ({well_id}) {month}: {shown}. The severance rates table cannot rate it "
+            f"({reasons}). Accrue {money(total)} with severance at the rate the last check "
+            "withheld, with no severance until the state's row is added, or skip?"
+        ),
+        recommended=options[0],
+        reasoning=(
+            "The last check shows what the purchaser withholds for this well: accruing at that "
+            "rate keeps the receivable near what will be paid until the state's row is added."
+            if options[0] == "last_rate"
+            else "No check shows what is withheld for this well yet: accrue the revenue, and add "
+            "the state's row so the severance is accrued by rule (an open item)."
+        ),
+        facts={
+            "items": [{k: str(v) for k, v in i.as_dict().items()} for i in items],
+            "at_last_rate": [{k: str(v) for k, v in i.as_dict().items()} for i in at_last],
+            "no_rate": why,
+            "total": str(total),
+        },
+        options=options,
+        well_id=well_id,
+        amount=total,
+    )
 
 
 @REVENUE.check

@@ -9,7 +9,8 @@ from typing import Any
 
 from bot.close.checks import Close, Finding
 from bot.close.data import ZERO, cents
-from bot.close.doi_master import SEVERANCE_TOLERANCE, money, severance_due, signed_money
+from bot.close.doi_master import SEVERANCE_TOLERANCE, money, signed_money
+from bot.close.rates import NoRate
 from bot.close.registry import Step, StepTools
 from bot.core.tools import ToolContext
 
@@ -26,16 +27,28 @@ SEVERANCE = Step(
 @SEVERANCE.check
 def severance(close: Close) -> Iterator[Finding]:
     by_well: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    no_rate: dict[str, list[dict[str, Any]]] = defaultdict(list)
     operators: dict[str, str] = {}
     for r, row in close.known_revenue():
         if not r.gross_value:
             continue
-        due = severance_due(
-            row.state, r.product, row.first_prod_month, r.sale_month, r.gross_value, r.gross_volume
-        )
-        if due is None:
+        due = close.severance(row, r.product, r.sale_month, r.gross_value, r.gross_volume)
+        if isinstance(due, NoRate):
+            operators[row.well_id] = row.operator
+            no_rate[row.well_id].append(
+                {
+                    "ref": r.ref,
+                    "check": r.check_no,
+                    "product": r.product,
+                    "sale_month": r.sale_month,
+                    "state": row.state,
+                    "charged": str(r.gross_taxes),
+                    "charged_rate": f"{r.gross_taxes / r.gross_value * 100:.2f} %",
+                    "reason": due.reason,
+                }
+            )
             continue
-        expected, basis = due
+        expected, basis = due.amount, due.basis
         if abs(r.gross_taxes - expected) / r.gross_value <= SEVERANCE_TOLERANCE:
             continue
         over = cents((r.gross_taxes - cents(expected)) * r.owner_decimal)
@@ -78,11 +91,45 @@ def severance(close: Close) -> Iterator[Finding]:
             well_id=well_id,
             amount=abs(total),
         )
+    yield from _no_rate(close, no_rate, operators)
+
+
+def _no_rate(
+    close: Close, by_well: dict[str, list[dict[str, Any]]], operators: dict[str, str]
+) -> Iterator[Finding]:
+    """A well whose state × product the rates table cannot rate is asked, never passed."""
+    for well_id, items in sorted(by_well.items()):
+        name = close.master.name(well_id)
+        reasons = sorted({i["reason"] for i in items})
+        withheld = "; ".join(
+            f"{i['product']} {i['sale_month']} check {i['check']} withheld {money(Decimal(i['charged']))} ({i['charged_rate']})"
+            for i in items
+        )
+        yield Finding(
+            kind="severance_no_rate",
+            key=well_id,
+            step=SEVERANCE.name,
+            subject=name,
+            summary=f"severance not checked: {'; '.join(reasons)}",
+            question=(
+                f"{name} ({items[0]['state']}): {withheld}. Closebot cannot check it: "
+                + "; ".join(reasons)
+                + ". Book it as withheld and add the state's row, or accept it as withheld?"
+            ),
+            recommended="add_rate",
+            reasoning=(
+                "Without the state's rate nobody has checked what the purchaser withheld; the "
+                "stub books as withheld either way. Add the row (statute or the state's page) so "
+                "the next close checks it."
+            ),
+            facts={"items": items, "operator": operators[well_id], "well_id": well_id},
+            well_id=well_id,
+        )
 
 
 @SEVERANCE.tool
 def check_severance(tools: StepTools, ctx: ToolContext, period: str) -> dict[str, Any]:
-    """Severance check: effective severance rate per stub line vs the state × product table (OK 5 % in the first 36 months, ND gas per Mcf); off by more than 0.25 pp is an exception.
+    """Severance check: effective severance rate per stub line vs the state × product table (the severance rates table: state × product × dates × conditions; a state or product with no row is asked); off by more than 0.25 pp is an exception.
 
     Args:
       period: the accounting period being closed, YYYY-MM

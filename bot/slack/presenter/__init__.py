@@ -66,6 +66,7 @@ class SlackPresenter:
         reminder: timedelta | None = None,
         plan: bool = True,
         account_map: Path | None = None,
+        data_dir: Path | None = None,
         names: Names | None = None,
     ) -> None:
         self.client = client
@@ -84,7 +85,7 @@ class SlackPresenter:
         self.approval = ApprovalForm(self.messages)
         self.forms = Forms(self.messages, self.approval, reminder=reminder)
         self.owners = OwnerDMs(self.messages)
-        self.reports = Reports(self.messages, account_map=account_map)
+        self.reports = Reports(self.messages, account_map=account_map, data_dir=data_dir)
         # A turn's many step changes become one status update at a time (debounce.py).
         self._status_updates = Debounce(self._progress_now)
 

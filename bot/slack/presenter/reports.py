@@ -15,9 +15,10 @@ from bot.close import (
     Ledger,
     build_export,
     export_documents,
-    export_file_name,
+    export_operators,
     formats,
     read_account_map,
+    require_map,
 )
 from bot.core.decision_log import ENTRY_COLUMNS, decision_rows, journal_rows, named_lines, to_csv
 from bot.core.errors import CloseBotError
@@ -27,39 +28,44 @@ log = logging.getLogger(__name__)
 
 
 class Reports:
-    def __init__(self, messages: Messages, *, account_map: Path | None) -> None:
+    def __init__(
+        self, messages: Messages, *, account_map: Path | None, data_dir: Path | None = None
+    ) -> None:
         self.messages = messages
         self.store = messages.store
         # your GL's accounts: a posted batch's import files for QBO, Xero and NetSuite
         self.account_map = account_map
+        self.data_dir = data_dir  # the team's data folder (None: the sample)
 
     def gl_files(
         self, run_id: str, period: str, batch: Mapping[str, Any], lines: Sequence[Mapping[str, Any]]
     ) -> list[dict[str, str]]:
         """The posted batch as your ledger's journal import files, through the account map;
         none (and a note in the thread) when an account is not mapped."""
-        if self.account_map is None:
-            return []
         try:
             export = build_export(
                 batch,
                 lines,
                 period=period,
                 documents=export_documents(self.store, run_id),
-                account_map=read_account_map(self.account_map),
+                account_map=read_account_map(self.account_map or require_map(self.data_dir)),
+                operators=export_operators(self.store, run_id, self.data_dir),
             )
+            # each format the export registry attaches (closebot's own CSV is the journal), in
+            # as many files as the ledger's line limit needs
+            return [
+                {
+                    "filename": name,
+                    "title": f"Journal import · {fmt.title} · {batch['id']}",
+                    "content": content,
+                }
+                for fmt in formats()
+                if fmt.attached
+                for name, content in export.files(fmt.id)
+            ]
         except CloseBotError as e:
             self.messages.post(run_id, f"No journal import files for your ledger: {e}")
             return []
-        return [  # each format the export registry attaches (closebot's own CSV is the journal)
-            {
-                "filename": export_file_name(batch["id"], fmt.id),
-                "title": f"Journal import · {fmt.title} · {batch['id']}",
-                "content": export.render(fmt.id),
-            }
-            for fmt in formats()
-            if fmt.attached
-        ]
 
     def upload(self, run_id: str) -> None:
         """The decision log and the journal entries as CSV files in the thread."""
