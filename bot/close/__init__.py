@@ -68,6 +68,7 @@ from bot.close.imports.intake import (
 from bot.close.imports.intake import preview as file_preview
 from bot.close.imports.mapfile import FileMap, map_for, read_map_file
 from bot.close.imports.mapfile import template as map_template
+from bot.close.imports.mapping import FILE_LEVEL as FILE_LEVEL_COLUMNS
 from bot.close.imports.mapping import (
     KIND_NAMES,
     column_label,
@@ -156,6 +157,7 @@ __all__ = [
     "APPROVAL_HEADERS",
     "DOMAIN",
     "FILE_KINDS",
+    "FILE_LEVEL_COLUMNS",
     "KINDS",
     "KIND_NAMES",
     "MAP_FILE",

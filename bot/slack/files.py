@@ -19,7 +19,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import escape, outgoing, section
-from bot.close import FILE_KINDS, Imports, Received, period_label
+from bot.close import FILE_KINDS, FILE_LEVEL_COLUMNS, Imports, Received, period_label
 from bot.close import file_preview as preview
 from bot.close import optional_file as optional
 from bot.core.errors import CloseBotError, NotAuthorizedError
@@ -33,6 +33,7 @@ from bot.slack.downloads import (
     SlackDownloads,
     allowed_origins,
 )
+from bot.slack.file_forms import later_channel, later_thread, with_headers
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,7 @@ class FileIntake:
         self.store = store
         self.client = client
         self.names = names or Names(store)  # people by name (users.info, cached)
-        self.imports = Imports(store)
+        self.imports = Imports(store, data_dir=data_dir)
         self.approvers = approvers
         self.data_dir = data_dir
         self.start = start  # begins a close in a thread that waited for its files
@@ -260,6 +261,23 @@ class FileIntake:
         return fetched.data
 
     def _answer(self, got: Received, *, channel: str, thread_ts: str | None, user: str) -> None:
+        for later in got.followups:  # files that waited for this DOI, read now
+            self._answer(
+                later,
+                channel=later_channel(self, later) or channel,
+                thread_ts=later_thread(self, later) or thread_ts,
+                user=user,
+            )
+            self._after(later, channel=channel, thread_ts=thread_ts, user=user)
+        if got.status == "waiting":
+            self._say(
+                channel,
+                thread_ts,
+                f"{got.filename} reads as {file_blocks.kind_label(got.kind)} for "
+                f"{period_label(got.period)}; I read it once the period's DOI master (doi.csv) "
+                "is in, to tie its wells to the DOI's.",
+            )
+            return
         if got.status == "pending":
             assert got.ask is not None
             f = self.imports.file(got.id)
@@ -306,7 +324,11 @@ class FileIntake:
         """A pending file's headers, and whether `column` may be left unmapped."""
         f = self.imports.file(file_id)
         kind = f["kind"]
-        may_skip = bool(kind) and column in FILE_KINDS[kind].columns and optional(kind, column)
+        may_skip = (
+            bool(kind)
+            and column in FILE_KINDS[kind].columns
+            and (optional(kind, column) or column in FILE_LEVEL_COLUMNS)
+        )
         return [h for h in self.imports._sheet(f).header if h], may_skip
 
     def authorize(self, file_id: int, user: str) -> dict[str, Any]:
@@ -328,15 +350,7 @@ class FileIntake:
         f = self.imports.file(file_id)
         if values.get("mapping"):
             headers = [h for h in self.imports._sheet(f).header if h]
-            values = {
-                **values,
-                "mapping": {
-                    column: headers[int(v[1:])]
-                    if v.startswith("#") and v[1:].isdigit() and int(v[1:]) < len(headers)
-                    else ""
-                    for column, v in values["mapping"].items()
-                },
-            }
+            values = {**values, "mapping": with_headers(headers, values["mapping"])}
         try:
             got = self.imports.confirm(
                 file_id,
@@ -344,6 +358,8 @@ class FileIntake:
                 kind=values.get("kind"),
                 period=values.get("period"),
                 mapping=values.get("mapping"),
+                wells=values.get("wells"),
+                header_row=values.get("header_row"),
             )
         except CloseBotError as e:
             self._say(f["channel"], f["thread_ts"], f"{f['filename']}: {e}")
@@ -355,6 +371,8 @@ class FileIntake:
             what.append(f"for {values['period']}")
         if values.get("mapping"):
             what.append("the column mapping")
+        if values.get("wells"):
+            what.append("which wells its names are")
         if f["form_ts"]:
             try:
                 self.client.chat_update(

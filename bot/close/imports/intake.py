@@ -252,9 +252,9 @@ class Imports(FileKeeping):
             check_period(period)
         if kind and kind not in FILE_KINDS:
             raise DataError(f"{kind!r} is not one of the eleven kinds")
-        if header_row is not None:
-            mapping = {**(mapping or f["mapping"]), HEADER_KEY: str(header_row)}
-        moved = mapping is not None and row_of(mapping) != row_of(f["mapping"])
+        moved = header_row is not None and header_row != self._sheet(f).header_row
+        if mapping is not None and row_of(f["mapping"]) and not row_of(mapping):
+            mapping = {**mapping, HEADER_KEY: str(row_of(f["mapping"]))}  # the row chosen before
         if (kind and kind != f["kind"] and mapping is None) or moved:
             # a new kind or header row: start again from its proposal, keeping the period
             self.rows.withdraw(file_id)
@@ -264,11 +264,11 @@ class Imports(FileKeeping):
                 dropped_by=f["dropped_by"],
                 origin=f["origin"],
                 period=period or f["period"] or None,
-                kind=kind,
+                kind=kind or (f["kind"] if moved else None) or None,
                 channel=f["channel"],
                 thread_ts=f["thread_ts"],
                 run_id=f["run_id"],
-                mapping={HEADER_KEY: str(row_of(mapping or {}))} if moved else None,
+                mapping={HEADER_KEY: str(header_row)} if moved else None,
             )
         kind = kind or f["kind"]
         period = period or f["period"]

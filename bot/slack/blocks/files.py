@@ -15,37 +15,37 @@ from bot.blocks import (
     plain,
     section,
 )
-from bot.close import FILE_KINDS, Ask, Problem, Received, period_label
+from bot.close import (
+    FILE_KINDS,
+    FILE_LEVEL_COLUMNS,
+    KIND_NAMES,
+    Ask,
+    Problem,
+    Received,
+    column_label,
+    fixed_value,
+    kind_label,
+    period_label,
+)
 from bot.close import optional_file as optional
 
 CONFIRM_ACTION = "closebot_file_confirm"
+CANCEL_ACTION = "closebot_file_cancel"
 KIND_BLOCK = "file_kind"
 PERIOD_BLOCK = "file_period"
+HEADER_BLOCK = "file_header"
 COLUMN_PREFIX = "file_col:"
+FIXED_PREFIX = "file_fixed:"
+WELL_PREFIX = "file_well:"
 PICK_ACTION = "file_pick"
 NONE = "__none__"
 MAX_PROBLEMS_SHOWN = 25
-KIND_NAMES = {
-    "doi.csv": "DOI master",
-    "jib.csv": "JIB (joint interest billing)",
-    "revenue.csv": "Revenue check stubs",
-    "jib_history.csv": "JIB history",
-    "revenue_history.csv": "Revenue history",
-    "production.csv": "Production volumes",
-    "prices.csv": "Prices",
-    "afe.csv": "AFEs",
-    "joa.csv": "JOA overhead rates",
-    "accruals.csv": "Last month's accruals",
-    "tb_activity.csv": "Trial balance activity",
-}
+
+__all__ = ["KIND_NAMES", "kind_label"]
 
 
 class FileFormError(ValueError):
     """A file form submitted without what it asks."""
-
-
-def kind_label(kind: str) -> str:
-    return f"{KIND_NAMES.get(kind, kind)} ({kind})"
 
 
 def _option(text: str, value: str) -> dict[str, Any]:
@@ -107,40 +107,34 @@ def _preview_text(rows: list[dict[str, str]], columns: list[str]) -> str:
         return "_(no rows to preview)_"
     lines = []
     for n, r in enumerate(rows, start=1):
-        cells = ", ".join(f"{c}={cut(r.get(c, ''), 24)}" for c in shown)
+        cells = ", ".join(f"{column_label(c)}: {cut(r.get(c, ''), 24)}" for c in shown)
         lines.append(f"{n}. {cells}")
     return "```" + escape(cut("\n".join(lines), 2800)) + "```"
 
 
-def file_form(
-    file_id: int,
-    filename: str,
-    ask: Ask,
-    preview_rows: list[dict[str, str]],
-    *,
-    nonce: str = "0",
-) -> list[dict[str, Any]]:
-    """The question about one file: its kind and period when they can't be told; else each
-    column closebot needs with a menu of the file's headers, the proposal preselected, and
-    the first rows as they would be read."""
-    name = escape(filename)
-    blocks: list[dict[str, Any]] = []
+def _intro(name: str, ask: Ask) -> str:
     if "kind" in ask.needs or "period" in ask.needs:
         unknown = " and ".join(
             {"kind": "which of the eleven files it is", "period": "which period it is for"}[n]
             for n in ask.needs
-            if n != "mapping"
+            if n in ("kind", "period")
         )
-        blocks.append(section(f"❔ *{name}*: I can't tell {unknown}."))
-    else:
-        blocks.append(
-            section(
-                f"↔️ *{name}* reads as *{kind_label(ask.kind)}* for "
-                f"*{period_label(ask.period)}*, but its columns are not named as closebot names them. "
-                "Check how they map (my proposal is selected), then confirm. "
-                "I'll remember it for this source's files in this layout."
-            )
+        return f"❔ *{name}*: I can't tell {unknown}."
+    if ask.needs == ["wells"]:
+        return (
+            f"🛢️ *{name}* ({escape(kind_label(ask.kind))}, *{period_label(ask.period)}*) names "
+            "wells by names the DOI has more than one well for, or none exactly. Which well is each?"
         )
+    return (
+        f"↔️ *{name}* reads as *{escape(kind_label(ask.kind))}* for *{period_label(ask.period)}*, "
+        "but its columns are not named as closebot names them. Check how they map (my "
+        "proposal is selected; the preview follows each pick), then confirm. Once the file "
+        "imports with it, I'll remember it for this source's files in this layout."
+    )
+
+
+def _kind_and_period(ask: Ask, nonce: str) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
     if "kind" in ask.needs:
         options = [_option(kind_label(k), k) for k in (ask.kinds or list(FILE_KINDS))]
         element: dict[str, Any] = {
@@ -175,29 +169,122 @@ def file_form(
                 "element": element,
             }
         )
-    if "mapping" in ask.needs and ask.kind:
-        headers = ask.headers[: MAX_SELECT_OPTIONS - 1]
-        for column in FILE_KINDS[ask.kind].columns:
-            may_skip = optional(ask.kind, column)
-            element = {  # the menu loads from closebot: eleven menus of every header are too long
-                "type": "external_select",
-                "action_id": PICK_ACTION,
-                "min_query_length": 0,
-                "placeholder": plain("Choose the file's column", 150),
+    return blocks
+
+
+def _header_row(ask: Ask, nonce: str) -> list[dict[str, Any]]:
+    """Which row names the columns (the one found is selected): another re-reads the file."""
+    if not ask.top:
+        return []
+    options = [_option(f"row {n}: {text}", str(n)) for n, text in ask.top[:MAX_SELECT_OPTIONS]]
+    element: dict[str, Any] = {
+        "type": "static_select",
+        "action_id": PICK_ACTION,
+        "options": options,
+    }
+    found = next((o for o in options if o["value"] == str(ask.header_row)), None)
+    if found:
+        element["initial_option"] = found
+    return [
+        {
+            "type": "input",
+            "block_id": f"{HEADER_BLOCK}:{nonce}",
+            "label": plain("The row that names the columns", 2000),
+            "hint": plain("Choose another row and Submit: I read the file again from it.", 2000),
+            "element": element,
+        }
+    ]
+
+
+def _columns(ask: Ask, nonce: str) -> list[dict[str, Any]]:
+    headers = ask.headers[: MAX_SELECT_OPTIONS - 1]
+    blocks: list[dict[str, Any]] = []
+    for column in FILE_KINDS[ask.kind].columns:
+        chosen = ask.mapping.get(column, "")
+        whole = fixed_value(chosen)
+        may_skip = optional(ask.kind, column) or column in FILE_LEVEL_COLUMNS
+        element: dict[str, Any] = {  # the menu loads from closebot: every header is too long
+            "type": "external_select",
+            "action_id": PICK_ACTION,
+            "min_query_length": 0,
+            "placeholder": plain("Choose the file's column", 150),
+        }
+        if chosen in headers:
+            element["initial_option"] = _option(chosen, str(headers.index(chosen)))
+        elif may_skip:
+            element["initial_option"] = _option("— none —", NONE)
+        label = column_label(column) + (" (may be blank)" if optional(ask.kind, column) else "")
+        blocks.append(
+            {
+                "type": "input",
+                "block_id": f"{COLUMN_PREFIX}{column}:{nonce}",
+                "dispatch_action": True,  # a pick updates the preview
+                "label": plain(label, 2000),
+                "element": element,
             }
-            chosen = ask.mapping.get(column, "")
-            if chosen in headers:
-                element["initial_option"] = _option(chosen, str(headers.index(chosen)))
-            elif may_skip:
-                element["initial_option"] = _option("— none —", NONE)
+        )
+        if column in FILE_LEVEL_COLUMNS and (whole is not None or chosen not in headers):
+            typed: dict[str, Any] = {
+                "type": "plain_text_input",
+                "action_id": PICK_ACTION,
+                "placeholder": plain("when no column holds it: one value for every row", 150),
+            }
+            if whole:
+                typed["initial_value"] = whole
             blocks.append(
                 {
                     "type": "input",
-                    "block_id": f"{COLUMN_PREFIX}{column}:{nonce}",
-                    "label": plain(column + (" (may be blank)" if may_skip else ""), 2000),
-                    "element": element,
+                    "block_id": f"{FIXED_PREFIX}{column}:{nonce}",
+                    "optional": True,
+                    "label": plain(f"{column_label(column)} for the whole file", 2000),
+                    "element": typed,
                 }
             )
+    return blocks
+
+
+def _wells(ask: Ask, nonce: str) -> list[dict[str, Any]]:
+    blocks = []
+    for name, options in list(ask.wells.items())[:40]:
+        choices = [_option(label, well) for well, label in options[: MAX_SELECT_OPTIONS - 1]]
+        if not choices:
+            continue
+        blocks.append(
+            {
+                "type": "input",
+                "block_id": cut(f"{WELL_PREFIX}{name}", 200) + f":{nonce}",
+                "label": plain(f"“{name}” is which well?", 2000),
+                "element": {
+                    "type": "static_select",
+                    "action_id": PICK_ACTION,
+                    "placeholder": plain("Choose the DOI's well", 150),
+                    "options": choices,
+                },
+            }
+        )
+    return blocks
+
+
+def file_form(
+    file_id: int,
+    filename: str,
+    ask: Ask,
+    preview_rows: list[dict[str, str]],
+    *,
+    nonce: str = "0",
+) -> list[dict[str, Any]]:
+    """The question about one file: its kind and period when they can't be told; else each
+    column closebot needs (in words) with a menu of the file's headers, the proposal
+    preselected, a whole-file value for a column the file lacks, the header row, the wells
+    its names may be, and the first rows as they would be read; Submit or Cancel."""
+    blocks: list[dict[str, Any]] = [section(_intro(escape(filename), ask))]
+    blocks += _kind_and_period(ask, nonce)
+    if "mapping" in ask.needs and ask.kind:
+        blocks += _header_row(ask, nonce)
+        blocks += _columns(ask, nonce)
+    if "wells" in ask.needs:
+        blocks += _wells(ask, nonce)
+    if ask.kind and "kind" not in ask.needs:
         blocks.append(
             section(
                 "*Preview*, the first rows as they would be read:\n"
@@ -215,7 +302,13 @@ def file_form(
                     "text": plain("Submit", 75),
                     "style": "primary",
                     "value": str(file_id),
-                }
+                },
+                {
+                    "type": "button",
+                    "action_id": CANCEL_ACTION,
+                    "text": plain("Cancel", 75),
+                    "value": str(file_id),
+                },
             ],
         }
     )
@@ -244,13 +337,34 @@ def column_of(block_id: str) -> tuple[str, int] | None:
     return (column, int(nonce)) if nonce.isdigit() and column else None
 
 
-def read_file_form(values: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """What a person chose in a file form: kind, period, mapping (any of them may be absent)."""
+def read_file_form(values: dict[str, dict[str, Any]], *, partial: bool = False) -> dict[str, Any]:
+    """What a person chose in a file form: kind, period, mapping ("#i" for the file's i-th
+    header, "" for none), whole-file values, wells, header row (any may be absent).
+    `partial`: the form as it stands mid-way (a pick), nothing refused."""
     out: dict[str, Any] = {}
     mapping: dict[str, str] = {}
+    whole: dict[str, str] = {}
+    wells: dict[str, str] = {}
     for block_id, actions in values.items():
         action = (actions or {}).get(PICK_ACTION) or {}
         base = block_id.rsplit(":", 1)[0]
+        if base.startswith(FIXED_PREFIX):
+            typed = (action.get("value") or "").strip()
+            if typed:
+                whole[base.removeprefix(FIXED_PREFIX)] = typed
+            continue
+        if base.startswith(WELL_PREFIX):
+            picked = (action.get("selected_option") or {}).get("value")
+            if not picked and not partial:
+                raise FileFormError(f"choose the well {base.removeprefix(WELL_PREFIX)!r} is")
+            if picked:
+                wells[base.removeprefix(WELL_PREFIX)] = picked
+            continue
+        if base == HEADER_BLOCK:
+            picked = (action.get("selected_option") or {}).get("value") or ""
+            if picked.isdigit():
+                out["header_row"] = int(picked)
+            continue
         if base == KIND_BLOCK:
             picked = (action.get("selected_option") or {}).get("value")
             if not picked:
@@ -262,12 +376,27 @@ def read_file_form(values: dict[str, dict[str, Any]]) -> dict[str, Any]:
                 raise FileFormError("type the period, as YYYY-MM")
             out["period"] = typed
         elif base.startswith(COLUMN_PREFIX):
+            column = base.removeprefix(COLUMN_PREFIX)
             picked = (action.get("selected_option") or {}).get("value")
-            if picked is None:
-                raise FileFormError(f"choose a column for {base.removeprefix(COLUMN_PREFIX)}")
-            mapping[base.removeprefix(COLUMN_PREFIX)] = "" if picked == NONE else f"#{picked}"
+            mapping[column] = "" if picked in (None, NONE) else f"#{picked}"
+    for column, typed in whole.items():
+        mapping[column] = "=" + typed  # a value for every row: what the form says
+    missing = [c for c, v in mapping.items() if not v and c not in whole]
+    if not partial:
+        for column in missing:
+            picked_none = any(
+                b.rsplit(":", 1)[0] == COLUMN_PREFIX + column
+                and ((values[b] or {}).get(PICK_ACTION) or {}).get("selected_option")
+                for b in values
+            )
+            if not picked_none:
+                raise FileFormError(
+                    f"choose a column for {column_label(column)}, or type its value for the whole file"
+                )
     if mapping:
         out["mapping"] = mapping
+    if wells:
+        out["wells"] = wells
     return out
 
 

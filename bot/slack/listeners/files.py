@@ -9,6 +9,7 @@ from typing import Any
 from slack_bolt import Ack, App, BoltContext
 
 from bot.core.errors import CloseBotError, NotAuthorizedError, NotFoundError, StorageError
+from bot.slack import file_forms
 from bot.slack.blocks import files as file_blocks
 from bot.slack.close_start import storage_text
 from bot.slack.listeners.shared import Deps, bind, notify, who
@@ -16,6 +17,8 @@ from bot.slack.listeners.shared import Deps, bind, notify, who
 
 def register(app: App, deps: Deps) -> None:
     app.action(file_blocks.CONFIRM_ACTION)(bind(file_confirm, deps))
+    app.action(file_blocks.CANCEL_ACTION)(bind(file_cancel, deps))
+    app.action(file_blocks.PICK_ACTION)(bind(file_pick, deps))
     app.options(file_blocks.PICK_ACTION)(bind(file_menu_options, deps))
     app.event("file_shared")(bind(file_shared, deps))
 
@@ -117,3 +120,79 @@ def file_confirm(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
         )
         return
     deps.work.runner.side(lambda: files.confirmed(file_id=file_id, user=user, values=values))
+
+
+def _pending(deps: Deps, body: dict[str, Any], file_id: int) -> tuple[str, str, Any] | None:
+    """Who acts on a file's form, if they may (else told privately, and None)."""
+    user, channel, thread_ts = who(body)
+    files = deps.files
+    if files is None or not user:
+        return None
+    try:
+        with deps.store.quick():
+            files.authorize(file_id, user)
+    except NotFoundError:
+        notify(
+            deps, channel, user, thread_ts, "I don't know this file any more; nothing was changed."
+        )
+        return None
+    except NotAuthorizedError as e:
+        notify(deps, channel, user, thread_ts, f"{e}; nothing was changed.")
+        return None
+    except StorageError as e:
+        notify(deps, channel, user, thread_ts, storage_text(e))
+        return None
+    return user, channel, thread_ts
+
+
+def file_cancel(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
+    """Cancel on a file's form: the file is not used (withdrawn, audited)."""
+    ack()
+    actions = body.get("actions") or []
+    if not actions or not isinstance(actions[0], dict) or deps.files is None:
+        return
+    try:
+        file_id = int(str(actions[0].get("value") or "0"))
+    except ValueError:
+        return
+    allowed = _pending(deps, body, file_id)
+    if allowed is None:
+        return
+    user, channel, thread_ts = allowed
+    files = deps.files
+
+    def cancel() -> None:
+        try:
+            file_forms.cancelled(files, file_id=file_id, user=user)
+        except CloseBotError as e:
+            notify(deps, channel, user, thread_ts, f"{e}")
+
+    deps.work.runner.side(cancel)
+
+
+def file_pick(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
+    """A column picked on a file's form: its preview redrawn with the picks so far."""
+    ack()
+    message = body.get("message") or {}
+    blocks = message.get("blocks") or []
+    file_id = next(
+        (
+            int(e["value"])
+            for b in blocks
+            if b.get("type") == "actions"
+            for e in b.get("elements") or []
+            if e.get("action_id") == file_blocks.CONFIRM_ACTION and str(e.get("value")).isdigit()
+        ),
+        None,
+    )
+    if file_id is None or deps.files is None:
+        return
+    allowed = _pending(deps, body, file_id)
+    if allowed is None:
+        return
+    user = allowed[0]
+    values = (body.get("state") or {}).get("values") or {}
+    files, ts = deps.files, str(message.get("ts") or "")
+    deps.work.runner.side(
+        lambda: file_forms.repreview(files, file_id=file_id, user=user, values=values, ts=ts)
+    )
