@@ -6,12 +6,18 @@ the sample's canonical files."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from bot.close.data import SAMPLE_DIR
+from bot.close.ledger import Ledger
+from bot.sandbox.slack_api import FakeSlack
 from tests.cli_run import closebot, run_id_of
 from tests.import_files import operators_month
+from tests.slack_harness import Harness
+from tests.test_slack_files import Dropper, _submit_file_form
 
 
 def _close(env: dict[str, str]) -> tuple[str, list[str], list[tuple[str, str, str]]]:
@@ -72,3 +78,60 @@ def test_six_operators_files_imported_at_the_terminal_close_to_the_canonical_dra
     assert lines == want_lines  # every entry, line for line, amount for amount
     assert questions == want_questions  # the same questions about the same lines
     assert not any(q[0] == "missing_document" for q in questions)  # every operator sent one
+
+
+def _slack_draft(h: Any, run_id: str) -> tuple[list[tuple[Any, ...]], list[tuple[str, ...]]]:
+    """A Slack close's draft, posted: its lines, and its questions with how each was decided."""
+    ledger = Ledger(h.store)
+    batch = ledger.current_batch(run_id)
+    assert batch is not None
+    lines = [
+        (li["entry_no"], li["line_no"], li["entry"], li["account"], li["debit"], li["credit"],
+         li["well_id"], li["memo"], li["ref"])
+        for li in ledger.lines(batch["id"])
+    ]  # fmt: skip
+    questions = sorted(
+        (e["kind"], e["details"]["ref"], e["details"]["amount"], e["status"], e["resolution"] or "")
+        for e in ledger.exceptions(run_id)
+    )
+    return lines, questions
+
+
+def test_six_operators_files_dropped_in_slack_close_to_the_canonical_draft(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    # the shipped sample itself (the Slack tests' own folder leaves a line out)
+    canonical = Harness(fake, db_path.parent / "canonical.db", CLOSEBOT_DATA=str(SAMPLE_DIR))
+    try:
+        run = canonical.start("2026-10")
+        canonical.finish(run.id)
+        want = _slack_draft(canonical, run.id)
+    finally:
+        canonical.close()
+
+    empty = db_path.parent / "no-folders"
+    empty.mkdir()
+    h = Harness(fake, db_path, CLOSEBOT_DATA=str(empty))
+    try:
+        assert h.command("2026-10", channel="COPS").status == 200
+        h.idle()
+        (root,) = [m for m in fake.sorted_messages() if "waiting for files" in m["text"]]
+        drops = Dropper(h)
+        for path in operators_month(db_path.parent / "inbox"):
+            drops.drop(path.name, path.read_bytes(), channel=root["channel"], thread_ts=root["ts"])
+        assert h.store.runs.recent() == []  # the forms are not answered yet: the close waits
+        forms = [m for m in fake.thread(root["ts"]) if "file_col:" in json.dumps(m["blocks"])]
+        assert len(forms) == 8  # every layout but the CDEX export's is asked once
+        labels = [b["label"]["text"] for b in forms[0]["blocks"] if b["type"] == "input"]
+        assert "Your decimal interest" in labels and "owner_decimal" not in labels
+        for form in forms:
+            _submit_file_form(h, form)
+        (run,) = h.store.runs.recent()
+        h.idle()
+        h.finish(run.id)
+        got = _slack_draft(h, run.id)
+    finally:
+        h.close()
+    print("ONLY WANT", sorted(set(want[1]) - set(got[1])))
+    assert got[0] == want[0]  # every line of the draft, as the sample's files make it
+    assert got[1] == want[1]  # the same questions, decided alike

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from bot.close.data import SAMPLE_DIR
-from bot.close.imports.intake import Imports
+from bot.close.imports.intake import Imports, load_period
 from bot.close.ledger import Ledger
 from bot.core.decision_log import decision_rows
 from bot.sandbox.slack_api import FakeSlack
-from bot.slack.blocks.files import CONFIRM_ACTION
+from bot.slack.blocks.files import CANCEL_ACTION, CONFIRM_ACTION
 from bot.slack.blocks.files import PICK_ACTION as PICK
 from tests import slack_payloads as sp
 from tests.import_files import jib_xlsx, sample_rows
@@ -343,3 +343,71 @@ def test_a_download_answered_with_slacks_sign_in_page_is_said_as_such(
     assert "Slack's sign-in page, not the file" in said and "revenue.csv" in said, said
     assert "eleven" not in said and "can't tell" not in said
     assert Imports(h.store).history("2026-10") == []
+
+
+def test_the_mapping_form_speaks_plainly_follows_each_pick_and_can_be_cancelled(
+    h: Harness, fake: FakeSlack
+) -> None:
+    Dropper(h).drop("Permian JIB 2026-10.xlsx", jib_xlsx(), channel=DM, thread_ts=None)
+    form = next(m for m in _replies(fake, DM) if "file_col:" in json.dumps(m["blocks"]))
+    labels = [b["label"]["text"] for b in form["blocks"] if b["type"] == "input"]
+    assert "Your net amount" in labels and "Cost category (LOE, overhead, IDC…)" in labels
+    assert not any("_" in label for label in labels)  # never a raw field name
+    assert any(e["action_id"] == CANCEL_ACTION for b in form["blocks"] if b["type"] == "actions" for e in b["elements"])  # fmt: skip
+
+    # pick "Gross Amt" for the net amount: the preview follows the pick
+    first = sample_rows("jib.csv")[0]
+    values: dict[str, Any] = {}
+    for block in form["blocks"]:
+        if block["type"] == "input" and block["block_id"].startswith("file_col:owner_net_amount:"):
+            gross = next(
+                b["element"]["initial_option"]
+                for b in form["blocks"]
+                if b["type"] == "input" and b["block_id"].startswith("file_col:gross_amount:")
+            )
+            values[block["block_id"]] = {
+                PICK: {"type": "external_select", "selected_option": gross}
+            }
+    body = sp.block_action(PICK, "x", user="UALICE", channel=DM, message=form, values=values)
+    assert h.dispatch(body, FORM).status == 200
+    h.idle()
+    redrawn = fake.messages[form["ts"]]
+    picked = next(
+        b["element"]["initial_option"]["text"]["text"]
+        for b in redrawn["blocks"]
+        if b["type"] == "input" and b["block_id"].startswith("file_col:owner_net_amount:")
+    )
+    assert picked == "Gross Amt"
+    preview = next(b["text"]["text"] for b in redrawn["blocks"] if "Preview" in json.dumps(b))
+    assert f"Your net amount: {first['gross_amount']}" in preview
+
+    # Cancel: nothing of the file is used, and the form says so
+    cancel = sp.block_action(
+        CANCEL_ACTION, str(Imports(h.store).history("2026-10")[0]["id"]), user="UALICE",
+        channel=DM, message=redrawn,
+    )  # fmt: skip
+    assert h.dispatch(cancel, FORM).status == 200
+    h.idle()
+    assert Imports(h.store).active("2026-10") == []
+    assert [f["status"] for f in Imports(h.store).history("2026-10")] == ["withdrawn"]
+    assert "cancelled" in fake.messages[form["ts"]]["blocks"][0]["text"]["text"]
+    assert h.store.query("select * from column_maps") == []
+
+
+def test_a_statement_without_an_operator_column_takes_the_operator_typed_in_the_form(
+    h: Harness, fake: FakeSlack
+) -> None:
+    rows = [r for r in sample_rows("jib.csv") if r["operator"] == "Red Fork Resources Inc."]
+    columns = [c for c in rows[0] if c != "operator"]
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["Invoice", "Svc Month", "Property", "Well", "AFE", "Category", "Desc", "Gross", "Decimal", "Net"])  # fmt: skip
+    writer.writerows([[r[c] for c in columns] for r in rows])
+    Dropper(h).drop("statement.csv", text.getvalue().encode(), channel=DM, thread_ts=None)
+    form = next(m for m in _replies(fake, DM) if "file_fixed:operator" in json.dumps(m["blocks"]))
+    _submit_file_form(h, form, **{"file_fixed:operator": "Red Fork Resources Inc."})
+    (active,) = Imports(h.store).active("2026-10")
+    assert active["mapping"]["operator"] == "=Red Fork Resources Inc."
+    loaded = load_period(h.store, "2026-10", None).jib
+    assert {j.operator for j in loaded} == {"Red Fork Resources Inc."}
+    assert [j.owner_net_amount for j in loaded] == [Decimal(r["owner_net_amount"]) for r in rows]

@@ -228,6 +228,14 @@ class FileIntake:
         waiting = self.imports.waiting_thread(channel=channel, thread_ts=thread_ts)
         if waiting is None or waiting["run_id"] or waiting["period"] != got.period:
             return
+        asked = self.imports.unsettled(got.period)
+        if asked:  # an operator's file still asked about: the close waits to read it too
+            self._say(
+                channel,
+                thread_ts,
+                f"Waiting for what I asked about {', '.join(asked)} before the close starts.",
+            )
+            return
         missing = self.imports.missing(got.period, self.data_dir)
         if missing:
             self._say(

@@ -181,6 +181,12 @@ class ImportedFiles:
     def set_thread_run(self, *, channel: str, thread_ts: str, run_id: str) -> None:
         self.rows.set_thread_run(channel=channel, thread_ts=thread_ts, run_id=run_id)
 
+    def unsettled(self, period: str) -> list[str]:
+        """The period's files still asked about or waiting for its DOI (by name)."""
+        return [
+            f["filename"] for f in self.history(period) if f["status"] in ("pending", "waiting")
+        ]
+
     def missing(self, period: str, data_dir: Path | None) -> list[str]:
         """The kinds the period has neither as an imported file nor in its folder."""
         have = {f["kind"] for f in self.active(period)}
