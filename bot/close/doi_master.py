@@ -146,9 +146,31 @@ class Master:
         return row.overhead_drilling if drilling else row.overhead_producing
 
 
+def burden_for(row: DoiRow, wi: Decimal, nri: Decimal) -> tuple[Decimal, str]:
+    """The royalty a new row with `wi` / `nri` needs so NRI = WI × (1 − royalty − ORRI) holds
+    (ORRI kept), and why it changed ("" when the row's own royalty already fits)."""
+    if abs(wi * (1 - row.royalty - row.orri) - nri) <= TOLERANCE or not wi:
+        return row.royalty, ""
+    royalty = (1 - row.orri - nri / wi).quantize(Decimal("0.00000001"))
+    return royalty, (
+        f"royalty {dec8(row.royalty)} → {dec8(royalty)}: the burden NRI {dec8(nri)} implies at WI "
+        f"{dec8(wi)} (ORRI {dec8(row.orri)} kept), so NRI = WI × (1 − royalty − ORRI) still holds"
+    )
+
+
 def with_change(row: DoiRow, *, wi: Decimal, nri: Decimal, effective_from: str) -> DoiRow:
-    """A new DOI row from `effective_from`, same well, royalty and ORRI."""
-    return replace(row, wi=wi, nri=nri, effective_from=effective_from, line=0, source="closebot")
+    """A new DOI row from `effective_from`, same well and ORRI; its royalty the burden the new
+    decimals imply (`burden_for`), so the row keeps NRI = WI × (1 − royalty − ORRI)."""
+    royalty, _ = burden_for(row, wi, nri)
+    return replace(
+        row,
+        wi=wi,
+        nri=nri,
+        royalty=royalty,
+        effective_from=effective_from,
+        line=0,
+        source="closebot",
+    )
 
 
 def trailing_months(period: str, n: int = 3) -> list[str]:

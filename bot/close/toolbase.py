@@ -17,6 +17,7 @@ from bot.close.doi_master import APPROVAL_LIMIT, Master
 from bot.close.imports.intake import Imports
 from bot.close.kinds import (
     KINDS,
+    SETTLED,
     line_refs,
     option_label,
 )
@@ -197,7 +198,42 @@ class ToolBase(OpenItems):
                 },
             )
             out.append(exc)
+        self._settle_held(ledger, out)
         return out
+
+    @staticmethod
+    def _settle_held(ledger: Ledger, found: list[ExceptionRow]) -> None:
+        """An exception found on document lines a decision already holds, maps or replaces is
+        settled by that decision at once, never asked (CLOSE.md v2.1: a line is decided once)."""
+        if not found:
+            return
+        holders: dict[str, ExceptionRow] = {}  # a held line → the decision that holds it
+        for e in ledger.exceptions(found[0]["run_id"]):
+            facts, option = e["details"]["facts"], e["resolution"] or ""
+            # a mapped line goes on through the close (its checks still apply): not held
+            if (
+                e["status"] == "resolved"
+                and not option.startswith("map:")
+                and KINDS[e["kind"]].holds(option, facts)
+            ):
+                for ref in line_refs(facts):
+                    holders.setdefault(ref, e)
+        for exc in found:
+            refs = line_refs(exc["details"]["facts"])
+            by = {holders[r]["id"] for r in refs if r in holders}
+            if exc["status"] != "open" or not refs or not refs <= set(holders) or len(by) != 1:
+                continue
+            holder = holders[next(iter(refs))]
+            ledger.decide(
+                exc["id"],
+                option=SETTLED.code,
+                status="resolved",
+                extra={"settled_by": holder["details"]["ref"]},
+                question_id=holder["question_id"],
+                decided_by=holder["decided_by"],
+                source=holder["decision_source"],
+            )
+            exc["status"], exc["resolution"] = "resolved", SETTLED.code
 
     def _step_result(
         self, ctx: ToolContext, ledger: Ledger, step: str, **extra: Any

@@ -39,6 +39,7 @@ DECISION_COLUMNS = (
     "context",
     "question",
     "options",
+    "option_books",
     "recommended",
     "reasoning",
     "status",
@@ -141,6 +142,7 @@ class DecisionRow(TypedDict):
     context: str
     question: str
     options: str  # the labels, ' | ' between them
+    option_books: str  # each option with what it would book, as the question showed it
     recommended: str
     reasoning: str
     status: str
@@ -214,6 +216,11 @@ def decision_rows(store: Store, run_id: str) -> list[DecisionRow]:
                     "context": record.context,
                     "question": q["question"],
                     "options": " | ".join(options),
+                    "option_books": " | ".join(
+                        f"{o['label']}: {o['description']}"
+                        for o in q.get("options", [])
+                        if o.get("description")
+                    ),
                     "recommended": options[recommended - 1]
                     if recommended and recommended <= len(options)
                     else "",

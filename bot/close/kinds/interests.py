@@ -13,7 +13,7 @@ from bot.close import checks
 from bot.close import data as close_data
 from bot.close.checks import Close, Finding
 from bot.close.data import ZERO, add_months, cents
-from bot.close.doi_master import ACCOUNT_NAMES, dec8, money, with_change
+from bot.close.doi_master import ACCOUNT_NAMES, burden_for, dec8, money, with_change
 from bot.close.kinds.base import Deciding, Desk, Kind, Option
 from bot.close.kinds.entries import (
     Booker,
@@ -154,6 +154,8 @@ def _effective_date_finding(d: Deciding) -> Finding:
         Decimal(wi) * (1 - Decimal(facts["royalty"]) - Decimal(facts["orri"]))
     )
     close = d.desk.close_of(d.ctx)
+    base = close.master.latest(facts["well_id"])
+    burden = burden_for(base, Decimal(wi), Decimal(nri))[1] if base else ""
     by_date = {
         date: catch_up_lines(
             close, facts["well_name"], facts["well_id"], date, Decimal(wi), Decimal(nri)
@@ -169,8 +171,15 @@ def _effective_date_finding(d: Deciding) -> Finding:
         question=(
             f"From what date does {facts['well_name']}'s new decimal WI {wi} / NRI {nri} apply "
             f"(DOI today {facts['doi_wi']} / {facts['doi_nri']})? JIB months booked at the old decimal since then are "
-            "caught up from jib_history (Dr 6210 / Cr 2110); checks paid at the old NRI since then are one question next "
-            "(book, claim or accept). The new DOI row takes "
+            "caught up from jib_history (Dr 6210 / Cr 2110); the checks paid at the old NRI since then, "
+            "where they paid less or more than the new NRI gives, are one question next (book, claim or "
+            "accept). "
+            + (
+                f"The new DOI row keeps NRI = WI × (1 − royalty − ORRI): {burden}. "
+                if burden
+                else ""
+            )
+            + "The new DOI row takes "
             "effect when the batch is approved and posted. Type another date (YYYY-MM-DD) with Other."
         ),
         recommended=dates[0],
@@ -250,13 +259,15 @@ class EffectiveDateKind(Kind):
             if lines
             else "books no JIB catch-up: no month since then was billed at the old decimal"
         )
-        short = shortfall_at_new_nri(desk, ctx, exc, date, nri)
+        follow = shortfall_at_new_nri(desk, ctx, exc, date, nri)
         checks_then = (
-            f"Checks paid at the old NRI since then are {money(short[0].amount)} short "
-            f"({short[0].summary}): the next question asks to book it as a catch-up receivable, "
-            "claim it, or accept the checks as paid."
-            if short
-            else "No check since then paid less than the new NRI gives."
+            " ".join(
+                f"Checks paid at the old NRI since then: {f.summary}; a question next asks what "
+                f"to book ({', '.join(KINDS_BY_NAME[f.kind].label(o, f.facts) for o in f.options or [])})."
+                for f in follow
+            )
+            if follow
+            else "No check since then paid other than the new NRI gives: no question follows."
         )
         return (
             f"Effective {date} for {facts['well_name']} (WI {facts['wi']} / NRI {facts['nri']}) "
@@ -277,7 +288,14 @@ def _accept_doi(d: Deciding) -> dict[str, Any]:
     new = with_change(base, wi=wi, nri=nri, effective_from=effective)
     catch_up = catch_up_lines(close, base.well_name, well_id, effective, wi, nri)
     propose_doi(d.ledger, d.ctx.run_id, well_id, new, effective, d.question)
-    return {"effective_from": effective, "catch_up": catch_up, "wi": str(wi), "nri": str(nri)}
+    _, burden = burden_for(base, wi, nri)
+    return {
+        "effective_from": effective,
+        "catch_up": catch_up,
+        "wi": str(wi),
+        "nri": str(nri),
+        **({"royalty": dec8(new.royalty), "burden": burden} if burden else {}),
+    }
 
 
 def shortfall_at_new_nri(
@@ -298,11 +316,13 @@ def shortfall_at_new_nri(
         for r in close.data.history.lines("revenue_history.csv", well_id)
         if r.well_id == well_id and r.sale_month >= month and r.owner_decimal != nri
     ]
-    short = [(r, where, checks.stub_net(r, nri)) for r, where in history + current]
-    short = [(r, where, due) for r, where, due in short if due > r.owner_net_value]
+    at_new = [(r, where, checks.stub_net(r, nri)) for r, where in history + current]
+    short = [(r, where, due) for r, where, due in at_new if due > r.owner_net_value]
+    over = [(r, where, due) for r, where, due in at_new if due < r.owner_net_value]
     total = sum((due - r.owner_net_value for r, _, due in short), Decimal("0.00"))
+    found = _overpaid(exc, effective, nri, over)
     if total <= 0:
-        return []
+        return found
     name = exc["details"]["facts"]["well_name"]
     months = sorted({r.sale_month for r, _, _ in short})
     detail = "; ".join(
@@ -342,6 +362,62 @@ def shortfall_at_new_nri(
                 ],
             },
             options=["book", "claim", "as_paid"],
+            well_id=well_id,
+            amount=total,
+        ),
+        *found,
+    ]
+
+
+def _overpaid(
+    exc: ExceptionRow, effective: str, nri: Decimal, over: list[tuple[Any, str, Decimal]]
+) -> list[Finding]:
+    """Checks since the effective date that paid more than the new NRI gives (a lower NRI
+    accepted): the owner was overpaid and the payor will recoup it — one question."""
+    total = sum((r.owner_net_value - due for r, _, due in over), Decimal("0.00"))
+    if total <= 0:
+        return []
+    facts = exc["details"]["facts"]
+    well_id, name = facts["well_id"], facts["well_name"]
+    months = sorted({r.sale_month for r, _, _ in over})
+    detail = "; ".join(
+        f"check {r.check_no} {r.product} (sales {r.sale_month}, {where}) paid {money(r.owner_net_value)} at "
+        f"{dec8(r.owner_decimal)}, {money(due)} at {dec8(nri)}"
+        for r, where, due in over
+    )
+    return [
+        Finding(
+            kind=STUB_OVERPAID.name,
+            key=well_id,
+            step=exc["details"]["step"],
+            subject=name,
+            summary=f"checks for {', '.join(months)} paid {money(total)} more than NRI {dec8(nri)}",
+            question=(
+                f"At the new NRI {dec8(nri)} (from {effective}), {name}'s checks for sale months "
+                f"{', '.join(months)} paid more than they should: {detail}. Overpaid {money(total)}: "
+                "the payor will recoup it. Book it as owed back (Dr 4090 / Cr 2310 until the "
+                "recoupment), or accept the checks as paid (logged, the recoupment watched for)?"
+            ),
+            recommended="book",
+            reasoning=(
+                "Revenue booked at the old NRI since the effective date is more than the interest "
+                "earned; the payor recoups overpayments from later checks, so the amount is owed back."
+            ),
+            facts={
+                "well_id": well_id,
+                "total": str(total),
+                "ref": over[0][0].ref,
+                "lines": [
+                    {
+                        "ref": r.ref,
+                        "amount": str(r.owner_net_value - due),
+                        "sale_month": r.sale_month,
+                        "check": r.check_no,
+                    }
+                    for r, _, due in over
+                ],
+            },
+            options=["book", "as_paid"],
             well_id=well_id,
             amount=total,
         )
@@ -446,4 +522,46 @@ STUB_UNDERPAID = Kind(
     },
 )
 
-KINDS = (WI_NRI, DOI_EFFECTIVE, STUB_UNDERPAID)
+
+def _overpaid_book(facts: Facts, extra: dict[str, Any]) -> list[Line]:
+    out: list[Line] = []
+    for item in facts.get("lines", []):
+        out += pair(
+            "4090",
+            "2310",
+            Decimal(item["amount"]),
+            f"{item['ref']} sales {item['sale_month']}: overpaid at the old NRI, owed back",
+            item["ref"],
+            well(facts),
+        )
+    return out
+
+
+STUB_OVERPAID = Kind(
+    "stub_overpaid",
+    "Overpaid",
+    {
+        "book": Option(
+            "book",
+            "Book the overpayment as owed back",
+            "Dr 4090 / Cr 2310 for every month paid at the old NRI; cleared when the payor recoups it.",
+            books=_overpaid_book,
+            accounts="each month's overpayment at the new NRI Dr 4090 / Cr 2310",
+            leaves=lambda f, e, s: (
+                f"clear the overpayment owed back for {s} ({money(Decimal(f['total']))}, 2310) "
+                "when the payor recoups it"
+            ),
+        ),
+        "as_paid": Option(
+            "as_paid",
+            "Accept as paid (logged)",
+            "Book the checks as paid; nothing owed back is booked.",
+            leaves=lambda f, e, s: (
+                f"watch for the payor's recoupment of {money(Decimal(f['total']))} for {s}"
+            ),
+        ),
+    },
+)
+
+KINDS = (WI_NRI, DOI_EFFECTIVE, STUB_UNDERPAID, STUB_OVERPAID)
+KINDS_BY_NAME = {k.name: k for k in KINDS}

@@ -14,10 +14,12 @@ from bot.close.data import (
     ZERO,
     add_months,
     cents,
+    months_between,
     parse_amount,
 )
 from bot.close.doi_master import (
     ACCOUNT_NAMES,
+    ACCRUAL_WINDOW,
     FLUX_AMOUNT,
     FLUX_PERCENT,
     TOLERANCE,
@@ -129,6 +131,12 @@ def revenue_split(close: Close) -> list[dict[str, Any]]:
     history = close.data.history.sales
     out = []
     for (well_id, product, month), (volume, value, pv, nri, row) in current.items():
+        if months_between(month, close.period) > ACCRUAL_WINDOW or (
+            (well_id, product, month) in close.data.history.checked
+        ):
+            # a prior-period true-up (4090, or a month a check already paid) is not a month's
+            # sales: against the month before it, it would be a false alarm
+            continue
         prev_month = add_months(month, -1)
         prev = history.get((well_id, product, prev_month))
         if prev is None or not prev[0] or not volume:
