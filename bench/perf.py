@@ -39,12 +39,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.agent_loop import AgentLoop, Paused, ask_of  # noqa: E402
+from bot.agent_loop import AgentLoop  # noqa: E402
 from bot.blocks import SUBMIT_ACTION  # noqa: E402
 from bot.close import SYSTEM_PROMPT, CloseTools, PlaybookModel, start_prompt  # noqa: E402
-from bot.core import models  # noqa: E402
 from bot.core.models import Reply  # noqa: E402
-from bot.core.questions import answer_payload, default_responses  # noqa: E402
 from bot.core.tools import ToolContext, ToolRegistry  # noqa: E402
 from bot.sandbox.slack_api import FakeSlack, fake_slack  # noqa: E402
 from bot.store import USAGE_FIELDS, QuestionRecord, Store  # noqa: E402
@@ -669,67 +667,11 @@ def caching_anthropic() -> Iterator[tuple[str, CachingAnthropic]]:
         yield url, fake
 
 
-def claude_close(
-    tmp: Path, data: Path, *, conversation_breakpoint: bool
-) -> tuple[dict[str, int], int, int, float]:
-    """A whole close of the sample through ClaudeModel, every question given its
-    recommendation: (tokens, model calls, bytes sent, the store's estimated cost)."""
-    original = models.with_conversation_breakpoint
-    if not conversation_breakpoint:  # the figure before this change, for comparison
-        models.with_conversation_breakpoint = lambda messages: messages
-    try:
-        with caching_anthropic() as (url, fake):
-            store = Store(tmp / f"claude-{conversation_breakpoint}.db")
-            model = models.ClaudeModel(model="claude-sonnet-5-5", api_key="sk-bench", base_url=url)
-            loop = AgentLoop(
-                store=store,
-                model=model,
-                tools=CloseTools(data_dir=data).registry(),
-                presenter=Silent(),
-                system_prompt=SYSTEM_PROMPT,
-            )
-            run = store.runs.create(
-                period="2026-10", mode="console", started_by="bench", model=model.name
-            )
-            outcome = loop.start(run.id, start_prompt("2026-10"))
-            while isinstance(outcome, Paused):
-                record = store.questions.get(outcome.question_id)
-                ask = ask_of(record)
-                header = record.questions[0].get("header")
-                by = "bench-second" if header == "Second approval" else "bench"
-                store.questions.claim(
-                    record.id,
-                    answer=answer_payload(ask, default_responses(ask)),
-                    answered_by=by,
-                    source="console",
-                )
-                outcome = loop.advance(run.id)
-            calls, usage = store.transcript.usage(run.id)
-            assert usage == fake.usage, (usage, fake.usage)
-            cost = models.estimated_cost(model.name, usage)
-            store.close()
-            return usage, calls, fake.sent_bytes, cost
-    finally:
-        models.with_conversation_breakpoint = original
+def cost_rows(quick: bool) -> list[Row]:
+    """What a Claude close costs and the largest tool result (bench/close_cost.py)."""
+    import close_cost  # bench/close_cost.py, beside this file
 
-
-def cost_rows(tmp: Path, data: Path) -> list[Row]:
-    def rate(u: dict[str, int]) -> float:
-        prompt = u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
-        return u["cache_read_input_tokens"] / prompt if prompt else 0.0
-
-    now, calls, sent, cost = claude_close(tmp, data, conversation_breakpoint=True)
-    before, _, _, cost_before = claude_close(tmp, data, conversation_breakpoint=False)
-    return [
-        Row(
-            f"cache hit rate, a whole Claude close ({calls} calls, {sent / 1024:.0f} KB sent)",
-            "conversation cached; usage recorded",
-            f"{rate(now):.0%} of input read from cache; est. ${cost:.3f}",
-            f"system+tools only: {rate(before):.0%}; est. ${cost_before:.3f}",
-            f"{cost_before / cost:.1f}× cheaper" if cost else "—",
-            "met" if rate(now) > rate(before) else "missed",
-        )
-    ]
+    return [Row(*r) for r in close_cost.rows(quick=quick)]
 
 
 # -- head-of-line blocking: runs waiting on a slow model ----------------------------------
@@ -947,7 +889,7 @@ def main() -> None:
             store.close()
         rows.append(history_row(tmp, history_steps))
         print("  history: done", flush=True)
-        rows += cost_rows(tmp, data)
+        rows += cost_rows(args.quick)
         print("  model cost: done", flush=True)
         rows += blocking_rows(tmp, fake, data, *((8, 3.0, 5) if args.quick else (50, 10.0, 50)))
         print("  head-of-line blocking: done", flush=True)

@@ -17,7 +17,8 @@ FIGURES = (
     "concurrent clients, resumes running",
     "burst:",
     "bot time per model step",
-    "cache hit rate",
+    "cost per sample close",
+    "largest tool result",
     "runs waiting",
     "RSS with",
 )

@@ -30,10 +30,24 @@ from bot.core.errors import DataError, NotFoundError
 from bot.core.questions import (
     TOOL_NAME,
 )
-from bot.core.tools import ToolContext, ToolError
+from bot.core.tools import ToolContext, ToolError, to_json
 from bot.store import QuestionRecord
 
 REF_RE = re.compile(r"\[ref ([A-Za-z0-9_:.\-]+)\]")
+
+# What one tool result may weigh, whatever the month's size (README: under 4 KB): a tool
+# lists what fits and counts the rest; the drill-down tools (exception_details,
+# document_lines) give the detail.
+RESULT_BYTES = 4000
+
+
+def fit(result: dict[str, Any], *lists: str, limit: int = RESULT_BYTES) -> dict[str, Any]:
+    """The result with the last items of its `lists` dropped, the first list first, until
+    its JSON fits in `limit` bytes (each list's total count is kept by the caller)."""
+    for name in lists:
+        while len(to_json(result).encode()) > limit and result.get(name):
+            result[name] = result[name][:-1]
+    return result
 
 
 def _doi_row(row: dict[str, Any]) -> DoiRow:

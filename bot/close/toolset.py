@@ -12,6 +12,7 @@ from bot.close import data as close_data
 from bot.close import groups
 from bot.close.data import ZERO
 from bot.close.decisions import DecisionTools
+from bot.close.decisions.answers import option_of
 from bot.close.exception_questions import question_for, question_for_group, shortened
 from bot.close.inquiries import how_answered
 from bot.close.kinds import KINDS
@@ -20,7 +21,8 @@ from bot.close.open_items import assignment_questions
 from bot.close.posting import PostingTools
 from bot.close.steps import names as step_names
 from bot.close.steps import registry
-from bot.close.toolbase import MAX_LIST
+from bot.close.toolbase import MAX_LIST, fit
+from bot.close.toolset_approval import approval_questions, header_of_ref
 from bot.core.names import Names
 from bot.core.tools import ToolContext, ToolError, ToolRegistry
 
@@ -48,13 +50,17 @@ class CloseTools(DecisionTools, PostingTools):
         reg.add(self.document_lines)
         reg.add(self.close_summary)
         reg.prepared = self.prepared_questions  # ask_user_question by ref
+        reg.record_answers = self.record_answers  # ...its answers recorded as they come
         return reg
 
     def prepared_questions(self, ctx: ToolContext, ref: str) -> list[dict[str, Any]]:
         """The questions a ref names, exactly as exception_details prepares them: an
-        exception's (a sign-off's with its owners and due dates after it), a group's."""
+        exception's (a sign-off's with its owners and due dates after it), a group's; or a
+        batch's approval (toolset_approval.py)."""
         if groups.is_group(ref):
             return [question_for_group(self._group(ctx, ref))]
+        if header_of_ref(ref):
+            return approval_questions(ctx, ref)
         try:
             exc = self._exception(ctx, ref)
         except ToolError:
@@ -73,6 +79,25 @@ class CloseTools(DecisionTools, PostingTools):
         if found is None:
             raise KeyError(f"no close tool {name!r}")
         return found.fn
+
+    def record_answers(
+        self, ctx: ToolContext, question_id: str, asked: list[tuple[int, str]]
+    ) -> list[dict[str, Any]]:
+        """Each answer to a question asked by reference recorded as resolve_exception would
+        (bound to the question); what it booked, or why it was not recorded (asked again)."""
+        answers = self._answered(ctx, question_id).answer or {}
+        out: list[dict[str, Any]] = []
+        for n, ref in asked:
+            if header_of_ref(ref):
+                continue  # an approval: posting takes its question's id
+            option, note = option_of(answers.get(str(n)) or {"skipped": True})
+            try:
+                out.append(
+                    {"ref": ref, **self.resolve_exception(ctx, ref, option, question_id, note)}
+                )
+            except ToolError as e:
+                out.append({"ref": ref, "not_recorded": str(e)})
+        return out
 
     def document_lines(
         self,
@@ -209,7 +234,7 @@ class CloseTools(DecisionTools, PostingTools):
             f"({DOI_STATUS.get(r['status'], r['status'])})"
             for r in ledger.doi_rows(run_id=ctx.run_id)
         ]
-        return {
+        summary = {
             "period": period,
             "period_label": close_data.period_label(period),
             "steps": {s: run.steps.get(s, "pending") for s in step_names()},
@@ -251,3 +276,5 @@ class CloseTools(DecisionTools, PostingTools):
             "open_items": items[:MAX_LIST],
             "open_item_count": len(items),
         }
+        # at any size under the budget: the lists shortened, their counts kept
+        return fit(summary, "exceptions", "doi_changes", "open_items")

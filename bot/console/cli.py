@@ -17,6 +17,7 @@ from bot.console.audit import cmd_audit
 from bot.console.data import cmd_data, cmd_doi
 from bot.console.database import cmd_backup, cmd_doctor, cmd_runs
 from bot.console.entries import cmd_entries
+from bot.console.eval_cmd import evaluate
 from bot.console.presenter import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from bot.console.run import cmd_resume, cmd_run
 from bot.console.serve import cmd_sandbox, cmd_serve
@@ -155,6 +156,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("runs", parents=[db], help="list recent runs")
 
+    ev = sub.add_parser(
+        "eval",
+        help="score Claude on the scripted scenarios beside the offline playbook (offline: a "
+        "scripted model behind a loopback API; --real: the real API)",
+    )
+    ev.add_argument(
+        "--real",
+        action="store_true",
+        help="run Claude on the real Anthropic API (needs ANTHROPIC_API_KEY; spends money)",
+    )
+    ev.add_argument(
+        "--max-cost", type=float, default=2.0, help="with --real: stop once this many US$ are spent"
+    )
+    ev.add_argument("--only", default="", help="only the scenarios whose name contains this")
+
     data_cmd = sub.add_parser("data", help="the close data: write the sample, or check a folder")
     data_sub = data_cmd.add_subparsers(dest="data_command", required=True, parser_class=_Parser)
     sample = data_sub.add_parser("sample", help="write the shipped sample periods into DIR")
@@ -220,6 +236,7 @@ COMMANDS = {
     "audit": cmd_audit,
     "entries": cmd_entries,
     "runs": cmd_runs,
+    "eval": lambda args, out: evaluate(out, real=args.real, max_cost=args.max_cost, only=args.only),
     "serve": cmd_serve,
     "sandbox": cmd_sandbox,
     "doctor": cmd_doctor,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from bot.close import PlaybookModel
+from bot.core.models import Reply
 
 CALL_SECONDS = 20.0  # one model call, thinking included
 # Adaptive thinking at the default effort, per call: tokens billed as output. An estimate
@@ -73,6 +75,50 @@ def add_usage(total: dict[str, Any], usage: dict[str, Any]) -> None:
             add_usage(total.setdefault(k, {}), v)
 
 
+class ClaudeScript:
+    """The scripted model: the playbook asking by reference, and, as Claude would, a look at
+    the lines a person asks to see in the thread (document_lines) before going on."""
+
+    name = "claude-script"
+
+    def __init__(self) -> None:
+        self.playbook = PlaybookModel(by_reference=True)
+
+    def respond(
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        tool_choice: dict[str, Any] | None = None,
+    ) -> Reply:
+        reply = self.playbook.respond(system=system, messages=messages, tools=tools)
+        last = messages[-1] if messages else {}
+        said = " ".join(
+            str(b.get("text", ""))
+            for b in last.get("content") or []
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+        wells = LINES_OF.findall(said) if last.get("role") == "user" else []
+        if not wells or not reply.content:
+            return reply
+        period = str(PERIOD.findall(json.dumps(messages[0]))[0])
+        look = {
+            "type": "tool_use",
+            "id": f"toolu_lines_{len(messages)}",
+            "name": "document_lines",
+            "input": {"period": period, "document": "jib", "well_id": wells[0]},
+        }
+        uses = [b for b in reply.content if b.get("type") == "tool_use"]
+        if not uses:  # a last word: look first, then say it
+            return Reply(content=[look], stop_reason="tool_use")
+        return Reply(content=[*reply.content, look], stop_reason="tool_use")
+
+
+LINES_OF = re.compile(r"lines of (W-[A-Z0-9-]+)")
+PERIOD = re.compile(r"\b(\d{4}-\d{2})\b")
+
+
 def _tokens(text: str) -> int:
     return len(text) // 4
 
@@ -81,7 +127,7 @@ def _tokens(text: str) -> int:
 class ScriptedApi:
     """The Messages API as a scripted model would answer it, with a clock and a cache."""
 
-    script: Any = field(default_factory=lambda: PlaybookModel(by_reference=True))
+    script: Any = field(default_factory=lambda: ClaudeScript())
     thinking_tokens: int = THINKING_TOKENS
     url: str = ""
     now: float = 0.0

@@ -18,7 +18,7 @@ from bot.core.questions import (
     timeout_minutes,
     tool_result_content,
 )
-from bot.core.questions.refs import expand
+from bot.core.questions.refs import asks_by_reference, by_reference, expand
 from bot.core.replies import tool_input_problem, tool_uses
 from bot.core.tools import ToolContext, ToolError, ToolRegistry
 from bot.core.transcript import Transcript
@@ -143,6 +143,7 @@ class ToolCalls:
                 self.presenter.question(run_id, record)
             return record.id
         outcome = outcome_of(record)
+        recorded = self._record_answers(run_id, record, raw)
         moved: list[dict[str, str]] = []
         with self.store.write():  # the answer as the tool's result, and the step going on
             self.store.transcript.record_tool_result(
@@ -150,7 +151,7 @@ class ToolCalls:
                 tool_use_id=use["id"],
                 name=TOOL_NAME,
                 input=raw if isinstance(raw, dict) else {},
-                content=tool_result_content(ask, outcome),
+                content=tool_result_content(ask, outcome, recorded),
                 is_error=False,
             )
             if (
@@ -162,6 +163,22 @@ class ToolCalls:
         for steps_then in moved:
             self.presenter.progress(run_id, steps_then)
         return None
+
+    def _record_answers(
+        self, run_id: str, record: QuestionRecord, raw: Any
+    ) -> list[dict[str, Any]] | None:
+        """The answers to the questions asked by reference, recorded by the domain (no round
+        trip only to record them); None when none was asked so, or nothing was answered."""
+        record_answers = self.tools.record_answers
+        if record_answers is None or record.status != "answered" or not asks_by_reference(raw):
+            return None
+        asked = [
+            (n, ref)
+            for n, item in enumerate(raw["questions"], start=1)
+            if (ref := by_reference(item)) is not None
+        ]
+        ctx = ToolContext(run_id=run_id, store=self.store)
+        return record_answers(ctx, record.id, asked)
 
     def _render(self, run_id: str) -> Callable[[str], list[dict[str, Any]]] | None:
         """The domain's prepared questions by ref, for this run (ValueError for an unknown ref)."""

@@ -116,6 +116,10 @@ def to_json(value: Any) -> str:
 # A domain's prepared questions: the ask_user_question questions a `ref` names, rendered by
 # the domain (ToolError for a ref it does not know). The model asks by reference.
 PreparedQuestions = Callable[[ToolContext, str], list[dict[str, Any]]]
+# What the domain does with the answers to questions asked by reference (its decisions
+# recorded, bound to the question): given the answered question's id and (1-based number,
+# ref) of each asked by reference, what the model reads back for each.
+RecordAnswers = Callable[[ToolContext, str, list[tuple[int, str]]], list[dict[str, Any]]]
 
 
 class ToolRegistry:
@@ -125,6 +129,7 @@ class ToolRegistry:
         self.steps = list(steps)
         self._tools: dict[str, Tool] = {}
         self.prepared: PreparedQuestions | None = None  # questions asked by reference
+        self.record_answers: RecordAnswers | None = None  # ...and their answers recorded
 
     def add(
         self, fn: Callable[..., Any], *, step: str | None = None, name: str | None = None

@@ -37,6 +37,18 @@ def bound_answer(q: QuestionRecord, exc: ExceptionRow) -> tuple[list[str], str |
     )
 
 
+def option_of(answer: dict[str, Any]) -> tuple[str, str]:
+    """One stored answer as resolve_exception's (option, note): the labels chosen, "other"
+    with the typed words, or "text" with a free-text answer (empty when skipped)."""
+    if answer.get("skipped"):
+        return "text", ""
+    if "text" in answer:
+        return "text", str(answer["text"])
+    if answer.get("labels"):
+        return ",".join(answer["labels"]), ""
+    return "other", str(answer.get("other", ""))
+
+
 def group_answer(q: QuestionRecord, ref: str) -> list[str]:
     """The labels the person chose on the question naming group `ref`."""
     for number, item in enumerate(q.questions, start=1):

@@ -16,6 +16,7 @@ from typing import Any
 
 from bot.close.controls import APPROVAL_HEADER as POSTING_HEADER
 from bot.close.controls import SECOND_APPROVAL_HEADER
+from bot.close.decisions.answers import option_of
 from bot.close.doi_master import money
 from bot.close.playbook.forms import approval_ask, follow_up_ask
 from bot.close.playbook.summary import summary_text, waiting
@@ -41,6 +42,7 @@ from bot.close.steps import registry
 from bot.close.steps.flux import FLUX
 from bot.close.steps.journal import JOURNAL
 from bot.close.steps.signoff import SIGNOFF
+from bot.close.toolset_approval import approval_ref
 from bot.core.models import Reply
 from bot.core.questions import MAX_QUESTIONS, TOOL_NAME
 
@@ -64,6 +66,48 @@ class PlaybookModel:
         tools: list[dict[str, Any]],
         tool_choice: dict[str, Any] | None = None,
     ) -> Reply:
+        reply = self._respond(messages)
+        if (
+            self.by_reference
+            and reply.content
+            and all(
+                b.get("name") == "resolve_exception"
+                for b in reply.content
+                if b.get("type") == "tool_use"
+            )
+        ):
+            reply = self._and_next_step(messages, reply)
+        return reply
+
+    def _and_next_step(self, messages: list[dict[str, Any]], reply: Reply) -> Reply:
+        """The answers recorded and, in the same message, the next step's tool when that is
+        what comes once they are (as Claude is told: no round trip only to record)."""
+        uses = [b for b in reply.content if b.get("type") == "tool_use"]
+        if not uses:
+            return reply
+        supposed = [
+            *messages,
+            {"role": "assistant", "content": reply.content},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": u["id"],
+                        "content": '{"status": "resolved"}',
+                    }
+                    for u in uses
+                ],
+            },
+        ]
+        after = self._respond(supposed)
+        nexts = [b for b in after.content if b.get("type") == "tool_use"]
+        batchable = {s.tool_name for s in registry() if s not in (JOURNAL, SIGNOFF)}
+        if len(nexts) == 1 and nexts[0]["name"] in batchable:
+            return Reply(content=[*reply.content, *nexts], stop_reason="tool_use")
+        return reply
+
+    def _respond(self, messages: list[dict[str, Any]]) -> Reply:
         state = parse(messages)
         if state.last_user_text is not None and len(messages) > 1:
             return self._chat(state)
@@ -156,15 +200,7 @@ class PlaybookModel:
                 continue  # not now: the close goes on without it, and waits for it at the end
             if result.get("status") != "answered":
                 return self._stopped(state, result.get("status") or "unanswered")
-            answer = result["answers"][str(n)]
-            if answer.get("skipped"):
-                option, note = "text", ""
-            elif "text" in answer:
-                option, note = "text", answer["text"]
-            elif answer.get("labels"):
-                option, note = ",".join(answer["labels"]), ""
-            else:
-                option, note = "other", answer.get("other", "")
+            option, note = option_of(result["answers"][str(n)])
             typed = typed_before(state, ref, ask)
             if typed and option != "other":  # a follow-up to a typed answer: its words are the why
                 note = typed
@@ -274,7 +310,7 @@ class PlaybookModel:
         if first is None:
             return say(
                 f"Drafted batch {b['batch_id']}: {b['entries']} entries, {money(Decimal(b['total_debit']))} debits = credits. Posting needs your approval.",
-                use(TOOL_NAME, approval_ask(b)),
+                use(TOOL_NAME, self._approval(b)),
             )
         if not approved_by_a_person(first):
             return None  # kept as a draft, rejected, or a default (which never approves posting)
@@ -284,7 +320,10 @@ class PlaybookModel:
             if second is None:
                 return say(
                     "An entry is over the approval limit: a second, different approver is needed.",
-                    use(TOOL_NAME, approval_ask(b, second_to=first.result.get("answered_by"))),
+                    use(
+                        TOOL_NAME,
+                        self._approval(b, second_to=first.result.get("answered_by")),
+                    ),
                 )
             if deferred_ask(second):
                 return waiting(state, "Posting")
@@ -294,6 +333,13 @@ class PlaybookModel:
         if state.latest("post_journal_entries") is None:
             return say(f"Posting batch {b['batch_id']}.", use("post_journal_entries", uses))
         return None
+
+    def _approval(self, b: dict[str, Any], *, second_to: str | None = None) -> dict[str, Any]:
+        """The approval form: by the batch's approval ref (closebot renders it), or written out."""
+        if not self.by_reference:
+            return approval_ask(b, second_to=second_to)
+        ref = approval_ref(b["batch_id"], second=second_to is not None)
+        return {"context": f"Approval of batch {b['batch_id']}.", "questions": [{"ref": ref}]}
 
     def _stopped(self, state: State, status: str) -> Reply:
         summary = state.latest("close_summary")

@@ -13,6 +13,7 @@ from bot.close.controls import APPROVAL_HEADER as POSTING_HEADER
 from bot.close.kinds import kind_of_ref
 from bot.close.posting import REVIEW_KINDS
 from bot.close.toolbase import REF_RE
+from bot.close.toolset_approval import header_of_ref
 from bot.core.models import Reply
 from bot.core.questions import HUMAN_SOURCES, TOOL_NAME, late_answer_of
 
@@ -174,7 +175,28 @@ def parse(messages: list[dict[str, Any]]) -> State:
                         call.result = json.loads(raw) if not call.is_error else raw
                     except (TypeError, json.JSONDecodeError):
                         call.result = raw
+                    if call.name == TOOL_NAME and isinstance(call.result, dict):
+                        _recorded_by_closebot(state, call)
     return state
+
+
+def _recorded_by_closebot(state: State, ask: Call) -> None:
+    """The answers closebot recorded itself (questions asked by reference), read as the
+    resolve_exception calls they stand for, right after the ask."""
+    at = state.calls.index(ask) + 1
+    for n, entry in enumerate(ask.result.get("recorded") or []):
+        refused = "not_recorded" in entry
+        state.calls.insert(
+            at + n,
+            Call(
+                id=f"{ask.id}:recorded:{n}",
+                name="resolve_exception",
+                input={"exception_id": entry["ref"], "question_id": ask.id},
+                result=entry["not_recorded"] if refused else entry,
+                is_error=refused,
+                done=True,
+            ),
+        )
 
 
 def use(name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -247,8 +269,20 @@ def approved_by_a_person(ask: Call) -> bool:
     )
 
 
+def asked_header(ask: Call) -> str | None:
+    """The header of an ask's first question: written out, or named by an approval's ref."""
+    first = (ask.input.get("questions") or [{}])[0]
+    return first.get("header") or header_of_ref(str(first.get("ref") or ""))
+
+
+def asked_text(ask: Call) -> str:
+    """An ask's first question: its text, or the ref it was asked by."""
+    first = (ask.input.get("questions") or [{}])[0]
+    return str(first.get("question") or first.get("ref") or "")
+
+
 def defaulted(state: State) -> bool:
-    approvals = [a for a in state.asks() if a.input["questions"][0].get("header") == POSTING_HEADER]
+    approvals = [a for a in state.asks() if asked_header(a) == POSTING_HEADER]
     return (
         bool(approvals)
         and isinstance(approvals[-1].result, dict)
@@ -276,8 +310,8 @@ def approval(state: State, header: str, batch_id: str) -> Call | None:
     asks = [
         a
         for a in state.asks()
-        if a.input["questions"][0].get("header") == header
-        and batch_id in a.input["questions"][0]["question"]
+        if asked_header(a) == header
+        and batch_id in asked_text(a)
         and not (
             isinstance(a.result, dict)
             and a.result.get("status") == "cancelled"

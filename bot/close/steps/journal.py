@@ -16,6 +16,7 @@ from bot.close.ledger import AlreadyPostedError, Ledger
 from bot.close.open_items import decided_after
 from bot.close.posting import review_only, undecided
 from bot.close.registry import MAX_LIST, Step, StepTools
+from bot.close.toolset_approval import approval_ref
 from bot.core.errors import NotFoundError
 from bot.core.identity import same_person
 from bot.core.questions import HUMAN_SOURCES
@@ -118,6 +119,8 @@ def build_journal_entries(tools: StepTools, ctx: ToolContext, period: str) -> di
         "defaulted_count": len(defaulted),
         "period_already_posted": posted["id"] if posted else None,
         "content_hash": short_hash(cast(str, saved["content_hash"])),
+        # its approval, prepared: ask_user_question asks it by this ref (toolset_approval.py)
+        "approval_ref": approval_ref(saved["id"]),
         "approval_limit": tools.approval_limit,
         "entries_over_limit": [
             {"entry_no": e.number, "description": e.description, "amount": e.amount}

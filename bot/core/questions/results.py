@@ -48,8 +48,11 @@ class Outcome:
     rationale: str | None = None
 
 
-def tool_result_content(ask: Ask, outcome: Outcome) -> str:
-    """The JSON the model reads: status, who and how, and per question what was chosen."""
+def tool_result_content(
+    ask: Ask, outcome: Outcome, recorded: list[dict[str, Any]] | None = None
+) -> str:
+    """The JSON the model reads: status, who and how, and per question what was chosen (and,
+    for the questions asked by reference, what closebot recorded of each answer)."""
     body: dict[str, Any] = {"status": outcome.status}
     if outcome.status == "answered":
         body.update(
@@ -60,6 +63,8 @@ def tool_result_content(ask: Ask, outcome: Outcome) -> str:
         )
         if outcome.rationale:
             body["rationale"] = outcome.rationale
+        if recorded:
+            body["recorded"] = recorded
         if outcome.source in ("auto_default", "timeout_default"):
             body["note"] = "No person chose this: the recommended answer was applied " + (
                 "because the run is in auto mode."
