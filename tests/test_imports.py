@@ -458,3 +458,22 @@ def test_a_file_waiting_for_the_doi_is_read_when_it_comes(store: Store, tmp_path
     )
     assert doi.status == "active"
     assert [(f.filename, f.status) for f in doi.followups] == [("jib.csv", "active")]
+
+
+def test_the_unknown_property_question_offers_the_likely_wells(tmp_path: Path) -> None:
+    from bot.close.checks import Close
+    from bot.close.doi_master import Master
+    from bot.close.steps.intake import intake
+
+    folder = write_period(tmp_path / "2026-10")
+    text = (folder / "revenue.csv").read_text().splitlines()
+    text[1] = text[1].replace("PRO-40117,W-TX-001", "PRO-4O117,W-TX-01")  # two typos
+    (folder / "revenue.csv").write_text("\n".join(text) + "\n")
+    data = close_data.load("2026-10", tmp_path)
+    (finding,) = [
+        f
+        for f in intake(Close(data, Master.of(data, [])))
+        if f.kind == "unknown_property" and f.key == "revenue:2"
+    ]
+    assert "map:W-TX-001" in finding.options
+    assert finding.facts["candidates"][0] == ["W-TX-001", "Smith 14-2H"]

@@ -137,3 +137,15 @@ class WellIndex:
 
     def label(self, well: str) -> str:
         return f"{self.names.get(well, well)} ({well})"
+
+
+_last: list[tuple[list[DoiRow], WellIndex]] = []
+
+
+def wells_of(doi: list[DoiRow]) -> WellIndex:
+    """The DOI's index, built once per DOI list (the checks ask it line after line)."""
+    if _last and _last[0][0] is doi:
+        return _last[0][1]
+    index = WellIndex.of(doi)
+    _last[:] = [(doi, index)]
+    return index

@@ -32,6 +32,7 @@ from bot.close.doi_master import (
     signed_money,
 )
 from bot.close.imports.intake import imported_evidence, input_targets
+from bot.close.imports.wells import wells_of
 from bot.close.registry import Step, StepTools
 from bot.close.steps.interests import jib_line_facts, stub_line_facts
 from bot.close.steps.signoff import carried_finding
@@ -63,7 +64,11 @@ def intake(close: Close) -> Iterator[Finding]:
             )
             amount = line.owner_net_amount if isinstance(line, JibLine) else line.owner_net_value
             operator = line.operator if isinstance(line, JibLine) else line.payor
-            candidates = master.operator_wells(operator) if isinstance(line, JibLine) else []
+            # the wells the value most likely means (a name, a property number alike), then
+            # the operator's
+            likely = wells_of(data.doi).likely(line.well_id or line.property_no, operator=operator)
+            others = master.operator_wells(operator) if isinstance(line, JibLine) else []
+            candidates = list(dict.fromkeys([*likely, *others]))
             what = f"well {line.well_id}" if line.well_id else f"property {line.property_no}"
             yield Finding(
                 kind="unknown_property",
