@@ -15,7 +15,7 @@ from bot.close.data import SAMPLE_DIR
 from bot.close.ledger import Ledger
 from bot.sandbox.slack_api import FakeSlack
 from tests.cli_run import closebot, run_id_of
-from tests.import_files import operators_month
+from tests.operator_files import operators_month
 from tests.slack_harness import Harness
 from tests.test_slack_files import Dropper, _submit_file_form
 

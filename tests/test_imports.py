@@ -12,14 +12,8 @@ from bot.close.imports.intake import Imports, load_period
 from bot.close.imports.sheet import read_sheets
 from bot.store import Store
 from tests.cli_run import LOGIN, closebot, run_id_of
-from tests.import_files import (
-    FOREIGN_JIB,
-    OPERATOR_ORDER,
-    jib_xlsx,
-    sample_rows,
-    well_names,
-    write_period,
-)
+from tests.import_files import FOREIGN_JIB, jib_xlsx, sample_rows, write_period
+from tests.operator_files import OPERATOR_ORDER, well_names
 
 
 def test_xlsx_title_rows_skipped_header_found_values_as_excel_stores_them() -> None:

@@ -247,7 +247,8 @@ class Asker:
             rows = file_preview(sheet, ask.kind, mapping)
             print("  as read (first rows):", file=self.out)
             for r in rows:
-                print("    " + ", ".join(f"{c}={v}" for c, v in r.items() if v), file=self.out)
+                cells = (f"{column_label(c)}: {v}" for c, v in r.items() if v)
+                print("    " + " · ".join(cells), file=self.out)
             typed = self._input(
                 "Enter to use this; a number to change that column; h to choose the header "
                 "row; c to cancel: "

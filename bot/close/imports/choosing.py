@@ -6,15 +6,11 @@ name ('RBO JIB Jan-2027.xlsx' that bills December is January's JIB whatever it i
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from bot.close.data import add_months
 from bot.close.imports.mapping import fixed_value
-from bot.close.imports.recognize import (
-    Proposal,
-    month_of,
-    period_from_content,
-    period_from_name,
-)
+from bot.close.imports.recognize import MONTH_NAMES, Proposal, month_of
 from bot.close.imports.sheet import Sheet
 
 PAIRS = ({"jib.csv", "jib_history.csv"}, {"revenue.csv", "revenue_history.csv"})
@@ -103,3 +99,22 @@ def period_of(sheet: Sheet, proposal: Proposal | None, filename: str) -> str | N
         if found:
             return found
     return period_from_name(filename)
+
+
+def period_from_name(filename: str) -> str | None:
+    """A period named in the file's name: jib_2026-10.csv, 'Oct 2026 JIB.xlsx', 202610."""
+    stem = filename.rsplit(".", 1)[0]
+    if m := re.search(r"(20\d\d)[-_ ]?(0[1-9]|1[0-2])(?!\d)", stem):
+        return f"{m[1]}-{m[2]}"
+    if m := re.search(r"([A-Za-z]{3,9})[-_ ]*(20\d\d)", stem):
+        month = MONTH_NAMES.get(m[1][:3].casefold())
+        if month:
+            return f"{m[2]}-{month:02d}"
+    return None
+
+
+def period_from_content(kind: str, months: list[str]) -> str | None:
+    """A JIB bills the month before the period it is booked in."""
+    if kind == "jib.csv" and months:
+        return add_months(Counter(months).most_common(1)[0][0], 1)
+    return None

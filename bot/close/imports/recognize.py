@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from bot.close.data import CATEGORIES, FILES, MONTHS, FileSpec, add_months, parse_amount
+from bot.close.data import CATEGORIES, FILES, MONTHS, FileSpec, parse_amount
 from bot.close.imports.mapping import FILE_LEVEL, fixed
 from bot.close.imports.sheet import Sheet
 from bot.close.imports.wells import WellIndex
@@ -381,23 +380,4 @@ def date_of(raw: str) -> str | None:
         return f"{m[1]}-{m[2]}-{m[3]}"
     if m := re.fullmatch(r"(\d{1,2})/(\d{1,2})/(\d{4})", text):
         return f"{m[3]}-{int(m[1]):02d}-{int(m[2]):02d}"
-    return None
-
-
-def period_from_name(filename: str) -> str | None:
-    """A period named in the file's name: jib_2026-10.csv, 'Oct 2026 JIB.xlsx', 202610."""
-    stem = filename.rsplit(".", 1)[0]
-    if m := re.search(r"(20\d\d)[-_ ]?(0[1-9]|1[0-2])(?!\d)", stem):
-        return f"{m[1]}-{m[2]}"
-    if m := re.search(r"([A-Za-z]{3,9})[-_ ]*(20\d\d)", stem):
-        month = MONTH_NAMES.get(m[1][:3].casefold())
-        if month:
-            return f"{m[2]}-{month:02d}"
-    return None
-
-
-def period_from_content(kind: str, months: list[str]) -> str | None:
-    """A JIB bills the month before the period it is booked in."""
-    if kind == "jib.csv" and months:
-        return add_months(Counter(months).most_common(1)[0][0], 1)
     return None
