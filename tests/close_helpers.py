@@ -8,7 +8,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from bot.agent_loop import Failed, Finished, Paused, TurnOutcome, ask_of
+from bot.agent_loop import Failed, Finished, Paused, Stopped, TurnOutcome, ask_of
 from bot.close.assemble import close_loop
 from bot.close.ledger import Ledger
 from bot.close.prompts import start_prompt
@@ -40,6 +40,9 @@ class Recorder:
 
     def failed(self, run_id: str, error: str) -> None:
         self.failed_error = error
+
+    def stopped(self, run_id: str, by: str) -> None:
+        self.failed_error = f"stopped by {by}"
 
 
 Chooser = Callable[[Question], Response | None]
@@ -125,9 +128,11 @@ def close_run(
     first_approver: str | None = None,
     env: dict[str, str] | None = None,
     rationale: str | None = None,
+    stop_when: Callable[[Ask], bool] | None = None,
 ) -> CloseRun:
     """A whole close, each form answered by `choose` as `user` (source `console` = a person),
-    with `rationale` as each form's "Why" when given."""
+    with `rationale` as each form's "Why" when given; `stop_when`: Stop pressed right after
+    the first form it picks is answered (and the answer recorded)."""
     env = {**(env or {}), "CLOSEBOT_DB": str(db)}
     if data_dir is not None:
         env["CLOSEBOT_DATA"] = str(data_dir)
@@ -161,7 +166,10 @@ def close_run(
                 record.id, answer=answer, answered_by=who, source=source, rationale=rationale
             )
         outcome = loop.advance(run.id)
-    assert isinstance(outcome, (Finished, Failed)), f"still paused after {max_forms} forms"
+        if stop_when is not None and stop_when(ask):
+            outcome = loop.stop(run.id, by=user)
+            break
+    assert isinstance(outcome, (Finished, Failed, Stopped)), f"still paused after {max_forms} forms"
     return CloseRun(store=store, run_id=run.id, outcome=outcome, presenter=presenter, asks=asks)
 
 

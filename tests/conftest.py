@@ -94,6 +94,7 @@ def hermetic_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         "CLOSEBOT_DATA",
         "CLOSEBOT_APPROVERS",
         "CLOSEBOT_CONSOLE_APPROVERS",
+        "CLOSEBOT_FINANCE",
         "CLOSEBOT_USER",
         "CLOSEBOT_MODEL",
         "CLOSEBOT_MAX_STEPS",

@@ -84,6 +84,9 @@ def settings_for(fake: FakeSlack, db_path: Path, **extra: str) -> Settings:
         "SLACK_SIGNING_SECRET": sp.SECRET,
         "CLOSEBOT_DB": str(db_path),
         "CLOSEBOT_APPROVERS": "UAPPROVER,UAPPROVER2",
+        # Alice works in finance: she may drop a period's files and start a close from the
+        # DM (issue 31); a colleague outside it (UCAROL) may not
+        "CLOSEBOT_FINANCE": "UALICE",
         "CLOSEBOT_DATA": str(slack_sample(db_path.parent)),
         **extra,
     }

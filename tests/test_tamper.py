@@ -753,3 +753,82 @@ def test_events_an_earlier_release_wrote_during_the_upgrade_verify_and_a_forged_
     assert resumed.returncode == 0, resumed.stdout[-2000:]
     code, out = verify(db, run)
     assert code == 0, out
+
+
+# -- issue 31: the whole record, and the doctor says what verify says -------------------------
+
+
+def doctor(db: Path) -> tuple[int, str]:
+    done = closebot("doctor", env={"CLOSEBOT_DB": str(db), "CLOSEBOT_AUDIT_KEY": KEY})
+    return done.returncode, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[e.__name__ for e in EDITS])
+def test_each_tampering_edit_verify_finds_the_doctor_finds_too(
+    closed: Closed, tmp_path: Path, edit: Edit
+) -> None:
+    db = tmp_path / "closebot.db"
+    shutil.copy(closed.db, db)
+    with sqlite3.connect(db) as conn:
+        names = edit(conn, closed.run_id)
+    code, out = doctor(db)
+    assert code == 1 and "is sound" not in out, out
+    assert f"PROBLEM  audit: run {closed.run_id}: BROKEN" in out and names in out, out
+
+
+def test_the_untouched_close_is_sound_to_the_doctor(closed: Closed) -> None:
+    code, out = doctor(closed.db)
+    assert code == 0 and "is sound" in out, out
+
+
+def delete_run_whole(conn: sqlite3.Connection, run: str) -> None:
+    """Every row of the run, in every table that names it (runs, events, seal, questions,
+    batches, lines, the period claim …), as someone with the file would."""
+    batches = [
+        r[0] for r in conn.execute("select id from journal_batches where run_id = ?", (run,))
+    ]
+    marks = ",".join("?" * len(batches))
+    conn.execute(f"delete from journal_lines where batch_id in ({marks})", batches)
+    conn.execute(f"delete from period_posts where batch_id in ({marks})", batches)
+    tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
+    for table in tables:
+        columns = {r[1] for r in conn.execute(f"pragma table_info({table})")}
+        if "run_id" in columns:
+            conn.execute(f"delete from {table} where run_id = ?", (run,))
+    conn.execute("delete from runs where id = ?", (run,))
+
+
+def test_a_posted_run_deleted_whole_is_found_and_its_period_never_posts_twice(
+    closed: Closed, tmp_path: Path
+) -> None:
+    db = tmp_path / "closebot.db"
+    shutil.copy(closed.db, db)
+    with sqlite3.connect(db) as conn:
+        delete_run_whole(conn, closed.run_id)
+        assert one(conn, "select count(*) from period_posts") == 0
+    code, out = doctor(db)
+    assert code == 1 and "is sound" not in out, out
+    assert f"run {closed.run_id} (2026-10)" in out and "missing from the database" in out, out
+    code, out = verify(db, closed.run_id)
+    assert code == 1 and "BROKEN" in out and "missing from the database" in out, out
+    again = closebot(
+        "run",
+        "2026-10",
+        stdin=ONE_POSTER,
+        env={**ONE, "CLOSEBOT_DB": str(db), "CLOSEBOT_AUDIT_KEY": KEY},
+    )
+    assert again.returncode != 0 and "already posted" in again.stdout + again.stderr
+    with sqlite3.connect(db) as conn:
+        assert one(conn, "select count(*) from journal_batches where status = 'posted'") == 0
+
+
+def test_the_register_cut_short_is_found(closed: Closed, tmp_path: Path) -> None:
+    db = tmp_path / "closebot.db"
+    shutil.copy(closed.db, db)
+    with sqlite3.connect(db) as conn:  # the register's last event removed (the period's post)
+        conn.execute(
+            "delete from audit_events where id = "
+            "(select max(id) from audit_events where run_id is null)"
+        )
+    code, out = doctor(db)
+    assert code == 1 and "the register of runs" in out and "truncated" in out, out

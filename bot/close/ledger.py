@@ -9,6 +9,7 @@ the close (bot/close/books/migrations.py, `closebot-close`), applied once per St
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, cast
 
 from bot.close.books import covers  # noqa: F401  (the close's tables, covered by the chain)
@@ -284,19 +285,19 @@ class Ledger(Batches):
             )
 
     def carried_into(self, period: str) -> list[OpenItemRow]:
-        """The items the latest sign-off of `period` carried forward (they open the next month)."""
+        """The items the latest sign-off of `period` carried forward (they open the next month).
+
+        A stopped close decides nothing (CLOSE.md v2.2): a sign-off in a close that was then
+        stopped carried nothing, and an item it settled, wrote off or carried reads as it was
+        before (`open_items`)."""
         latest = self._rows(
-            "select run_id from open_items where period = ? order by id desc limit 1", (period,)
+            "select o.run_id from open_items o join runs r on r.id = o.run_id "
+            "where o.period = ? and r.status != 'cancelled' order by o.id desc limit 1",
+            (period,),
         )
         if not latest:
             return []
-        return [
-            _open_item(r)
-            for r in self._rows(
-                "select * from open_items where run_id = ? and status = 'open' order by id",
-                (latest[0]["run_id"],),
-            )
-        ]
+        return [i for i in self.open_items(latest[0]["run_id"]) if i["status"] == "open"]
 
     def set_open_item_status(self, item_id: int, status: str, *, by_run: str | None = None) -> None:
         """A carried item settled or written off at the next close (it is not carried again),
@@ -313,10 +314,27 @@ class Ledger(Batches):
             )
 
     def open_items(self, run_id: str) -> list[OpenItemRow]:
-        return [
-            _open_item(r)
-            for r in self._rows("select * from open_items where run_id = ? order by id", (run_id,))
-        ]
+        """The items a sign-off carried, each with its status as decided: a status set only by
+        closes that were then stopped does not count (the item is as it was: open)."""
+        rows = self._rows("select * from open_items where run_id = ? order by id", (run_id,))
+        undone = self._undone_by_stops(int(r["id"]) for r in rows if r["status"] != "open")
+        return [_open_item({**r, "status": "open"} if r["id"] in undone else r) for r in rows]
+
+    def _undone_by_stops(self, ids: Iterable[int]) -> set[int]:
+        """Of `ids`, the items whose every status change (each an `open_item_closed` event on
+        the trail of the close that decided it) was made by a close that was then stopped."""
+        wanted = sorted(set(ids))
+        if not wanted:
+            return set()
+        marks = ",".join("?" * len(wanted))
+        rows = self._rows(
+            "select cast(json_extract(a.detail, '$.item_id') as integer) as item, "
+            "min(r.status = 'cancelled') as all_stopped from audit_events a "
+            "join runs r on r.id = a.run_id where a.kind = 'open_item_closed' "
+            f"and cast(json_extract(a.detail, '$.item_id') as integer) in ({marks}) group by item",
+            tuple(wanted),
+        )
+        return {int(r["item"]) for r in rows if r["all_stopped"]}
 
 
 def _open_item(row: dict[str, Any]) -> OpenItemRow:

@@ -8,6 +8,7 @@ it (a link to the thread, the approvers, how to resume) stays the front end's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from bot.close.ledger import Ledger
 from bot.close.records import BatchRow
@@ -35,7 +36,7 @@ class Taken:
 def period_taken(store: Store, period: str) -> Taken | None:
     """The period's live close or posted batch; None when a close of it may start (reads only)."""
     live = store.runs.live(period)
-    posted = Ledger(store).posted_batch(period)
+    posted = _posted(store, period)
     if live is None and posted is None:
         return None
     return Taken(period, live, posted)
@@ -56,7 +57,7 @@ def start_close(
     thread's, which its files claimed): PeriodPostedError when the period is posted,
     PeriodTakenError when a close of it is live — the store's claim, one write transaction, so
     of two starts at the same instant one makes a run and the other is told."""
-    if one_per_period and (batch := Ledger(store).posted_batch(period)) is not None:
+    if one_per_period and (batch := _posted(store, period)) is not None:
         raise PeriodPostedError(
             f"{period} is already posted (batch {batch['id']}); a period is closed once",
             batch=batch,
@@ -69,4 +70,28 @@ def start_close(
         channel=channel,
         thread_ts=thread_ts,
         one_per_period=one_per_period,
+    )
+
+
+def _posted(store: Store, period: str) -> BatchRow | None:
+    """The period's posted batch; if its rows were deleted, what the register recorded of it
+    (a period posts once, even then: `closebot doctor` names the deletion)."""
+    ledger = Ledger(store)
+    batch = ledger.posted_batch(period)
+    if batch is not None:
+        return batch
+    registered = ledger.posted_in_register(period)
+    if registered is None:
+        return None
+    return cast(
+        BatchRow,
+        {
+            "id": registered["batch_id"],
+            "run_id": registered["run_id"],
+            "period": period,
+            "status": "posted",
+            "posted_by": registered.get("posted_by"),
+            "posted_at": registered.get("posted_at"),
+            "content_hash": registered.get("content_hash"),
+        },
     )

@@ -68,10 +68,20 @@ def cmd_audit(args: argparse.Namespace, out: TextIO) -> int:
 
 def _verify(store: Store, run_id: str, out: TextIO) -> int:
     """`audit RUN --verify`: the chain, the seal and every covered row; the first bad one named."""
-    store.runs.get(run_id)
     Ledger(store)  # the close's covered tables are registered (and migrated)
-    verdict = store.audit.verdict(run_id)
     head = f"Audit trail of run {run_id}:"
+    register = store.audit.register_problems()  # the whole record: runs deleted whole
+    gone = [p for p in register if p.startswith(f"run {run_id} ")]
+    if gone:
+        print(f"{head} BROKEN: {gone[0]}.", file=out)
+        return EXIT_FAILED
+    store.runs.get(run_id)
+    if register:
+        print(f"{head} the record around it is BROKEN:", file=out)
+        for p in register:
+            print(f"  - {p}", file=out)
+        return EXIT_FAILED
+    verdict = store.audit.verdict(run_id)
     if verdict.broken is not None:
         b = verdict.broken
         print(

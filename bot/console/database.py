@@ -39,10 +39,13 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
     """Exit 0: sound; 1: a problem found (each one a line); 2: no database there."""
+    from bot.close import Ledger
+    from bot.console.audit import evidence_mismatches
     from bot.store import doctor
 
     settings = settings_of(args)
-    findings = doctor.examine(settings.db_path)
+    # what `audit RUN --verify` checks, for every run: the close's covered rows too
+    findings = doctor.examine(settings.db_path, prepare=Ledger, also=evidence_mismatches)
     for f in findings:
         print(f"{'PROBLEM' if f.problem else 'ok     '}  {f.what}", file=out)
     problems = sum(f.problem for f in findings)

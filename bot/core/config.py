@@ -42,6 +42,9 @@ class Settings:
     slack_app_token: str | None = field(default=None, repr=False)
     slack_api_url: str = DEFAULT_SLACK_API_URL
     approvers: frozenset[str] = frozenset()
+    # CLOSEBOT_FINANCE: besides approvers and a close's starter, who may drop a period's files
+    # and start a close from the DM (issue 31)
+    finance: frozenset[str] = frozenset()
     data_dir: Path | None = None
     max_steps: int = DEFAULT_MAX_STEPS
     question_timeout_minutes: int = 0
@@ -59,6 +62,7 @@ class Settings:
             f"slack_signing_secret={_mask(self.slack_signing_secret)}, "
             f"slack_app_token={_mask(self.slack_app_token)}, "
             f"slack_api_url={self.slack_api_url!r}, approvers={sorted(self.approvers)!r}, "
+            f"finance={sorted(self.finance)!r}, "
             f"data_dir={str(self.data_dir) if self.data_dir else None!r}, "
             f"max_steps={self.max_steps}, "
             f"question_timeout_minutes={self.question_timeout_minutes}, "
@@ -112,6 +116,15 @@ class Settings:
                 "name; separate logins with commas"
             )
         approvers |= logins
+        finance = frozenset(
+            a.strip() for a in (get("CLOSEBOT_FINANCE") or "").split(",") if a.strip()
+        )
+        bad = sorted(a for a in finance if not SLACK_USER_ID.match(a))
+        if bad:
+            raise ConfigError(
+                f"CLOSEBOT_FINANCE: {', '.join(repr(b) for b in bad)} is not a Slack user id "
+                "(like U024BE7LH); separate ids with commas"
+            )
 
         slack_api_url = get("SLACK_API_URL") or DEFAULT_SLACK_API_URL
         if not re.match(r"^https?://[^/\s]+", slack_api_url):
@@ -186,6 +199,7 @@ class Settings:
             slack_app_token=get("SLACK_APP_TOKEN"),
             slack_api_url=slack_api_url,
             approvers=approvers,
+            finance=finance,
             data_dir=data_dir,
             max_steps=max_steps,
         )

@@ -67,6 +67,8 @@ def sandbox_settings(env: Mapping[str, str], *, api_url: str, token: str, secret
         SLACK_SIGNING_SECRET=secret,
         CLOSEBOT_APPROVERS=",".join(p.id for p in APPROVERS),
     )
+    # the starter works in finance: she may drop a period's files in the DM (issue 31)
+    merged.setdefault("CLOSEBOT_FINANCE", STARTER.id)
     # a close started from the DM runs in #finance-close, where its approvers can act
     merged.setdefault("CLOSEBOT_CLOSE_CHANNEL", "CFINANCE")
     return Settings.from_env(merged)

@@ -110,6 +110,7 @@ def build_service(
         store=store,
         client=client,
         approvers=settings.approvers,
+        finance=settings.finance,
         data_dir=settings.data_dir,
         start=starter.in_files_thread,
         names=names,
@@ -124,6 +125,7 @@ def build_service(
             files=files,
             desk=desk,
             starter=starter,
+            finance=settings.finance,
         ),
     )
     return Service(

@@ -23,6 +23,7 @@ from bot.close import FILE_KINDS, FILE_LEVEL_COLUMNS, Imports, Received, period_
 from bot.close import file_preview as preview
 from bot.close import optional_file as optional
 from bot.core.errors import CloseBotError, NotAuthorizedError
+from bot.core.identity import one_of
 from bot.core.names import Names
 from bot.slack.blocks import files as file_blocks
 from bot.slack.downloads import (
@@ -68,6 +69,7 @@ class FileIntake:
         store: Store,
         client: WebClient,
         approvers: frozenset[str] = frozenset(),
+        finance: frozenset[str] = frozenset(),
         data_dir: Path | None = None,
         start: StartClose | None = None,
         names: Names | None = None,
@@ -77,6 +79,7 @@ class FileIntake:
         self.names = names or Names(store)  # people by name (users.info, cached)
         self.imports = Imports(store, data_dir=data_dir)
         self.approvers = approvers
+        self.finance = finance  # CLOSEBOT_FINANCE: may drop any period's files
         self.data_dir = data_dir
         self.start = start  # begins a close in a thread that waited for its files
         self._seen: set[str] = set()
@@ -121,6 +124,17 @@ class FileIntake:
         )
         if run is None and waiting is None and not channel.startswith("D"):
             return  # a file in a channel outside a close's thread is not for closebot
+        starter = run.started_by if run else waiting["started_by"] if waiting else None
+        if not self.may_drop(user, starter):
+            self._refuse_drop(
+                user,
+                name,
+                file_id,
+                channel=channel,
+                thread_ts=reply_to,
+                run_id=run.id if run else None,
+            )
+            return
         if int(info.get("size") or 0) > MAX_FILE_BYTES:
             self._say(channel, reply_to, f"{name} is over 20 MB; I did not read it.")
             return
@@ -181,6 +195,43 @@ class FileIntake:
             return  # another process took this drop (its other event)
         self._answer(got, channel=channel, thread_ts=reply_to, user=user)
         self._after(got, channel=channel, thread_ts=reply_to, user=user)
+
+    def may_drop(self, user: str, starter: str | None) -> bool:
+        """Who may give closebot a period's data: the close's starter (of the thread the
+        file is dropped in), an approver, or someone in CLOSEBOT_FINANCE. In the DM, no
+        close is named: an approver or finance only."""
+        return one_of(user, {*self.approvers, *self.finance, *([starter] if starter else [])})
+
+    def _refuse_drop(
+        self,
+        user: str,
+        name: str,
+        file_id: str,
+        *,
+        channel: str,
+        thread_ts: str | None,
+        run_id: str | None,
+    ) -> None:
+        """Not read, not kept; the refusal audited and told to the dropper alone."""
+        self.store.audit.record(
+            run_id=run_id,
+            kind="file_drop_refused",
+            actor=user,
+            detail={"file": file_id, "filename": name, "channel": channel},
+        )
+        text = (
+            f"I did not read {name}: only the close's starter, an approver or someone in "
+            "finance (CLOSEBOT_FINANCE) may give me a period's data. Nothing was read or kept."
+        )
+        try:
+            if channel.startswith("D"):
+                self._say(channel, thread_ts, text)
+            else:
+                self.client.chat_postEphemeral(
+                    channel=channel, user=user, thread_ts=thread_ts, text=outgoing(text)
+                )
+        except SlackApiError as e:
+            log.warning("file %s: refusal not told: %s", file_id, e.response.get("error"))
 
     # -- a close that waits for its files -------------------------------------
 

@@ -29,6 +29,11 @@ class AuditEvent:
     covers: str | None = None
 
 
+# The seal of the events of no run: the register of every run started and every period
+# posted ("run_registered", "period_posted"), and refusals outside a run (issue 31).
+REGISTER = ""
+
+
 class AuditChain:
     """`store.audit`: the run's events, appended and chained; seals; verification."""
 
@@ -186,20 +191,19 @@ class AuditChain:
             "covers) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (*event.values(), prev, digest, alg, covered or None),
         )
-        if run_id is None:
-            return
+        sealed_as = REGISTER if run_id is None else run_id  # events of no run: the register
         sealed = self.core.query(
-            "select head_id, events from run_seals where run_id = ?", (run_id,)
+            "select head_id, events from run_seals where run_id = ?", (sealed_as,)
         )
         if sealed and last and sealed[0]["head_id"] == last[0]["id"]:
             events = int(sealed[0]["events"]) + 1
         else:
             events = int(
                 self.core.query(
-                    "select count(*) as n from audit_events where run_id = ?", (run_id,)
+                    "select count(*) as n from audit_events where run_id is ?", (run_id,)
                 )[0]["n"]
             )
-        self._put_seal(db, chain.Seal(run_id, int(cursor.lastrowid or 0), digest, events))
+        self._put_seal(db, chain.Seal(sealed_as, int(cursor.lastrowid or 0), digest, events))
 
     def line_digest(self, line: dict[str, Any]) -> str:
         """A journal line's own digest under the audit key, as its `mac` column keeps it."""
@@ -263,6 +267,53 @@ class AuditChain:
             strict_newer=bool(rows) and int(rows[0]["id"]) > epoch.boundary,
         )
         return verdict
+
+    def register_problems(self) -> list[str]:
+        """What is wrong with the whole record rather than one run: the chain of the events
+        of no run (the register) broken or cut short, and a run it registered that is gone
+        from the database (deleted, with its events, seal and rows)."""
+        rows = self.core.query("select * from audit_events where run_id is null order by id")
+        problems = []
+        meta = {
+            r["key"]: r["value"]
+            for r in self.core.query(
+                "select key, value from meta where key in ('audit_unchained_through', ?)",
+                (chain.KEYED_AFTER,),
+            )
+        }
+        epoch = chain.read_epoch(self._audit_key, meta.get(chain.KEYED_AFTER))
+        verdict = chain.verify(
+            rows,
+            unchained_through=int(meta.get("audit_unchained_through") or 0),
+            key=self._audit_key,
+            epoch=epoch,
+        )
+        registered = [r for r in rows if r["kind"] == "run_registered"]
+        if verdict.broken is not None:
+            b = verdict.broken
+            problems.append(
+                f"the register of runs is BROKEN at event {b['id']} ({b['kind']}, {b['at']}): "
+                f"{verdict.why}"
+            )
+        else:
+            seal = self.core.query("select * from run_seals where run_id = ?", (REGISTER,))
+            if seal or registered:
+                chain.check_seal(
+                    verdict, self._audit_key, REGISTER, rows, seal[0] if seal else None
+                )
+            if verdict.problem:
+                problems.append(
+                    "the register of runs: " + verdict.problem.replace("the run's", "its")
+                )
+        present = {r["id"] for r in self.core.query("select id from runs")}
+        for r in registered:
+            detail = json.loads(r["detail"] or "{}")
+            if detail.get("run_id") not in present:
+                problems.append(
+                    f"run {detail.get('run_id')} ({detail.get('period')}), started {r['at']}, "
+                    "is missing from the database: its records were deleted"
+                )
+        return problems
 
     def verify(self, run_id: str) -> tuple[int, AuditEvent | None, str]:
         """(events checked, the first event whose link is broken or None, why)."""

@@ -10,6 +10,7 @@ and the runs nothing advances.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -41,8 +42,17 @@ def integrity(path: Path) -> list[str]:
     return [] if rows == ["ok"] else rows
 
 
-def examine(path: Path, *, stuck_after: timedelta = STUCK_AFTER) -> list[Finding]:
-    """Everything the doctor finds, problems and notes, in the order it looked."""
+def examine(
+    path: Path,
+    *,
+    stuck_after: timedelta = STUCK_AFTER,
+    also: Callable[[Store, str], list[str]] | None = None,
+    prepare: Callable[[Store], object] | None = None,
+) -> list[Finding]:
+    """Everything the doctor finds, problems and notes, in the order it looked: every problem
+    `closebot audit RUN --verify` finds, for every run (`also`: the caller's own checks of a
+    run, as verify makes them; `prepare`: what the caller registers on the store first, such
+    as the close's covered tables), and the register of runs and posted periods."""
     if not path.exists():
         raise ConfigError(f"there is no database at {path}")
     damaged = integrity(path)
@@ -51,19 +61,30 @@ def examine(path: Path, *, stuck_after: timedelta = STUCK_AFTER) -> list[Finding
     found = [Finding("integrity: ok", False)]
     store = Store(path)
     try:
+        if prepare is not None:
+            prepare(store)
         runs = [r["id"] for r in store.query("select id from runs order by created_at, rowid")]
         broken = 0
         for run_id in runs:
             verdict = store.audit.verdict(run_id)
-            if verdict.broken is not None:
-                broken += 1
-                found.append(
-                    Finding(
-                        f"audit: run {run_id}: BROKEN at event {verdict.checked} ({verdict.why})",
-                        True,
-                    )
-                )
-        if not broken:
+            b = verdict.broken
+            problems = (  # worded as `audit RUN --verify` words them
+                [
+                    f"BROKEN at event {b['id']} ({b['kind']}, {b['at']}), number "
+                    f"{verdict.checked} of the run: {verdict.why}"
+                ]
+                if b is not None
+                else [f"BROKEN: {verdict.problem}"]
+                if verdict.problem
+                else [f"the records disagree with the chain: {m}" for m in also(store, run_id)]
+                if also is not None
+                else []
+            )
+            broken += bool(problems)
+            found += [Finding(f"audit: run {run_id}: {p}", True) for p in problems]
+        register = store.audit.register_problems()
+        found += [Finding(f"audit: {p}", True) for p in register]
+        if not broken and not register:
             found.append(Finding(f"audit: {len(runs)} run(s), every chain intact", False))
         now = store.now()
         for lease in store.query("select run_id, owner, expires_at from leases order by run_id"):

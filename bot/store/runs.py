@@ -88,6 +88,13 @@ class Runs:
                 first=True,
                 covers=[("runs", "id", run_id)],
             )
+            self.audit.append(  # the register of runs: a run deleted whole still shows
+                db,
+                run_id=None,
+                kind="run_registered",
+                actor=started_by,
+                detail={"run_id": run_id, "period": period},
+            )
         return Run(**{**row, "steps": {}})
 
     def get(self, run_id: str) -> Run:

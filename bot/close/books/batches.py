@@ -3,6 +3,7 @@ lines and totals by account, the run's draft, and posting it (one batch per peri
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
@@ -252,6 +253,14 @@ class Batches:
                     other[0]["posted_by"],
                     other[0]["posted_at"] or "",
                 )
+            registered = self.posted_in_register(batch["period"])
+            if registered is not None and registered["batch_id"] != batch_id:
+                raise AlreadyPostedError(  # its rows deleted since: the register remembers
+                    batch["period"],
+                    str(registered["batch_id"]),
+                    registered.get("posted_by"),
+                    str(registered.get("posted_at") or ""),
+                )
             now = self.store.now()
             try:
                 db.execute(
@@ -291,6 +300,30 @@ class Batches:
                     ("doi_rows", "run_id", batch["run_id"]),
                 ],
             )
+            self.store.audit.append(  # the register: a period posted stays posted
+                db,
+                run_id=None,
+                kind="period_posted",
+                actor=posted_by,
+                detail={
+                    "period": batch["period"],
+                    "batch_id": batch_id,
+                    "run_id": batch["run_id"],
+                    "posted_by": posted_by,
+                    "posted_at": now,
+                    "content_hash": batch["content_hash"],
+                },
+            )
         return True
+
+    def posted_in_register(self, period: str) -> dict[str, Any] | None:
+        """The register's record that `period` was posted (the event of no run that posting
+        wrote, chained and sealed under the key), whatever became of its rows since."""
+        rows = self._rows(
+            "select detail from audit_events where run_id is null and kind = 'period_posted' "
+            "and json_extract(detail, '$.period') = ? order by id limit 1",
+            (period,),
+        )
+        return cast("dict[str, Any]", json.loads(rows[0]["detail"])) if rows else None
 
     # -- DOI rows closebot adds ----------------------------------------------

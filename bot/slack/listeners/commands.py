@@ -13,13 +13,20 @@ from bot.close import check_period, has_data, latest_period, period_label
 from bot.core.errors import CloseBotError, StorageError
 from bot.slack.blocks import period as period_blocks
 from bot.slack.close_start import (
+    NO_CLOSE_CHANNEL,
     USAGE,
     ack_now,
     open_periods,
     responder,
     storage_text,
 )
-from bot.slack.listeners.shared import Deps, bind, requester_team
+from bot.slack.listeners.shared import (
+    DM_START_REFUSED,
+    Deps,
+    bind,
+    may_start_from_dm,
+    requester_team,
+)
 
 MAX_COMMAND_TEXT = 40  # "/close 2026-10" needs 7; longer text is refused, never echoed
 
@@ -110,6 +117,16 @@ def period_picked(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
         if text:
             say(outgoing(text))
 
+    elsewhere = channel.startswith("D")  # the form was asked in the DM
+    if elsewhere:  # the close runs where its approvers can act, started by someone allowed
+        if not may_start_from_dm(deps, user, period):
+            say(DM_START_REFUSED)
+            return
+        where = deps.starts.team_channel()
+        if where is None:
+            say(NO_CLOSE_CHANNEL.format(period=period))
+            return
+        channel = where
     deps.starts.start(
         period,
         user=user,
@@ -117,5 +134,6 @@ def period_picked(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
         now=now,
         later=say,
         response_url=url,
+        elsewhere=elsewhere,
         team=requester_team(body),
     )

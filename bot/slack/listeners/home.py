@@ -12,7 +12,13 @@ from bot.close import Intent, intent
 from bot.core.errors import StorageError
 from bot.slack.blocks import period as period_blocks
 from bot.slack.close_start import NO_CLOSE_CHANNEL, open_periods, storage_text
-from bot.slack.listeners.shared import Deps, bind, requester_team
+from bot.slack.listeners.shared import (
+    DM_START_REFUSED,
+    Deps,
+    bind,
+    may_start_from_dm,
+    requester_team,
+)
 
 
 def register(app: App, deps: Deps) -> None:
@@ -84,6 +90,10 @@ def close_from_dm(
     def now(text: str | None) -> None:
         if text:
             runner.side(lambda: say(text))
+
+    if not may_start_from_dm(deps, user, asked.arg or ""):
+        now(DM_START_REFUSED)
+        return
 
     period, periods = desk.desk.period_for(asked.arg)
     try:

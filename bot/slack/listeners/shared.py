@@ -18,7 +18,8 @@ from typing import Any
 
 from bot.close import approval_refusal
 from bot.core.answers import Answers
-from bot.core.errors import NotAuthorizedError
+from bot.core.errors import NotAuthorizedError, StorageError
+from bot.core.identity import one_of
 from bot.slack.close_start import CloseStarter
 from bot.slack.files import FileIntake
 from bot.slack.home import SlackDesk
@@ -46,6 +47,12 @@ def requester_team(body: dict[str, Any], event: dict[str, Any] | None = None) ->
     return None
 
 
+DM_START_REFUSED = (
+    "Only an approver or someone in finance can start a close from here; nothing was started. "
+    "Anyone in the finance channel can start one there with `/close`."
+)
+
+
 @dataclass(frozen=True)
 class Deps:
     """What the listeners work with; `starter` and `answers` are made from the rest."""
@@ -57,6 +64,7 @@ class Deps:
     files: FileIntake | None = None
     desk: SlackDesk | None = None
     starter: CloseStarter | None = None
+    finance: frozenset[str] = frozenset()  # CLOSEBOT_FINANCE (issue 31)
     answers: Answers = field(init=False)
 
     def __post_init__(self) -> None:
@@ -134,3 +142,22 @@ def status_word(run: Run) -> str:
     return {"done": "finished", "failed": "stopped by an error", "cancelled": "stopped"}.get(
         run.status, run.status
     )
+
+
+def may_start_from_dm(deps: Deps, user: str, asked: str) -> bool:
+    """A close started from the DM runs in the team's channel and claims the period: only
+    someone trusted with the books may (an approver or CLOSEBOT_FINANCE); anyone in the
+    finance channel still starts one there with /close. A refusal is audited (issue 31)."""
+    if one_of(user, {*deps.approvers, *deps.finance}):
+        return True
+    try:
+        with deps.store.quick():
+            deps.store.audit.record(
+                run_id=None,
+                kind="close_start_refused",
+                actor=user,
+                detail={"from": "dm", "asked": asked[:40], "reason": "not authorized"},
+            )
+    except StorageError:
+        pass  # the refusal stands; only its record is lost to a busy database
+    return False
