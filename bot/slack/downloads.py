@@ -40,6 +40,19 @@ class DownloadTooSlow(OSError):
     """Over the time budget."""
 
 
+class SignInPage(Exception):
+    """A download answered with Slack's sign-in page (HTML), not the file: Slack redirects a
+    request whose token cannot read the file there instead of refusing it (401/403)."""
+
+
+def is_sign_in_page(content_type: str, data: bytes) -> bool:
+    """HTML where a data file was asked for: by its Content-Type, or its first bytes."""
+    head = data[:512].lstrip().lower()
+    return content_type.lower().startswith("text/html") or head.startswith(
+        (b"<!doctype html", b"<html")
+    )
+
+
 class SignInRedirect(OSError):
     """Slack sent the download to a workspace's sign-in page: the token cannot read the file."""
 

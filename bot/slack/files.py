@@ -30,11 +30,14 @@ from bot.slack.downloads import (
     DownloadRefused,
     DownloadTooBig,
     DownloadTooSlow,
+    SignInPage,
     SignInRedirect,
     SlackDownloads,
     allowed_origins,
+    is_sign_in_page,
 )
 from bot.slack.file_forms import later_channel, later_thread, with_headers
+from bot.slack.file_shares import Shares
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -45,19 +48,6 @@ StartClose = Callable[[str, str, str, str], None]
 MAX_FILE_BYTES = 20_000_000
 DOWNLOAD_SECONDS = 60.0  # a download's time budget, however slowly its server answers
 READABLE = (".csv", ".xlsx", ".xlsm", ".txt", ".tsv")
-
-
-class SignInPage(Exception):
-    """A download answered with Slack's sign-in page (HTML), not the file: Slack redirects a
-    request whose token cannot read the file there instead of refusing it (401/403)."""
-
-
-def is_sign_in_page(content_type: str, data: bytes) -> bool:
-    """HTML where a data file was asked for: by its Content-Type, or its first bytes."""
-    head = data[:512].lstrip().lower()
-    return content_type.lower().startswith("text/html") or head.startswith(
-        (b"<!doctype html", b"<html")
-    )
 
 
 class FileIntake:
@@ -82,6 +72,7 @@ class FileIntake:
         self.finance = finance  # CLOSEBOT_FINANCE: may drop any period's files
         self.data_dir = data_dir
         self.start = start  # begins a close in a thread that waited for its files
+        self.shares = Shares(client)  # files.info, retried, and the thread of each drop
         self._seen: set[str] = set()
         self._seen_lock = threading.Lock()
 
@@ -98,25 +89,19 @@ class FileIntake:
     def dropped(self, *, file_id: str, channel: str, thread_ts: str | None, user: str) -> None:
         """Fetch, read and answer one dropped file (a background job, never in a listener)."""
         try:
-            info = self.client.files_info(file=file_id)["file"]
+            info = self.shares.info(file_id)
         except SlackApiError as e:
             log.warning("file %s: files.info refused: %s", file_id, e.response.get("error"))
             return
         name = str(info.get("name") or info.get("title") or file_id)
-        shares = info.get("shares") or {}
-        if thread_ts is None:  # file_shared carries no thread: the share says where it went
-            for where in shares.values():
-                for share in (where or {}).get(channel) or []:
-                    thread_ts = share.get("thread_ts") or thread_ts
-        top = next(
-            (s.get("ts") for w in shares.values() for s in (w or {}).get(channel) or []), None
-        )
+        if not name.lower().endswith(READABLE):
+            return  # a screenshot or a PDF in the thread is not for closebot
+        # file_shared carries no thread: the share (or the message event) says where it went
+        info, thread_ts, top = self.shares.located(file_id, info, channel, thread_ts)
         reply_to = thread_ts or top
         run = (
             self.store.runs.for_thread(channel=channel, thread_ts=thread_ts) if thread_ts else None
         )
-        if not name.lower().endswith(READABLE):
-            return  # a screenshot or a PDF in the thread is not for closebot
         waiting = (
             self.imports.waiting_thread(channel=channel, thread_ts=thread_ts)
             if thread_ts and run is None

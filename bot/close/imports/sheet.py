@@ -108,29 +108,93 @@ def _cell(value: Any) -> str:
     return str(value).strip()
 
 
+# What a workbook may expand to, checked before it is parsed (a zip of repeated XML compresses
+# a thousandfold: 600,000 numeric rows fit in 416 KB, 64 MB of shared strings in 785 KB).
+MAX_XLSX_BYTES = 64_000_000  # every part of the workbook, uncompressed
+MAX_XLSX_PART_BYTES = 32_000_000  # any one part (a sheet, the shared strings)
+MAX_XLSX_ROWS = 200_000  # rows over every sheet
+MAX_XLSX_CELLS = 2_000_000  # cells over every sheet
+MAX_XLSX_STRINGS = 500_000  # entries of the shared strings table
+# rows, cells and shared strings as their XML tags, with or without a namespace prefix
+XLSX_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(row|c|si)[\s>/]")
+XLSX_COUNTED = {
+    b"row": (MAX_XLSX_ROWS, "rows"),
+    b"c": (MAX_XLSX_CELLS, "cells"),
+    b"si": (MAX_XLSX_STRINGS, "shared strings"),
+}
+
+
+def _bounded_xlsx(filename: str, raw: bytes) -> None:
+    """DataError unless the workbook stays within the caps, counted from the zip's own sizes
+    (a part is never read past its declared size) and by streaming its sheets' XML — before
+    openpyxl builds anything."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            parts = z.infolist()
+            total = sum(p.file_size for p in parts)
+            big = max(parts, key=lambda p: p.file_size, default=None)
+            if total > MAX_XLSX_BYTES or (big and big.file_size > MAX_XLSX_PART_BYTES):
+                raise DataError(
+                    f"{filename}: the workbook expands to {total / 1e6:,.0f} MB "
+                    f"(the limit is {MAX_XLSX_BYTES // 1_000_000} MB, "
+                    f"{MAX_XLSX_PART_BYTES // 1_000_000} MB a part); nothing was read"
+                )
+            counts = dict.fromkeys(XLSX_COUNTED, 0)
+            for part in parts:
+                name = part.filename.lower()
+                if not (name.startswith("xl/worksheets/") or name == "xl/sharedstrings.xml"):
+                    continue
+                with z.open(part) as f:
+                    tail = b""
+                    while chunk := f.read(1 << 20):
+                        # a tag is counted in the chunk where it ends: one cut across two
+                        # chunks is whole in the next, which starts with this one's tail
+                        text = tail + chunk
+                        cut = max(0, len(text) - 64)
+                        for m in XLSX_TAG.finditer(text):
+                            if m.end() > cut and len(chunk) == 1 << 20:
+                                break  # read again with the next chunk
+                            tag = m.group(1)
+                            counts[tag] += 1
+                            if counts[tag] > XLSX_COUNTED[tag][0]:
+                                raise DataError(
+                                    f"{filename}: more than {XLSX_COUNTED[tag][0]:,} "
+                                    f"{XLSX_COUNTED[tag][1]} (the limit for a dropped workbook); "
+                                    "nothing was read"
+                                )
+                        tail = text[cut:] if len(chunk) == 1 << 20 else b""
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as e:
+        raise DataError(f"{filename}: not a readable XLSX workbook ({e})") from None
+
+
 def _xlsx_sheets(filename: str, raw: bytes, header_row: int | None = None) -> list[Sheet]:
     from openpyxl import load_workbook  # only a dropped workbook needs it
 
+    _bounded_xlsx(filename, raw)
     try:
         book = load_workbook(io.BytesIO(raw), data_only=True, read_only=False)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as e:
+    except Exception as e:  # a hostile or broken file: any parser error is the file's fault
         raise DataError(f"{filename}: not a readable XLSX workbook ({e})") from None
     sheets = []
-    for ws in book.worksheets:
-        merged_rows = {
-            r.min_row
-            for r in ws.merged_cells.ranges
-            if r.max_col > r.min_col and r.min_row == r.max_row
-        }
-        grid = [
-            (n, [_cell(v) for v in row])
-            for n, row in enumerate(ws.iter_rows(values_only=True), start=1)
-        ]
-        try:
-            sheets.append(_table(ws.title, grid, merged_rows, header_row))
-        except DataError:
-            continue  # an empty or chart-only sheet
-    book.close()
+    try:
+        for ws in book.worksheets:
+            merged_rows = {
+                r.min_row
+                for r in ws.merged_cells.ranges
+                if r.max_col > r.min_col and r.min_row == r.max_row
+            }
+            grid = [
+                (n, [_cell(v) for v in row])
+                for n, row in enumerate(ws.iter_rows(values_only=True), start=1)
+            ]
+            try:
+                sheets.append(_table(ws.title, grid, merged_rows, header_row))
+            except DataError:
+                continue  # an empty or chart-only sheet
+    except Exception as e:  # a cell openpyxl cannot make sense of
+        raise DataError(f"{filename}: not a readable XLSX workbook ({e})") from None
+    finally:
+        book.close()
     if not sheets:
         raise DataError(f"{filename}: no sheet with a header row and data")
     return sheets

@@ -38,6 +38,8 @@ def dropped(deps: Deps, file_id: str, channel: str, thread_ts: Any, user: str) -
     files = deps.files
     if files is None or not file_id or not channel:
         return
+    if thread_ts:  # whichever event came first does the work: it may need this thread
+        files.shares.hint(file_id, str(thread_ts))
     try:
         with deps.store.quick():
             if not files.first(file_id):
