@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from bot.close.doi_master import ACCOUNT_NAMES
 from bot.close.ledger import Ledger
 from bot.close.open_items import assignment_questions, item_groups
 from bot.core.questions import Question, Response
@@ -144,3 +146,53 @@ def test_no_ref_tag_in_what_people_read_and_a_withdrawn_approval_says_why() -> N
         ensure_ascii=False,
     )
     assert "Withdrawn: a decision was changed" in withdrawn and "Cancelled by" not in withdrawn
+
+
+def test_a_re_approval_shows_what_changed_and_the_second_approval_counts_the_first(
+    bot: Harness,
+) -> None:
+    from tests.test_decide_later import choose, inputs, root
+
+    run = bot.start()
+    first = bot.pending(run.id)  # WI/NRI: Baker (1) and Smith (2)
+    approval = bot.answer_until(run.id, "Posting")
+    ledger = Ledger(bot.store)
+    old = ledger.current_batch(run.id)
+    assert old is not None
+    bot.submit(approval, {1: 1}, user="UAPPROVER")
+    bot.idle()
+    second = bot.pending(run.id)
+    card = json.dumps(bot.form_of(second)["blocks"], ensure_ascii=False)
+    assert "1 of 2 approvals given" in card and "UAPPROVER" not in card.split("Who may")[0]
+    # a decision changed: Baker from short-pay to the difference in suspense
+    choose(bot, root(bot, run.id), f"{first}:1")
+    bot.idle()
+    withdrawn = json.dumps(bot.form_of(second)["blocks"], ensure_ascii=False)
+    assert "Withdrawn: a decision was changed" in withdrawn and "Cancelled by" not in withdrawn
+    change = bot.store.questions.pending(run.id)
+    assert change is not None
+    radio = next(
+        b["element"]
+        for b in inputs(bot.form_of(change.id))
+        if b["element"]["type"] == "radio_buttons"
+    )
+    suspense = next(
+        int(o["value"]) for o in radio["options"] if "difference in suspense" in o["text"]["text"]
+    )
+    bot.submit(change.id, {1: suspense}, why={1: "the operator confirmed the interest"})
+    bot.idle()
+    again = bot.store.questions.pending(run.id)
+    assert again is not None and again.questions[0]["header"] == "Posting"
+    card = json.dumps(bot.form_of(again.id)["blocks"], ensure_ascii=False)
+    assert f"Changed since batch {old['id']} was withdrawn" in card
+    # the change, worked from the batches' lines: the short-pay entry gone, the suspense added
+    new = ledger.current_batch(run.id)
+    assert new is not None
+    for batch, sign in ((old, "−"), (new, "+")):
+        baker = [x for x in ledger.lines(batch["id"]) if x["entry"].startswith("Decision: Baker")]
+        debits: dict[str, Decimal] = {}
+        for x in baker:
+            debits[x["account"]] = debits.get(x["account"], Decimal(0)) + x["debit"]
+        ((account, amount),) = [(a, v) for a, v in debits.items() if v]  # one account debited
+        name = ACCOUNT_NAMES[account]
+        assert f"{sign}Dr {account} {name} ${amount:,.2f} / Cr 6210" in card

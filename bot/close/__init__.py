@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from bot.close.approval_changes import approval_notes
 from bot.close.assemble import build_model, close_loop
 from bot.close.books.migrations import close_migrations
 from bot.close.controls import (
@@ -187,6 +188,7 @@ __all__ = [
     "Taken",
     "add_months",
     "answer_preview",
+    "approval_notes",
     "approval_refusal",
     "ask_change",
     "asked_groups",

@@ -8,8 +8,8 @@ import re
 from typing import Any
 
 from bot.close import groups
-from bot.close.doi_master import ACCOUNT_NAMES, money
-from bot.close.kinds import KINDS, book, describe, option_label, option_meaning
+from bot.close.doi_master import money
+from bot.close.kinds import KINDS, book, option_entry, option_label, option_meaning
 from bot.close.records import ExceptionRow
 from bot.core.questions import MAX_DESCRIPTION, MAX_HEADER, MAX_QUESTIONS, MAX_REASONING
 
@@ -42,16 +42,21 @@ def header_for(step: str, subject: str) -> str:
     return step[:MAX_HEADER]
 
 
-def booking_words(lines: list[dict[str, Any]], meaning: str) -> str:
-    """What an option books, in the most words that fit an option's description: accounts
-    with their names and the meaning, else without; whole amounts always, never a cut one."""
+def booking_words(kind: str, code: str, facts: dict[str, Any], lines: list[dict[str, Any]]) -> str:
+    """An option's description: its entry as every front end shows it (option_entry: accounts
+    by number and name, every amount, the sides that apply) and its meaning when both fit; an
+    entry too long for a description keeps every amount and side, and drops the names of its
+    smallest accounts first."""
+    meaning = option_meaning(kind, code, facts)
+    entry = option_entry(kind, code, facts, lines=lines)
     if not lines:
-        return _fit(meaning, MAX_DESCRIPTION)
-    named, bare = describe(lines, names=ACCOUNT_NAMES), describe(lines)
-    for text in (f"{named}. {meaning}", named, f"{bare}. {meaning}", bare):
+        return _fit(entry, MAX_DESCRIPTION)
+    for text in (f"{entry}. {meaning}", entry):
         if len(text) <= MAX_DESCRIPTION:
             return text
-    return _fit(bare, MAX_DESCRIPTION)
+    return _fit(
+        option_entry(kind, code, facts, lines=lines, limit=MAX_DESCRIPTION), MAX_DESCRIPTION
+    )
 
 
 def _fit(text: str, limit: int) -> str:
@@ -83,7 +88,7 @@ def question_for(exc: ExceptionRow) -> dict[str, Any]:
         options.append(
             {
                 "label": option_label(kind, code, facts),
-                "description": booking_words(lines, option_meaning(kind, code)),
+                "description": booking_words(kind, code, facts, lines),
             }
         )
     q: dict[str, Any] = {
@@ -125,9 +130,7 @@ def question_for_group(group: list[ExceptionRow]) -> dict[str, Any]:
     options = [
         {
             "label": option_label(kind, code, d["facts"]),
-            "description": booking_words(
-                groups.group_lines(group, code), option_meaning(kind, code)
-            ),
+            "description": booking_words(kind, code, d["facts"], groups.group_lines(group, code)),
         }
         for code in d["options"]
     ]

@@ -24,8 +24,8 @@ from decimal import Decimal
 from typing import Any
 
 from bot.close.checks import Finding
-from bot.close.doi_master import ACCOUNT_NAMES, money
-from bot.close.kinds import KINDS, book, describe, option_label
+from bot.close.doi_master import money
+from bot.close.kinds import KINDS, book, option_entry, option_label
 from bot.close.ledger import Ledger
 from bot.close.records import ExceptionRow
 from bot.store import QuestionRecord, Store
@@ -137,9 +137,7 @@ def detail_rows(group: list[ExceptionRow]) -> tuple[tuple[str, ...], list[dict[s
             "recommended": labels.get(d["recommended"], d["recommended"]),
         }
         for c in codes:
-            row[f"if {labels[c]}"] = describe(
-                book(e["kind"], c, d["facts"], {}), names=ACCOUNT_NAMES
-            )
+            row[f"if {labels[c]}"] = option_entry(e["kind"], c, d["facts"])
         rows.append(row)
     return columns, rows
 

@@ -9,6 +9,7 @@ from typing import Any
 from bot.close import groups
 from bot.close.decisions.answers import FACT_ITEMS, bound_answer, codes_of, group_answer
 from bot.close.decisions.changes import ChangeTools
+from bot.close.doi_master import ACCOUNT_NAMES
 from bot.close.exception_questions import question_for_group
 from bot.close.kinds import book, describe
 from bot.close.ledger import Ledger
@@ -109,5 +110,5 @@ class GroupDecisionTools(ChangeTools):
             "decision": results[0].get("decision") or results[0].get("status"),
             "decided_by": q.answered_by,
             "source": q.source,
-            "books": describe(lines),
+            "books": describe(lines, names=ACCOUNT_NAMES),
         }

@@ -8,8 +8,17 @@ from decimal import Decimal
 from typing import Any
 
 from bot.close.checks import Close, Finding
-from bot.close.doi_master import money
-from bot.close.kinds import KINDS, SETTLED, Deciding, book, describe, line_refs, option_label
+from bot.close.doi_master import ACCOUNT_NAMES, money
+from bot.close.kinds import (
+    KINDS,
+    SETTLED,
+    Deciding,
+    book,
+    describe,
+    line_refs,
+    option_entry,
+    option_label,
+)
 from bot.close.ledger import Ledger
 from bot.close.records import ExceptionRow, OpenItem
 from bot.close.toolbase import ToolBase
@@ -84,7 +93,9 @@ class RecordingTools(ToolBase):
             "decision": option_label(exc["kind"], code, d["facts"]) if "," not in code else code,
             "decided_by": q.answered_by,
             "source": q.source,
-            "books": describe(lines),
+            "books": option_entry(exc["kind"], code, d["facts"], record["extra"], lines=lines)
+            if "," not in code
+            else describe(lines, names=ACCOUNT_NAMES),
         }
         if settled:
             result["settles"] = settled

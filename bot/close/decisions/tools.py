@@ -16,7 +16,7 @@ from bot.close.decisions.answers import (
 )
 from bot.close.decisions.grouped import GroupDecisionTools
 from bot.close.exception_questions import question_for
-from bot.close.kinds import KINDS, book, describe, option_label
+from bot.close.kinds import KINDS, book, option_entry, option_label
 from bot.close.ledger import Ledger
 from bot.close.open_items import assignment_questions
 from bot.close.records import ExceptionRow
@@ -200,7 +200,7 @@ class DecisionTools(GroupDecisionTools):
                 "option": code,
                 "label": option_label(exc["kind"], code, d["facts"]),
                 "matched": matched_words(exc, code, typed),
-                "books": describe(lines) if lines else "books nothing",
+                "books": option_entry(exc["kind"], code, d["facts"], lines=lines),
             }
         return result
 

@@ -81,6 +81,7 @@ __all__ = [
     "kind_of_ref",
     "line_key",
     "line_refs",
+    "option_entry",
     "option_label",
     "option_meaning",
     "reclass_account",
@@ -105,6 +106,19 @@ def option_label(kind: str, code: str, facts: dict[str, Any]) -> str:
 
 def option_meaning(kind: str, code: str, facts: dict[str, Any] | None = None) -> str:
     return KINDS[kind].meaning(code, facts)
+
+
+def option_entry(
+    kind: str,
+    code: str,
+    facts: dict[str, Any],
+    extra: dict[str, Any] | None = None,
+    *,
+    lines: list[Line] | None = None,
+    limit: int = 0,
+) -> str:
+    """What an option books, the one way every front end shows it (Kind.entry)."""
+    return KINDS[kind].entry(code, facts, extra, lines=lines, limit=limit)
 
 
 def book(

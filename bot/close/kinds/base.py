@@ -8,7 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
-from bot.close.kinds.entries import Booker, Facts, Line, Opener, by_account, nothing, without_lines
+from bot.close.doi_master import ACCOUNT_NAMES
+from bot.close.kinds.entries import (
+    HOLDING_ACCOUNTS,
+    Booker,
+    Facts,
+    Line,
+    Opener,
+    by_account,
+    describe,
+    nothing,
+    without_lines,
+)
 from bot.close.records import ExceptionRow, OpenItem
 
 if TYPE_CHECKING:
@@ -196,6 +207,32 @@ class Kind:
         except KeyError:
             return None
         return option.leaves(facts, extra, subject) if option.leaves else None
+
+    def entry(
+        self,
+        code: str,
+        facts: Facts,
+        extra: dict[str, Any] | None = None,
+        *,
+        lines: list[Line] | None = None,
+        limit: int = 0,
+    ) -> str:
+        """What an option books, as every front end shows it (a form's option, the terminal,
+        the decision log, a typed answer's follow-up): its entry by account, number and name,
+        each amount, the sides that apply; an option that books no adjusting line says what it
+        does (the line as billed, as received) — never "books nothing" for one that books."""
+        try:
+            option = self.option(code, facts)
+        except KeyError:
+            return ""
+        booked = self.book(code, facts, extra) if lines is None else lines
+        if booked:
+            return describe(booked, names=ACCOUNT_NAMES, limit=limit)
+        if option.held is not None and (kept := option.held(facts, extra or {})):
+            holding = [x for x in kept if x["account"] in HOLDING_ACCOUNTS]
+            stays = describe(holding or kept, names=ACCOUNT_NAMES, limit=limit)
+            return f"{stays} (the line as received). {option.meaning}"
+        return option.meaning
 
     def preview(self, code: str, facts: Facts) -> list[dict[str, Any]]:
         """What the option books by account: [{account, debit, credit}], for a question's form."""

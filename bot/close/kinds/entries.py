@@ -222,19 +222,30 @@ def by_account(lines: list[Line]) -> list[dict[str, Any]]:
     return [{"account": a, "debit": d, "credit": c} for a, (d, c) in acc.items()]
 
 
-def describe(lines: list[Line], names: dict[str, str] | None = None) -> str:
-    """'Dr 1390 $1,200.00 / Cr 6210 $1,200.00' — what an option books, per account; with
-    `names`, 'Dr 1390 JIB Receivable - Disputed $1,200.00 / …'."""
+def describe(lines: list[Line], names: dict[str, str] | None = None, limit: int = 0) -> str:
+    """'Dr 1390 JIB Receivable - Disputed $1,200.00 / Cr 6210 Lease Operating Expense
+    $1,200.00' — what an option books, per account, each side only when it has an amount
+    ('' for no lines). With `limit`, the smallest accounts drop their names (never an amount,
+    never a side) until the text fits."""
     if not lines:
-        return "books nothing"
+        return ""
     totals = by_account(lines)
+    named = {a["account"] for a in totals if (names or {}).get(a["account"])}
 
-    def account(a: dict[str, Any]) -> str:
-        name = (names or {}).get(a["account"])
-        return f"{a['account']} {name}" if name else a["account"]
+    def text() -> str:
+        def account(a: dict[str, Any]) -> str:
+            name = (names or {}).get(a["account"]) if a["account"] in named else None
+            return f"{a['account']} {name}" if name else a["account"]
 
-    return (
-        ", ".join(f"Dr {account(a)} {money(a['debit'])}" for a in totals if a["debit"])
-        + " / "
-        + ", ".join(f"Cr {account(a)} {money(a['credit'])}" for a in totals if a["credit"])
-    )
+        sides = [
+            ", ".join(f"{side} {account(a)} {money(a[key])}" for a in totals if a[key])
+            for side, key in (("Dr", "debit"), ("Cr", "credit"))
+        ]
+        return " / ".join(x for x in sides if x)
+
+    shown = text()
+    smallest = sorted(totals, key=lambda a: a["debit"] + a["credit"])
+    while limit and len(shown) > limit and named:
+        named.discard(next(a["account"] for a in smallest if a["account"] in named))
+        shown = text()
+    return shown

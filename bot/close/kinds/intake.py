@@ -5,7 +5,7 @@ balance) and a DOI master row that fails its own arithmetic. Their checks are in
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +52,11 @@ class UnknownPropertyKind(Kind):
                 leaves=None,
                 holds_line=True,
             )
-        return super().option(code, facts)
+        option = super().option(code, facts)
+        if code == "suspense" and facts.get("document") in ("jib", "revenue"):
+            # the entry shows the one side that applies to this document (Kind.entry)
+            return replace(option, meaning="Held in suspense until the operator confirms.")
+        return option
 
 
 def _create(facts: Facts, extra: dict[str, Any]) -> list[Line]:

@@ -131,13 +131,10 @@ def search_options(
 
 
 def _option_details(q: Question) -> str:
-    """'*1.* what option 1 books' per line; options that say the same thing share a line."""
-    said: dict[str, list[int]] = {}
-    for n, o in enumerate(q.options, start=1):
-        if o.description:
-            said.setdefault(o.description, []).append(n)
+    """'*1.* what option 1 books' per line, one line per option (never "2, 4." merged: each
+    option shows its own entry, the one way every front end shows it)."""
     return "\n".join(
-        f"*{', '.join(map(str, numbers))}.* {escape(text)}" for text, numbers in said.items()
+        f"*{n}.* {escape(o.description)}" for n, o in enumerate(q.options, start=1) if o.description
     )
 
 

@@ -19,6 +19,7 @@ from bot.close import (
     APPROVAL_HEADERS,
     SECOND_APPROVAL_HEADER,
     Ledger,
+    approval_notes,
     first_approver,
     header_of,
     money,
@@ -90,7 +91,7 @@ class ApprovalForm:
                 right=(1, 2),
                 more=lambda k: f"… {k} more accounts (in the Total): every account in {name}",
             )
-        return blocks.approval_form(
+        form = blocks.approval_form(
             ask,
             question_id=record.id,
             who_may_answer=self.messages.safe(
@@ -106,6 +107,11 @@ class ApprovalForm:
             confirm=confirm or "Post to the ledger? This cannot be undone.",
             deadline=blocks.deadline_note(ask, record.expires_at),
         )
+        # the approvals given so far and what changed since a batch withdrawn, after the
+        # situation: the same card, not another copy of the batch
+        notes = approval_notes(self.store, record, lambda who: self.messages.names(who))
+        shown = [blocks.section(self.messages.safe(n)) for n in notes]
+        return [*form[:1], *shown, *form[1:]]
 
     def tell_approvers(
         self,
