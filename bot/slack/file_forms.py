@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import outgoing
-from bot.close import Ask
+from bot.close import FILE_KINDS, Ask, column_label
 from bot.close import file_preview as preview
+from bot.close import optional_file as optional
 from bot.slack.blocks import files as file_blocks
 
 if TYPE_CHECKING:
@@ -31,6 +32,17 @@ def with_headers(headers: list[str], mapping: dict[str, str]) -> dict[str, str]:
         else:
             out[column] = v  # "" (none) or "=value" (the whole file's)
     return out
+
+
+def missing_required(kind: str, mapping: dict[str, str]) -> list[str]:
+    """The columns a file cannot do without that a form left unread (in words)."""
+    if kind not in FILE_KINDS:
+        return []
+    return [
+        column_label(c)
+        for c in FILE_KINDS[kind].columns
+        if c in mapping and not mapping[c] and not optional(kind, c)
+    ]
 
 
 def later_channel(intake: FileIntake, got: Any) -> str:

@@ -36,7 +36,7 @@ from bot.slack.downloads import (
     allowed_origins,
     is_sign_in_page,
 )
-from bot.slack.file_forms import later_channel, later_thread, with_headers
+from bot.slack.file_forms import later_channel, later_thread, missing_required, with_headers
 from bot.slack.file_shares import Shares
 from bot.store import Store
 
@@ -395,6 +395,15 @@ class FileIntake:
         if values.get("mapping"):
             headers = [h for h in self.imports._sheet(f).header if h]
             values = {**values, "mapping": with_headers(headers, values["mapping"])}
+            unread = missing_required(f["kind"], values["mapping"])
+            if unread and not values.get("header_row"):  # the form stays, as it was
+                self._say(
+                    f["channel"],
+                    f["thread_ts"],
+                    f"{f['filename']}: not submitted — choose a column for {', '.join(unread)}, "
+                    "or type its value for the whole file.",
+                )
+                return
         try:
             got = self.imports.confirm(
                 file_id,
