@@ -184,6 +184,9 @@ def submit_body(fake: FakeSlack, record: QuestionRecord) -> str:
         channel=message["channel"],
         message=message,
         values=values,
+        response_url=fake.response_url(
+            channel=message["channel"], user="UALICE", message_ts=message["ts"]
+        ),
     )
 
 

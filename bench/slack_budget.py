@@ -9,9 +9,11 @@ model of people, not a measurement of them):
 - calls per close and per decision, by method, beside the method's tier;
 - the busiest minute of one close, by method;
 - the largest number of closes running at once in one workspace that stays under every
-  tier, started together (the worst case: their busiest minutes coincide) and on average
-  (their calls spread over the close). chat.postMessage is held per channel, so it limits
-  how many closes share one channel, not the workspace.
+  tier: started together (the worst case: every close's busiest minute at the same moment,
+  its people answering in step), staggered (each close started at a random moment within
+  one close's length: the busiest minute of the workspace over 20 seeded draws), and on
+  average (their calls spread over the close). chat.postMessage is held per channel, so it
+  limits how many closes share one channel, not the workspace.
 
 Run: .venv/bin/python bench/slack_budget.py [--think-seconds 30] [--model-seconds 3]
 """
@@ -19,6 +21,7 @@ Run: .venv/bin/python bench/slack_budget.py [--think-seconds 30] [--model-second
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import tempfile
 from collections import Counter
@@ -37,6 +40,7 @@ from tests import slack_payloads as sp  # noqa: E402
 from tests.slack_harness import Harness  # noqa: E402
 
 TARGET = 20  # closes at once in one workspace (issue 27)
+TICK = 15.0  # the watchdog's tick (SlackWork.watch): owed plans are drawn then
 
 
 class PacedModel:
@@ -91,7 +95,13 @@ def one_close(args: argparse.Namespace) -> tuple[list[tuple[float, str]], int, f
                 record = bot.store.questions.pending(run.id)
                 if record is None:
                     break
-                fake.clock.advance(args.think_seconds)
+                thought = 0.0
+                while thought < args.think_seconds:  # the watchdog's tick every 15 s meanwhile
+                    step = min(TICK, args.think_seconds - thought)
+                    fake.clock.advance(step)
+                    thought += step
+                    bot.service.presenter.draw_owed_plans()
+                    bot.idle()
                 who = approvers.get(record.questions[0].get("header") or "", "UALICE")
                 bot.submit(record.id, bot.recommended_picks(record.id), user=who)
                 bot.idle()
@@ -113,6 +123,34 @@ def busiest_minute(times: list[float]) -> int:
             start += 1
         best = max(best, end - start + 1)
     return best
+
+
+def over(calls: list[tuple[float, str]], length: float, closes: int, draws: int = 20) -> str:
+    """The first method whose tier `closes` copies of one close, each started at a random
+    moment within its length, go over in some minute of one of `draws` seeded draws; ''
+    when they stay under every per-workspace tier."""
+    limited = {m: LIMITS[m].per_minute for m in {m for _, m in calls} if m in LIMITS}
+    limited = {m: n for m, n in limited.items() if LIMITS[m].per != "channel"}
+    for draw in range(draws):
+        rng = random.Random(draw)
+        starts = [rng.uniform(0, length) for _ in range(closes)]
+        for method, limit in limited.items():
+            times = [s + t for s in starts for t, m in calls if m == method]
+            if busiest_minute(times) > limit:
+                return method
+    return ""
+
+
+def staggered(calls: list[tuple[float, str]], length: float, most: int = 200) -> tuple[int, str]:
+    """The most closes, started at random moments, that stay under every tier (over()), at
+    most `most`; and the method one more would go over."""
+    n = 0
+    while n < most:
+        held = over(calls, length, n + 1)
+        if held:
+            return n, held
+        n += 1
+    return n, ""
 
 
 def main() -> None:
@@ -161,10 +199,13 @@ def main() -> None:
     tight = min(budget, key=lambda m: budget[m])
     worst = min(together, key=lambda m: together[m])
     mean = min(average, key=lambda m: average[m])
+    spread, held = staggered(calls, length)
     print(
-        f"\ncloses at once in one workspace under every tier: {int(together[worst])} started "
-        f"together (held by {worst}), {int(average[mean])} on average (held by {mean}); "
-        f"target {TARGET}: {'met' if int(together[worst]) >= TARGET else 'missed'}"
+        f"\ncloses at once in one workspace under every tier, target {TARGET}: "
+        f"{int(together[worst])} started together, their people answering in step (the worst "
+        f"case; held by {worst}); {spread} started at random moments (held by {held}) "
+        f"({'met' if spread >= TARGET else 'missed'}); {int(average[mean])} on average "
+        f"(held by {mean}; {'met' if int(average[mean]) >= TARGET else 'missed'})"
     )
     print(
         f"decisions a minute the workspace takes under every tier, whatever the pace: "

@@ -100,7 +100,7 @@ TASK_WORDS = {"pending": "not run yet", "in_progress": "running", "complete": "d
 def status_text(message: dict[str, Any]) -> str:
     """The status message as a person reads it: the streamed plan's title and one line per
     step ("✅ Intake — done · 1 exception, all decided"), or an ordinary message's blocks."""
-    stream = message.get("stream")
+    stream = message.get("stream") or drawn_plan(message)
     if not stream:
         return json.dumps(message["blocks"], ensure_ascii=False)
     lines = [stream.get("title") or ""]
@@ -113,6 +113,30 @@ def status_text(message: dict[str, Any]) -> str:
             word = "stopped"
         lines.append(f"{task['title']} — {word}" + (f" · {output}" if output else ""))
     return "\n".join([*lines, stream.get("text") or ""])
+
+
+def drawn_plan(message: dict[str, Any]) -> dict[str, Any] | None:
+    """A plan drawn with chat.update as a Block Kit `plan` block (a short working stretch
+    between two waits), read as a stream's plan is: its title, its tasks, the note after it."""
+    found = [b for b in message.get("blocks") or [] if b.get("type") == "plan"]
+    if not found:
+        return None
+
+    def text(rich: dict[str, Any] | None) -> str:
+        parts = (rich or {}).get("elements") or []
+        return "".join(e.get("text", "") for p in parts for e in p.get("elements") or [])
+
+    tasks = [
+        {
+            "id": t["task_id"],
+            "title": t["title"],
+            "status": t.get("status") or "pending",
+            "output": text(t.get("output")),
+        }
+        for t in found[0].get("tasks") or []
+    ]
+    notes = [b["text"]["text"] for b in message["blocks"] if b.get("type") == "section"]
+    return {"title": found[0]["title"], "tasks": tasks, "text": "\n".join(notes)}
 
 
 def refuse_streams(fake: FakeSlack) -> None:
@@ -203,6 +227,10 @@ class Harness:
             channel=message["channel"],
             message=message,
             values=values,
+            # as Slack sends it: a response_url for this interaction, on the message clicked
+            response_url=self.fake.response_url(
+                channel=message["channel"], user=user, message_ts=message["ts"]
+            ),
         )
         return self.dispatch(body, FORM)
 

@@ -123,7 +123,9 @@ def block_action(
     channel: str = "CFIN",
     message: dict[str, Any] | None = None,
     values: dict[str, Any] | None = None,
-    response_url: str = "https://hooks.slack.invalid/actions/1",
+    # no fake Slack behind it: refused at once on loopback (a test that gives the fake's own,
+    # fake.response_url(...), sees what the bot sends through it)
+    response_url: str = "http://127.0.0.1:9/actions/1",
 ) -> str:
     message = message or {"ts": "1761900000.000001", "thread_ts": None, "blocks": []}
     payload = {

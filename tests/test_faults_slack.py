@@ -114,6 +114,7 @@ def test_a_failed_read_only_update_never_blocks_the_run_and_is_repaired(
     bot: Harness, fake: FakeSlack
 ) -> None:
     run = bot.start()
+    fake.fail("response_url", status=500)  # the interaction's response_url, then chat.update
     fake.fail(
         "chat.update",
         status=500,

@@ -1,11 +1,13 @@
 """The plan across human waits, against Slack's rules for streams: a stream ends about five
 minutes after it starts (python-slack-sdk #1859, node-slack-sdk #2702), a streaming message
 cannot be edited (`streaming_state_conflict`), and a person can stop the app's work (Slack's
-Stop: `agent_session_stopped`). closebot streams one working stretch at a time, stops the
-plan before each wait, mends a stream Slack ended, and takes Slack's Stop as Stop."""
+Stop: `agent_session_stopped`). closebot streams one working stretch at a time (a short one
+between two waits is drawn on the stopped plan as a Block Kit plan instead: Tier 2 budget),
+stops the plan before each wait, mends a stream Slack ended, and takes Slack's Stop as Stop."""
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import timedelta
 from pathlib import Path
@@ -20,8 +22,10 @@ from bot.close.steps import names as step_names
 from bot.sandbox.run import STARTER, Sandbox
 from bot.sandbox.slack_api import FakeSlack, fake_slack
 from bot.sandbox.slack_api.streams import STREAM_LIFETIME
+from bot.slack.presenter.plan import TASK_STATUS
+from bot.slack.presenter.status import PLAN_GAP, STREAM_AFTER
 from tests import slack_payloads as sp
-from tests.slack_harness import Harness, status_text
+from tests.slack_harness import Harness, drawn_plan, status_text
 
 TOKEN = "xoxb-stream-tests"
 LONGER_THAN_A_STREAM = STREAM_LIFETIME.total_seconds() + 60  # a person takes their time
@@ -110,6 +114,11 @@ def test_a_person_stops_the_apps_streams_in_a_thread() -> None:
 # -- closebot keeps its plan readable across every wait --------------------------------
 
 
+def blocks_of(params: dict[str, Any]) -> list[dict[str, Any]]:
+    found = params.get("blocks") or []
+    return json.loads(found) if isinstance(found, str) else list(found)
+
+
 def plans_in(fake: FakeSlack, thread_ts: str) -> list[dict[str, Any]]:
     return [m for m in fake.thread(thread_ts) if m.get("stream") is not None]
 
@@ -120,14 +129,25 @@ def test_a_close_whose_waits_outlast_a_stream_keeps_its_plan_readable_the_whole_
     bot = Harness(fake, db_path)
     approvers = {"Posting": "UAPPROVER", "Second approval": "UAPPROVER2"}
     try:
+        bot.service.presenter.status.clock = fake.now  # the plan's folds on the fake's time
         run = bot.start()
         waits = 0
+        plan_ts_seen = set()
         while (record := bot.store.questions.pending(run.id)) is not None:
-            plan_ts = bot.store.runs.get(run.id).status_ts or ""
             fake.advance(LONGER_THAN_A_STREAM)  # the person answers after Slack would end it
+            bot.service.presenter.draw_owed_plans()  # the watchdog's tick meanwhile
+            plan_ts = bot.store.runs.get(run.id).status_ts or ""
+            plan_ts_seen.add(plan_ts)
             plan = fake.messages[plan_ts]
-            # the plan was stopped before the wait: what it shows stays, no broken placeholder
-            assert plan["stream"]["state"] == "stopped", (waits, plan["stream"]["state"])
+            # it shows the steps as they stand at this wait, not an earlier one's
+            steps = bot.store.runs.get(run.id).steps
+            assert [
+                t["status"] for t in (plan.get("stream") or drawn_plan(plan) or {})["tasks"]
+            ] == [TASK_STATUS[steps.get(s, "pending")] for s in step_names()], waits
+            # the plan was stopped before the wait (or, after a short stretch, the stopped
+            # plan drawn anew as a plan): what it shows stays, no broken placeholder
+            assert (plan.get("stream") or {}).get("state", "drawn") in ("stopped", "drawn")
+            assert plan.get("stream") or drawn_plan(plan), waits
             shown = status_text(plan).split("\n")
             assert shown[0].endswith("— waiting on you")
             assert [line.split(" — ")[0] for line in shown[1:-1]] == list(step_names())
@@ -141,12 +161,18 @@ def test_a_close_whose_waits_outlast_a_stream_keeps_its_plan_readable_the_whole_
         final = fake.messages[run.status_ts or ""]
         assert final["stream"]["state"] == "stopped"
         assert status_text(final).count(" — done") == len(step_names())
-        # every stretch's plan is still a plan, readable: none broken, none left streaming,
-        # none replaced by plain status blocks (no chat.update of a plan)
+        # every plan is still a plan, readable: none broken, none left streaming, none
+        # replaced by plain status blocks (a plan is only ever drawn again as a plan)
         plans = plans_in(fake, run.thread_ts or "")
-        assert len(plans) == waits + 1
         assert {p["stream"]["state"] for p in plans} == {"stopped"}
-        assert not {p["ts"] for p in fake.to("chat.update")} & {p["ts"] for p in plans}
+        plan_ts_seen |= {p["ts"] for p in plans}
+        for ts in plan_ts_seen:
+            assert fake.messages[ts].get("stream") or drawn_plan(fake.messages[ts]), ts
+        redrawn = [p for p in fake.to("chat.update") if p["ts"] in plan_ts_seen]
+        assert all(drawn_plan({"blocks": blocks_of(p)}) for p in redrawn)
+        # fewer streams than waits: a short stretch between two waits costs no
+        # chat.startStream / chat.stopStream (Tier 2)
+        assert len(fake.to("chat.startStream")) < waits
     finally:
         bot.close()
 
@@ -174,10 +200,14 @@ class HeldPlaybook:
 def working_stretch(bot: Harness, model: HeldPlaybook) -> tuple[str, str]:
     """Answer the first form and hold the model in the stretch after it: (run id, the ts of
     the stretch's plan, still streaming)."""
+    bot.service.presenter.status.clock = bot.fake.now  # the stretch's length, moved
     run = bot.start()
     model.hold_next = True
     bot.submit(bot.pending(run.id), bot.recommended_picks(bot.pending(run.id)))
     assert model.arrived.wait(20), "the close did not go on after the answer"
+    bot.service.presenter.update_status(run.id)  # the stretch is at work ...
+    bot.fake.advance(STREAM_AFTER)  # ... long enough for its plan to stream
+    bot.service.presenter.update_status(run.id)
     plan_ts = bot.store.runs.get(run.id).status_ts or ""
     assert bot.fake.messages[plan_ts]["stream"]["state"] == "streaming"
     return run.id, plan_ts
@@ -227,7 +257,15 @@ def test_a_stream_slack_ends_during_a_stretch_is_mended_at_the_wait(
         shown = fake.messages[run.status_ts or ""]
         assert "stream" not in shown and "waiting on you" in status_text(shown)
         answer = bot.pending(run_id)
+        model.arrived.clear()
+        model.release.clear()
+        model.hold_next = True  # the next stretch works long enough to stream
         bot.submit(answer, bot.recommended_picks(answer))
+        assert model.arrived.wait(20), "the close did not go on after the answer"
+        bot.service.presenter.update_status(run_id)
+        fake.advance(STREAM_AFTER)
+        bot.service.presenter.update_status(run_id)
+        model.release.set()
         bot.idle()
         # the next stretch is streamed again, and stopped for the next wait
         run = bot.store.runs.get(run_id)
@@ -353,3 +391,38 @@ def test_a_persons_stop_in_the_sandbox_reaches_the_bot_as_slacks_event(
         lambda: sandbox.store.runs.get(run.id).status == "cancelled", timeout=30
     ), "Slack's Stop did not stop the close"
     assert sandbox.store.runs.get(run.id).stop_requested_by == STARTER.id
+
+
+def test_a_plan_owed_at_a_quick_wait_is_drawn_once_its_gap_has_passed(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    """Answers quicker than PLAN_GAP: the plan at the next wait is owed (no chat.update of
+    it yet), and the watchdog's tick draws it, as a plan, once the gap has passed."""
+    bot = Harness(fake, db_path)
+    presenter = bot.service.presenter
+    presenter.status.clock = fake.now
+    try:
+        run = bot.start()
+        for _ in range(2):  # two quick answers: the second wait comes within the gap
+            first = bot.pending(run.id)
+            bot.submit(first, bot.recommended_picks(first))
+            bot.idle()
+        run = bot.store.runs.get(run.id)
+        assert run.status == "waiting"
+        plan_ts = run.status_ts or ""
+        owed = [r for r, _ in presenter.status.owed()]
+        assert owed == [] and run.id in dict(presenter.status._plan_owed)  # owed, not yet due
+        updates = len([p for p in fake.to("chat.update") if p["ts"] == plan_ts])
+        assert presenter.draw_owed_plans() == []  # within the gap: nothing drawn
+        fake.advance(PLAN_GAP)
+        assert presenter.draw_owed_plans() == [run.id]
+        drawn = [p for p in fake.to("chat.update") if p["ts"] == plan_ts]
+        assert len(drawn) == updates + 1 and drawn_plan({"blocks": blocks_of(drawn[-1])})
+        steps = bot.store.runs.get(run.id).steps
+        shown = drawn_plan(fake.messages[plan_ts]) or {}
+        assert [t["status"] for t in shown["tasks"]] == [
+            TASK_STATUS[steps.get(s, "pending")] for s in step_names()
+        ]
+        assert presenter.draw_owed_plans() == []  # drawn once
+    finally:
+        bot.close()

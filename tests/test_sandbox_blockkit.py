@@ -357,3 +357,34 @@ def test_a_table_of_more_than_10000_characters_is_refused_with_its_pointer() -> 
 
     assert problems(table(83)) == []  # 9,960 characters
     assert any("/blocks/0/rows" in p and "10001 characters" in p for p in problems(table(90)))
+
+
+def test_a_plan_block_of_task_cards_is_checked_as_slack_documents_it() -> None:
+    """docs.slack.dev/reference/block-kit/blocks/plan-block and .../task-card-block: a plan's
+    title, its tasks task_card blocks with task_id and title, a known status, details and
+    output each one rich_text."""
+    from bot.sandbox.blockkit import problems
+
+    rich = {
+        "type": "rich_text",
+        "elements": [{"type": "rich_text_section", "elements": [{"type": "text", "text": "ok"}]}],
+    }
+    card = {"type": "task_card", "task_id": "step-1", "title": "Intake", "status": "complete"}
+    good = {"type": "plan", "title": "Month-end close", "tasks": [{**card, "output": rich}]}
+    assert problems([good]) == []
+    bad = {
+        "type": "plan",
+        "title": "",
+        "tasks": [
+            {**card, "status": "waiting"},
+            {"type": "task_card", "title": "no id"},
+            {**card, "task_id": "step-3", "details": "plain text"},
+            {"type": "section", "text": {"type": "mrkdwn", "text": "not a task"}},
+        ],
+    }
+    found = problems([bad])
+    assert any("/blocks/0/title" in f for f in found)
+    assert any("/blocks/0/tasks/0/status" in f for f in found)
+    assert any("/blocks/0/tasks/1/task_id" in f for f in found)
+    assert any("/blocks/0/tasks/2/details" in f for f in found)
+    assert any("/blocks/0/tasks/3/type" in f for f in found)

@@ -14,6 +14,7 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from bot.close.playbook import PlaybookModel
 from bot.sandbox.slack_api import FakeSlack
 from bot.sandbox.slack_api.tiers import LIMITS, TIER
 from tests import slack_payloads as sp
@@ -142,21 +143,29 @@ def test_after_an_answer_the_home_tab_is_sent_again_to_exactly_those_whose_view_
     for user in viewers:
         open_home(bot, user)
     run = bot.start()
-    first = bot.pending(run.id)
-    before = {u: shown(fake.homes[u]) for u in viewers}
-    sent_before = len(fake.to("views.publish"))
-
-    bot.submit(first, bot.recommended_picks(first))
-    bot.idle()
-    assert bot.store.runs.get(run.id).status == "waiting" and bot.pending(run.id) != first
-
     desk = bot.service.presenter.on_state_change.__self__  # type: ignore[union-attr]
-    now = {u: shown(desk.home_view(u)) for u in viewers}
-    changed = sorted(u for u in viewers if now[u] != before[u])
-    assert "UALICE" in changed and "UBEN" not in changed  # what waits on Alice moved on
-    sent = sorted(p["user_id"] for p in fake.to("views.publish")[sent_before:])
-    assert sent == changed  # each whose view changed, once; nobody else
-    assert all(shown(fake.homes[u]) == now[u] for u in viewers)  # every Home reads as it is
+
+    def answered(answer: Any) -> list[str]:
+        """Answer; the viewers whose Home reads differently now, each checked sent once."""
+        before = {u: shown(fake.homes[u]) for u in viewers}
+        sent_before = len(fake.to("views.publish"))
+        answer()
+        bot.idle()
+        assert bot.store.runs.get(run.id).status == "waiting"
+        now = {u: shown(desk.home_view(u)) for u in viewers}
+        changed = sorted(u for u in viewers if now[u] != before[u])
+        sent = sorted(p["user_id"] for p in fake.to("views.publish")[sent_before:])
+        assert sent == changed  # each whose view changed, once; nobody else
+        assert all(shown(fake.homes[u]) == now[u] for u in viewers)  # every Home reads as it is
+        return changed
+
+    first = bot.pending(run.id)
+    # the next question waits on the same people: no Home reads differently, none is sent
+    assert answered(lambda: bot.submit(first, bot.recommended_picks(first))) == []
+    assert bot.pending(run.id) != first
+    # the posting approval waits on the approvers, no longer on Alice (who may not approve)
+    changed = answered(lambda: bot.answer_until(run.id, "Posting"))
+    assert "UALICE" in changed and "UAPPROVER" in changed and "UBEN" not in changed
 
 
 def test_the_status_line_costs_a_few_calls_a_turn_not_one_a_step(
@@ -171,3 +180,69 @@ def test_the_status_line_costs_a_few_calls_a_turn_not_one_a_step(
     calls = len(fake.to("assistant.threads.setStatus"))
     # one to show it and one to clear it a turn, and one more each 20 s a turn runs on
     assert calls <= 2 * turns + int(elapsed / 20) + 1, (calls, turns, elapsed)
+
+
+# -- a whole close against the tiers: calls counted, budget from the tiers ------------------
+
+THINK_SECONDS = 30.0  # a person reads a form and answers it (bench/slack_budget.py's pace)
+MODEL_SECONDS = 3.0  # one reply of the model
+AT_ONCE = 20  # closes running at once in one workspace (issue 27)
+
+
+class PacedPlaybook:
+    """The offline playbook, each reply taking MODEL_SECONDS on the fake Slack's clock."""
+
+    name = "offline-playbook"
+
+    def __init__(self, fake: FakeSlack) -> None:
+        self.inner = PlaybookModel()
+        self.fake = fake
+        self.replies = 0
+
+    def respond(self, **kw: Any) -> Any:
+        self.replies += 1
+        self.fake.advance(MODEL_SECONDS)
+        return self.inner.respond(**kw)
+
+
+def test_a_close_calls_each_method_within_its_tier_for_twenty_closes_at_once(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    """Every Web API call of one whole close (five Home tabs open, the approvers approving in
+    the thread and in their DMs), counted by method, within its share of the method's tier
+    when 20 closes run at once at the pace above: calls ≤ tier a minute × the close's length
+    in minutes (its people's and its model's time) / 20. Counts, not time: the clock is the
+    fake's, moved by the pace."""
+    model = PacedPlaybook(fake)
+    bot = Harness(fake, db_path, model=model)
+    try:
+        bot.service.presenter.status.clock = fake.now  # the presenter's folds on the same pace
+        for user in ("UALICE", "UAPPROVER", "UAPPROVER2", "UVIEW0", "UVIEW1"):
+            open_home(bot, user)
+        before = len(fake.calls)
+        run = bot.start()
+        approvers = {"Posting": "UAPPROVER", "Second approval": "UAPPROVER2"}
+        decisions = 0
+        while (record := bot.store.questions.pending(run.id)) is not None and decisions < 40:
+            fake.advance(THINK_SECONDS)
+            bot.service.presenter.draw_owed_plans()  # the watchdog's tick, once the person took
+            who = approvers.get(record.questions[0].get("header") or "", "UALICE")
+            bot.submit(record.id, bot.recommended_picks(record.id), user=who)
+            bot.idle()
+            decisions += 1
+        assert bot.store.runs.get(run.id).status == "done" and decisions >= 5
+        minutes = (decisions * THINK_SECONDS + model.replies * MODEL_SECONDS) / 60
+        calls: dict[str, int] = {}
+        for call in fake.calls[before:]:
+            calls[call.method] = calls.get(call.method, 0) + 1
+        over = {}
+        for method, count in sorted(calls.items()):
+            limit = LIMITS.get(method)
+            if limit is None or limit.per == "channel":  # chat.postMessage: a channel each
+                continue
+            share = limit.per_minute * minutes / AT_ONCE
+            if count > share:
+                over[method] = (count, round(share, 1), round(count / decisions, 2))
+        assert over == {}, f"over their share of the tier (calls, share, a decision): {over}"
+    finally:
+        bot.close()

@@ -16,7 +16,7 @@ from slack_sdk.errors import SlackApiError
 
 from bot import blocks
 from bot.blocks import escape, outgoing
-from bot.close import PROMPTS, Desk, Intent, how_answered, period_label
+from bot.close import APPROVAL_HEADERS, PROMPTS, Desk, Intent, how_answered, period_label
 from bot.core.names import Names
 from bot.slack.close_start import visible_to
 from bot.slack.presenter import slack_error, status_title
@@ -94,13 +94,17 @@ class SlackDesk:
             return self._closes_text(user)
         return HELP
 
-    def _waiting_text(self, user: str) -> str:
+    def _waiting_text(self, user: str, *, brief: bool = False) -> str:
+        """What waits on `user`; `brief` (the Home tab): a close's pending question by its
+        kind, not its header (an approval's, and each question put off, named), so the tab
+        changes when whom a close waits on does, not with each question."""
         waiting = self.desk.waiting_on(user)
         items = self._yours_text(user)  # open items due are theirs to do too
         if not waiting:
             return items or "Nothing waits on you right now."
         lines = [
-            f"• {self._thread(w.run, status_title(w.run, 'waiting'), user)} — {escape(w.header)}"
+            f"• {self._thread(w.run, status_title(w.run, 'waiting'), user)} — "
+            f"{escape(_what(w.header, w.question.status) if brief else w.header)}"
             for w in waiting[:MAX_HOME_LINES]
         ]
         return (
@@ -219,7 +223,10 @@ class SlackDesk:
         out: list[dict[str, Any]] = [
             {"type": "header", "text": blocks.plain("closebot · month-end close", 150)},
             # the forms and the open items that wait on the person, once
-            *(blocks.section(t) for t in blocks.split_text(self._waiting_text(user))[:4]),
+            *(
+                blocks.section(t)
+                for t in blocks.split_text(self._waiting_text(user, brief=True))[:4]
+            ),
             {"type": "divider"},
         ]
         if runs:
@@ -270,6 +277,15 @@ class SlackDesk:
         with self._republishing:
             for user in sorted(self.viewers):
                 self.publish_home(user, unless_unchanged=True)
+
+
+def _what(header: str, status: str) -> str:
+    """A pending question on the Home tab: an approval by its name; another question as a
+    decision on its form (its header changes with every question, and views.publish is
+    Tier 4 for the whole workspace)."""
+    if header in APPROVAL_HEADERS or status != "pending":
+        return header
+    return "a decision, on its form in the thread"
 
 
 def _why(run: Run) -> str:

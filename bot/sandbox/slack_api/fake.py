@@ -201,6 +201,10 @@ class FakeSlack(
                 body = request.json()
             except ValueError:
                 return json_response({"ok": False, "error": "invalid_payload"}, 400)
+            with self._changed:  # a test may fail it: fake.fail("response_url", ...)
+                fault = self._take_fault("response_url", body)
+            if fault is not None:
+                return json_response(fault[1], fault[0])
             status, answer = self.respond(path.removeprefix("/respond/"), body)
             return json_response(answer, status)
         return None

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 TEAM_ID = "T0SANDBOX"
+# An interaction's response_url takes up to 5 responses within 30 minutes of the payload
+# (docs.slack.dev/interactivity/handling-user-interaction#message_responses, formerly
+# api.slack.com/interactivity/handling#message_responses). A POST to one is not a Web API
+# method call: the per-method tiers of tiers.py do not count it.
 RESPONSE_URL_USES = 5
 RESPONSE_URL_SECONDS = 30 * 60
 

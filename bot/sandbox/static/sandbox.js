@@ -243,6 +243,7 @@ function renderBlock(block, message) {
         block.hint ? el("div", { class: "hint" }, plainText(block.hint)) : null));
     }
     case "table": return wrap(renderTable(block));
+    case "plan": return wrap(el("div", { class: "stream stream-plan" }, renderPlanBlock(block)));
     default:
       return wrap(el("div", { class: "context" }, `(a ${block.type} block)`));
   }
@@ -263,6 +264,33 @@ function renderTable(block) {
     el("tbody", {}, rows.slice(1).map((r) => el("tr", {}, r.map((c, i) => cell(c, i, "td")))))));
 }
 
+// One task of a plan: its state's icon, its title, its one-line result and the model's line.
+function taskItem(id, title, status, output, details) {
+  return el("li", { class: `task task-${status}`, "data-task": id },
+    el("span", { class: "task-icon", "aria-label": status }, TASK_ICONS[status] || "○"),
+    el("span", { class: "task-body" },
+      el("span", { class: "task-title" }, title),
+      output ? el("span", { class: "task-output" }, output) : null,
+      details ? el("span", { class: "task-output" }, details) : null));
+}
+
+// A plan on one card: its title, how many tasks are complete, each task.
+function planCard(title, tasks, items) {
+  const done = (tasks || []).filter((t) => t.status === "complete").length;
+  return el("div", { class: "plan", role: "group", "aria-label": "Plan" },
+    el("div", { class: "plan-title" }, title || "Plan",
+      el("span", { class: "plan-count" }, `${done} of ${items.length}`)),
+    el("ol", { class: "tasks" }, items));
+}
+
+// A plan block (Block Kit: a plan of task_card blocks), drawn as a streamed plan is.
+function renderPlanBlock(block) {
+  const text = (rt) => (rt ? richText(rt).textContent : null);
+  const tasks = block.tasks || [];
+  return planCard(block.title, tasks,
+    tasks.map((t) => taskItem(t.task_id, t.title, t.status || "pending", text(t.output), text(t.details))));
+}
+
 // A streamed message (chat.startStream): its markdown and, in plan mode, every task on one
 // card with its state and one-line result, as Slack draws a plan. While it streams, Slack's
 // Stop (a person stops the app's work: the bot hears agent_session_stopped). One Slack ended
@@ -274,19 +302,10 @@ function renderStream(message) {
     return el("div", { class: "stream stream-expired", role: "status" },
       el("span", { class: "broken-pill" }, "⚠ Something went wrong"));
   }
-  const tasks = (stream.tasks || []).map((t) => el("li", { class: `task task-${t.status}`, "data-task": t.id },
-    el("span", { class: "task-icon", "aria-label": t.status }, TASK_ICONS[t.status] || "○"),
-    el("span", { class: "task-body" },
-      el("span", { class: "task-title" }, t.title),
-      t.output ? el("span", { class: "task-output" }, t.output) : null,
-      t.details ? el("span", { class: "task-output" }, t.details) : null)));
-  const done = (stream.tasks || []).filter((t) => t.status === "complete").length;
+  const tasks = (stream.tasks || []).map((t) => taskItem(t.id, t.title, t.status, t.output, t.details));
   const streaming = stream.state === "streaming";
   return el("div", { class: `stream stream-${stream.mode} stream-${stream.state}` },
-    stream.mode === "plan" && tasks.length ? el("div", { class: "plan", role: "group", "aria-label": "Plan" },
-      el("div", { class: "plan-title" }, stream.title || "Plan",
-        el("span", { class: "plan-count" }, `${done} of ${tasks.length}`)),
-      el("ol", { class: "tasks" }, tasks)) : el("ol", { class: "tasks" }, tasks),
+    stream.mode === "plan" && tasks.length ? planCard(stream.title, stream.tasks, tasks) : el("ol", { class: "tasks" }, tasks),
     stream.text ? el("div", { class: "mrkdwn", html: mrkdwn(stream.text) }) : null,
     streaming ? el("span", { class: "streaming-dot", title: "streaming" }, "●") : null,
     streaming ? el("button", {

@@ -27,6 +27,7 @@ from bot.core.questions import check_responses, question_whys
 from bot.core.tools import ToolError
 from bot.slack.close_start import storage_text
 from bot.slack.listeners.shared import Deps, already, bind, notify, refused, who
+from bot.slack.presenter import Clicked
 from bot.store import QuestionRecord
 
 log = logging.getLogger(__name__)
@@ -126,7 +127,7 @@ def settle(
         notify(deps, channel, user, thread_ts, storage_text(e))
         return
     ack()
-    deps.work.answered(record.run_id, question_id)
+    deps.work.answered(record.run_id, question_id, clicked(body, channel))
 
 
 def _unseen(
@@ -232,3 +233,13 @@ def _show_previews(
         + "\n".join(shown)
         + "\nSubmit again to book it, or change your answer.",
     )
+
+
+def clicked(body: dict[str, Any], channel: str) -> Clicked | None:
+    """The form a person answered on, with the interaction's response_url (it is turned
+    read-only through that URL: no Web API call)."""
+    url = body.get("response_url")
+    ts = (body.get("container") or {}).get("message_ts")
+    if not (isinstance(url, str) and url and isinstance(ts, str) and ts and channel):
+        return None
+    return Clicked(response_url=url, channel=channel, ts=ts)

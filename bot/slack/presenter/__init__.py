@@ -25,7 +25,7 @@ from bot.slack.presenter.approval import ApprovalForm, entries_by_account, seen_
 from bot.slack.presenter.auth import Workspace
 from bot.slack.presenter.debounce import Debounce
 from bot.slack.presenter.forms import Forms
-from bot.slack.presenter.messages import CANNOT_POST, Messages, slack_error
+from bot.slack.presenter.messages import CANNOT_POST, Clicked, Messages, slack_error
 from bot.slack.presenter.owners import OwnerDMs
 from bot.slack.presenter.plan import PlanStream
 from bot.slack.presenter.reports import Reports
@@ -36,6 +36,7 @@ from bot.store import QuestionRecord, Run, Store
 
 __all__ = [
     "CANNOT_POST",
+    "Clicked",
     "SlackPresenter",
     "entries_by_account",
     "root_block_id",
@@ -109,8 +110,8 @@ class SlackPresenter:
     def refresh_form(self, question_id: str) -> None:
         self.forms.refresh(question_id)
 
-    def settle_form(self, question_id: str) -> bool:
-        return self.forms.settle(question_id)
+    def settle_form(self, question_id: str, via: Clicked | None = None) -> bool:
+        return self.forms.settle(question_id, via)
 
     def note_message(self, run_id: str) -> None:
         self.forms.note_message(run_id)
@@ -136,6 +137,17 @@ class SlackPresenter:
         self, run_id: str, note: str | None = None, *, final: bool = False, folded: bool = False
     ) -> None:
         self.status.update(run_id, note, final=final, folded=folded)
+
+    def draw_owed_plans(self) -> list[str]:
+        """Draw the plans owed at a wait (status.PLAN_GAP): the watchdog's tick; their runs."""
+        drawn = []
+        for run_id, note in self.status.owed():
+            try:
+                self.update_status(run_id, note)
+                drawn.append(run_id)
+            except SlackApiError as e:  # owed still: the next tick tries again
+                log.warning("run %s: plan not drawn: %s", run_id, slack_error(e))
+        return drawn
 
     def tell_owners(self, run_id: str) -> None:
         self.owners.tell_owners(run_id)

@@ -28,7 +28,7 @@ from bot.close import (
 )
 from bot.core.decision_log import ENTRY_COLUMNS, iter_named_lines, journal_rows, to_csv
 from bot.core.questions import Ask
-from bot.slack.presenter.messages import Messages, slack_error
+from bot.slack.presenter.messages import Clicked, Messages, slack_error
 from bot.store import QuestionRecord, Run
 
 log = logging.getLogger(__name__)
@@ -181,13 +181,19 @@ class ApprovalForm:
         ]
 
     def redraw_copies(
-        self, record: QuestionRecord, *, text: str, form: list[dict[str, Any]]
+        self,
+        record: QuestionRecord,
+        *,
+        text: str,
+        form: list[dict[str, Any]],
+        via: Clicked | None = None,
     ) -> None:
         """The DM copies of an approval form drawn as the thread's now is (a notice of thread
-        messages, the deadline, settled): none looks live once it is answered."""
+        messages, the deadline, settled): none looks live once it is answered. The copy the
+        approver clicked on (`via`) is replaced through the interaction's response_url."""
         for channel, ts in self.copies(record):
             try:
-                self.messages.client.chat_update(channel=channel, ts=ts, text=text, blocks=form)
+                self.messages.redraw(channel=channel, ts=ts, text=text, blocks=form, via=via)
             except SlackApiError as e:
                 log.warning("form %s: DM copy %s not redrawn: %s", record.id, ts, slack_error(e))
 

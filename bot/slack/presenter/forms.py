@@ -27,7 +27,7 @@ from bot.close import (
 from bot.core.decision_log import to_csv
 from bot.core.questions import Ask, answer_text
 from bot.slack.presenter.approval import ApprovalForm
-from bot.slack.presenter.messages import HISTORY_LIMIT, Messages, slack_error
+from bot.slack.presenter.messages import HISTORY_LIMIT, Clicked, Messages, slack_error
 from bot.store import QuestionRecord, Run
 
 log = logging.getLogger(__name__)
@@ -237,9 +237,11 @@ class Forms:
 
     # -- settled, and reminders ------------------------------------------------------------
 
-    def settle(self, question_id: str) -> bool:
+    def settle(self, question_id: str, via: Clicked | None = None) -> bool:
         """Turn a settled form read-only: who chose what, how and when. False if Slack refused;
-        the form is remembered as still looking live and the watchdog tries again."""
+        the form is remembered as still looking live and the watchdog tries again. The copy a
+        person answered on (`via`) is replaced through the interaction's response_url, not
+        chat.update (messages.Clicked)."""
         names = self.messages.names
         record = self.store.questions.get(question_id)
         if not (record.channel and record.message_ts):
@@ -263,17 +265,15 @@ class Forms:
         if record.status == "answered" and len(ask.questions) == 1 and first:
             chose = f": {answer_text(first)}"
         done = "Put off" if record.status == "deferred" else record.status.capitalize()
+        text = outgoing(f"{done} by {name}{chose}")
         try:
-            self.messages.client.chat_update(
-                channel=record.channel,
-                ts=record.message_ts,
-                text=outgoing(f"{done} by {name}{chose}"),
-                blocks=form,
+            self.messages.redraw(
+                channel=record.channel, ts=record.message_ts, text=text, blocks=form, via=via
             )
         except SlackApiError as e:
             log.warning("form %s not shown as settled: %s", question_id, slack_error(e))
             return False
-        self.approval.redraw_copies(record, text=outgoing(f"{done} by {name}{chose}"), form=form)
+        self.approval.redraw_copies(record, text=text, form=form, via=via)
         self.store.questions.set_form_shown_settled(question_id)
         return True
 

@@ -10,6 +10,7 @@ import logging
 import re
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from slack_sdk import WebClient
@@ -55,6 +56,23 @@ def slack_error(e: Exception) -> str:
     if isinstance(e, SlackApiError):
         return str(e.response.get("error") or f"http_{e.response.status_code}")
     return type(e).__name__
+
+
+@dataclass(frozen=True)
+class Clicked:
+    """The message a person clicked on (its channel and ts) and the interaction's
+    response_url. Replacing that message through the response_url (`replace_original`) is not
+    a Web API call, so it spends none of chat.update's Tier 3 budget: Slack's rate tiers are
+    "per API method per workspace/team per app" (docs.slack.dev/apis/web-api/rate-limits),
+    and a response_url takes up to 5 uses within 30 minutes of the interaction
+    (docs.slack.dev/interactivity/handling-user-interaction, "Message responses")."""
+
+    response_url: str
+    channel: str
+    ts: str
+
+    def of(self, channel: str | None, ts: str | None) -> bool:
+        return bool(self.response_url) and (self.channel, self.ts) == (channel, ts)
 
 
 class Shown:
@@ -199,6 +217,36 @@ class Messages:
             )
         except Exception as e:  # the person sees nothing more; the run's state says why
             log.warning("response_url not reachable: %s", e)
+
+    def redraw(
+        self,
+        *,
+        channel: str,
+        ts: str,
+        text: str,
+        blocks: list[dict[str, Any]],
+        via: Clicked | None = None,
+    ) -> None:
+        """Replace a message (`text` and `blocks` safe): through the interaction's
+        response_url when it is the message clicked (no Web API call), else — or when the
+        response_url is spent, expired or unreachable — with chat.update (SlackApiError where
+        Slack refuses)."""
+        if via is not None and via.of(channel, ts) and self._replace(via, text, blocks):
+            return
+        self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
+
+    def _replace(self, via: Clicked, text: str, form: list[dict[str, Any]]) -> bool:
+        try:
+            answer = WebhookClient(via.response_url, timeout=10).send(
+                text=text, blocks=form, replace_original=True
+            )
+        except Exception as e:  # chat.update instead
+            log.info("response_url not reachable (%s); chat.update instead", e)
+            return False
+        if answer.status_code != 200:  # expired_url, used_url: chat.update instead
+            log.info("response_url refused (%s); chat.update instead", answer.body)
+            return False
+        return True
 
     def thread_link(self, run: Run) -> str | None:
         """The run's thread as a link (chat.getPermalink), or None."""

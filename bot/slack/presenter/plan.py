@@ -6,6 +6,10 @@ One stream per working stretch: Slack ends a stream about five minutes after it 
 (python-slack-sdk #1859, node-slack-sdk #2702) and a close waits on people far longer, so the
 plan is stopped as it stands before each human wait (a stopped stream stays readable) and a
 new one is started when the close works again (bot/slack/presenter/status.py decides which).
+A short stretch between two waits is not streamed (status.py, STREAM_AFTER): where it ended
+is drawn on the stopped plan's message with chat.update, as a Block Kit `plan` block of
+`task_card`s — the same plan, not plain status blocks
+(docs.slack.dev/reference/block-kit/blocks/plan-block, .../task-card-block).
 Where Slack refuses the stream, the caller falls back to an ordinary status message."""
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
+from bot import blocks
+from bot.blocks import outgoing
 from bot.close import step_lines
 from bot.slack.presenter.auth import Workspace
 from bot.slack.presenter.messages import Messages, slack_error
@@ -35,6 +41,12 @@ TASK_STATUS = {
     "stopped": "error",
 }
 PLAN_MODE = "plan"
+
+
+def _rich_text(text: str) -> dict[str, Any]:
+    """A task card's output or details: one rich_text of plain text."""
+    section = {"type": "rich_text_section", "elements": [{"type": "text", "text": text}]}
+    return {"type": "rich_text", "elements": [section]}
 
 
 def _shown_as(task: dict[str, Any]) -> str:
@@ -115,19 +127,63 @@ class PlanStream:
             chunks.append(chunk)
         return chunks
 
+    def plan_blocks(self, run: Run, note: str | None = None) -> list[dict[str, Any]]:
+        """The plan as it stands as Block Kit: a `plan` block (its title, a `task_card` per
+        step with its state, its one-line result and the model's line), then the note."""
+        cards = []
+        for task in self.tasks(run, run.steps):
+            card: dict[str, Any] = {
+                "type": "task_card",
+                "task_id": task["id"],
+                "title": task["title"],
+                "status": task["status"],
+            }
+            for key in ("output", "details"):
+                if task.get(key):
+                    card[key] = _rich_text(task[key])
+            cards.append(card)
+        plan = {"type": "plan", "title": status_title(run), "tasks": cards}
+        shown = [plan, blocks.section(self.messages.safe(note, run=run))] if note else [plan]
+        return shown
+
+    def redraw(self, run: Run, note: str | None = None, *, ts: str | None = None) -> None:
+        """The stopped plan's message (`ts`, else the run's status message) moved to where the
+        close stands (chat.update: a plan that no longer streams may be edited, and one Slack
+        ended must be), drawn as a plan (plan_blocks)."""
+        ts, channel = ts or run.status_ts, run.channel
+        assert ts and channel
+        self.messages.client.chat_update(
+            channel=channel,
+            ts=ts,
+            text=outgoing(status_title(run)),
+            blocks=self.plan_blocks(run, note),
+        )
+        self._kinds[ts] = ENDED
+        self._remember(ts, self._title(run), self.tasks(run, run.steps), note)
+        if run.status == "waiting":
+            self._resting.add(run.id)
+
     def _title(self, run: Run) -> dict[str, Any]:
         return {"type": "plan_update", "title": status_title(run)}
 
-    def _remember(self, ts: str, title: dict[str, Any], tasks: list[dict[str, Any]]) -> None:
+    def _remember(
+        self, ts: str, title: dict[str, Any], tasks: list[dict[str, Any]], note: str | None = None
+    ) -> None:
         self._shown[ts] = {t["id"]: _shown_as(t) for t in [*tasks, {**title, "id": "title"}]}
+        self._shown[ts]["note"] = note or ""
 
     def _changed(self, ts: str, chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         shown = self._shown.get(ts, {})
-        return [c for c in chunks if shown.get(c.get("id", "title")) != _shown_as(c)]
+        return [
+            c for c in chunks if shown.get(c.get("id", "title")) != _shown_as({"id": "title", **c})
+        ]
 
-    def differs(self, run: Run) -> bool:
-        """Whether the plan at the run's status message shows another state than the run's."""
+    def differs(self, run: Run, note: str | None = None) -> bool:
+        """Whether the plan at the run's status message shows another state (or note) than
+        the run's."""
         ts = run.status_ts or ""
+        if self._shown.get(ts, {}).get("note") != (note or ""):
+            return True
         return bool(self._changed(ts, [self._title(run), *self.tasks(run, run.steps)]))
 
     def start(self, run: Run, *, note: str | None = None, stop: bool = False) -> str | None:
@@ -158,7 +214,7 @@ class PlanStream:
             return None
         ts = str(response["ts"])
         self._kinds[ts] = LIVE
-        self._remember(ts, title, tasks)
+        self._remember(ts, title, tasks, note)
         self._resting.discard(run.id)
         if stop:
             try:
@@ -166,6 +222,11 @@ class PlanStream:
                 self._kinds[ts] = ENDED
             except SlackApiError as e:  # Slack ends it by itself soon; the plan is shown
                 log.info("run %s: the final plan not stopped: %s", run.id, slack_error(e))
+                if slack_error(e) == "message_not_in_streaming_state":
+                    try:  # Slack ended it already: mended, or it shows a broken placeholder
+                        self.redraw(run, note, ts=ts)
+                    except SlackApiError as again:
+                        log.warning("run %s: final plan not mended: %s", run.id, again)
         return ts
 
     def _note(self, note: str, run: Run) -> dict[str, Any]:
@@ -195,6 +256,6 @@ class PlanStream:
             channel=channel, ts=ts, chunks=[title, *last, *self._changed(ts, tasks)]
         )
         self._kinds[ts] = ENDED
-        self._remember(ts, title, tasks)
+        self._remember(ts, title, tasks, note)
         if run.status == "waiting":
             self._resting.add(run.id)

@@ -1,6 +1,9 @@
 """The close's message in the channel (the thread's root): its title, where the close
 stands in one line, and its buttons — Stop while it runs, Decide for each question put off,
-Change a decision before posting. Moved only when it would change."""
+Change a decision before posting. Moved only when it would change, and it changes only with
+what a person in the channel needs: started, running, waiting on whom (and on which approval),
+finished or stopped — not each step, nor each question (the plan and the forms in the thread
+show those). chat.update is Tier 3 for the whole workspace (bench/slack_budget.py)."""
 
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ class RootMessage:
         out = self.messages
         started = f" · started by <@{run.started_by}>" if run.started_by else ""
         title = out.safe(f"Month-end close · {period_label(run.period)}{started}")
-        state = self.state_line(run)
+        state = self.state_line(run, brief=True)
         live = run.status in ("running", "waiting") and not run.stop_requested_by
         pending = self.store.questions.pending(run.id) if live else None
         parked = live and run.status == "waiting" and pending is None
@@ -75,12 +78,17 @@ class RootMessage:
         # the first block names the run, so a retry can find the message (find_root)
         return title, [{**shown[0], "block_id": root_block_id(run.id)}, *shown[1:]]
 
-    def state_line(self, run: Run) -> str:
-        """Where the close stands, in one line (plain text; mentions of its people)."""
+    def state_line(self, run: Run, *, brief: bool = False) -> str:
+        """Where the close stands, in one line (plain text; mentions of its people). `brief`
+        (the close's message in the channel): without the step at work or the question's
+        header (an approval's kept), which the thread shows — the line then changes only when
+        whom the close waits on does."""
         running = [s for s, state in run.steps.items() if state == "running"]
         if run.status == "running":
             put_off = self.store.questions.deferred(run.id)
             later = f" · {len(put_off)} put off, for Decide at the end" if put_off else ""
+            if brief:
+                return "⏳ Running: each step on the plan in the thread" + later
             return (f"⏳ Running: {running[-1]}" if running else "⏳ Running") + later
         if run.status == "waiting" and self.store.questions.pending(run.id) is None:
             put_off = self.store.questions.deferred(run.id)
@@ -94,7 +102,8 @@ class RootMessage:
         if run.status == "waiting":
             pending = self.store.questions.pending(run.id)
             header = header_of(pending) if pending is not None else None
-            what = f" — {header}" if header else ""
+            shown = header and (header in APPROVAL_HEADERS or not brief)
+            what = f" — {header}" if shown else ""
             who = who_may_answer(run, self.messages.approvers)
             if header in APPROVAL_HEADERS and self.messages.approvers:  # who may approve
                 who = ", ".join(f"<@{a}>" for a in self.messages.waits_on(run, pending))

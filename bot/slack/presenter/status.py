@@ -35,6 +35,22 @@ OVER = ("done", "failed", "cancelled")  # a close that will not work again witho
 LINE_GAP = 20.0
 MAX_LOADING_MESSAGES = 10  # assistant.threads.setStatus: "Maximum of 10 messages"
 LINE_LIFETIME = 120.0
+# The close's message in the channel is not moved for a short working stretch between two
+# human waits (an answer, a few seconds of work, the next form): it goes on saying whom the
+# close waits on, and says "running" only once a stretch has worked this long (on the
+# presenter's clock) — each form costs no chat.update of it (Tier 3, bench/slack_budget.py).
+ROOT_FOLD = 15.0
+# Likewise the plan: a stretch after a human wait streams its plan (a new chat.startStream,
+# then chat.stopStream at the next wait: both Tier 2, 20 a minute for the whole workspace)
+# only once it has worked this long; meanwhile the status line says the close is at work. A
+# shorter stretch is drawn, where it ended, on the stopped plan's message (one chat.update,
+# Tier 3, as a Block Kit plan: plan.py).
+STREAM_AFTER = 20.0
+# And a plan drawn again at a wait is drawn at most once in PLAN_GAP seconds: when people
+# answer faster than that, the wait's plan is owed and drawn when the gap has passed (the
+# watchdog's tick, draw_owed) or at the next wait — the plan lags a fast decision by less than
+# PLAN_GAP, never a slow one; the form and the close's message in the channel do not lag.
+PLAN_GAP = 60.0
 
 
 class Status:
@@ -57,6 +73,11 @@ class Status:
         # run → the question pending when its line was last set (a new one, posted in the
         # thread since, cleared the line in Slack)
         self._line_question: dict[str, str | None] = {}
+        # run → when its working stretch began (a run whose root showed a wait: ROOT_FOLD)
+        self._working_since: dict[str, float] = {}
+        self._rested: set[str] = set()  # runs whose root has shown a wait or an end
+        self._plan_drawn_at: dict[str, float] = {}  # run → when its plan was last drawn at rest
+        self._plan_owed: dict[str, str | None] = {}  # run → its note, its plan owed (PLAN_GAP)
         self.clock: Callable[[], float] = time.monotonic
         # One status update of a run at a time, each reading the run when it holds the lock:
         # a folded update still in flight never lands after the final state (striped locks,
@@ -181,12 +202,41 @@ class Status:
             if not (run.channel and run.status_ts):
                 return
             try:
-                self.root.update(run)
+                if self._root_due(run):
+                    self.root.update(run)
             except SlackApiError as e:  # the plan still shows the state
                 log.warning("run %s: channel message not updated: %s", run_id, slack_error(e))
             if self.show_plan(run, note):
                 return
             self._move_message(self.store.runs.get(run_id), note)
+
+    def _root_due(self, run: Run) -> bool:
+        """Whether the root is moved now: always at rest (waiting, over); while the close
+        works, in its first stretch, or once a later stretch has worked ROOT_FOLD seconds."""
+        if run.status != "running":
+            self._working_since.pop(run.id, None)
+            self._rested.add(run.id)
+            return True
+        self._plan_owed.pop(run.id, None)  # the close works again: its next wait is drawn
+        since = self._working_since.setdefault(run.id, self.clock())
+        return run.id not in self._rested or self.clock() - since >= ROOT_FOLD
+
+    def owed(self) -> list[tuple[str, str | None]]:
+        """(run, note) of each plan owed at a wait (PLAN_GAP) that may be drawn now."""
+        now = self.clock()
+        return [
+            (r, note)
+            for r, note in sorted(self._plan_owed.items())
+            if now - self._plan_drawn_at.get(r, -PLAN_GAP) >= PLAN_GAP
+        ]
+
+    def _stream_due(self, run: Run) -> bool:
+        """Whether a working stretch streams its plan now: the close's first, or a later one
+        that has worked STREAM_AFTER seconds (on the presenter's clock)."""
+        since = self._working_since.get(run.id)
+        return run.id not in self._rested or (
+            since is not None and self.clock() - since >= STREAM_AFTER
+        )
 
     def _move_message(self, run: Run, note: str | None) -> None:
         """The status message as an ordinary message (chat.update), if it would change."""
@@ -222,6 +272,7 @@ class Status:
                     plan.append(run)
                 else:
                     plan.stop(run, note)
+                    self._plan_drawn_at[run.id] = self.clock()
                 return True
             except SlackApiError as e:
                 error = slack_error(e)
@@ -239,8 +290,20 @@ class Status:
                     # chat.update of a streaming message is refused (streaming_state_conflict):
                     # the next update carries the state.
                     raise
-        elif not working and not (run.status in OVER and plan.differs(run)):
+        elif working and not self._stream_due(run):
+            return True  # a short stretch so far: the status line says the close works
+        elif not working and not plan.differs(run, note):
             return True  # between stretches: the stopped plan shows where the close stands
+        elif not working and run.status not in OVER:
+            # a short stretch ended in a wait: the plan moved to it, PLAN_GAP apart
+            now = self.clock()
+            if now - self._plan_drawn_at.get(run.id, -PLAN_GAP) < PLAN_GAP:
+                self._plan_owed[run.id] = note
+                return True
+            plan.redraw(run, note)
+            self._plan_drawn_at[run.id] = now
+            self._plan_owed.pop(run.id, None)
+            return True
         new = plan.start(run, note=None if working else note, stop=not working)
         if new is None:  # Slack refuses streams now: the status message moves as a message
             plan.as_message(ts)

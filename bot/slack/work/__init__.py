@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot.agent_loop import AgentLoop, TurnOutcome
 from bot.core.runner import Runner
-from bot.slack.presenter import SlackPresenter
+from bot.slack.presenter import Clicked, SlackPresenter
 from bot.slack.work.jobs import RunJobs
 from bot.slack.work.opening import Opening
 from bot.slack.work.turns import Turns
@@ -100,8 +100,8 @@ class SlackWork:
     ) -> None:
         self.opening.start_close(run_id, response_url=response_url, held=held, again=again)
 
-    def answered(self, run_id: str, question_id: str) -> None:
-        self.turns.answered(run_id, question_id)
+    def answered(self, run_id: str, question_id: str, via: Clicked | None = None) -> None:
+        self.turns.answered(run_id, question_id, via)
 
     def ask_again(self, run_id: str, question_id: str, *, withdrawn: str | None = None) -> None:
         self.turns.ask_again(run_id, question_id, withdrawn=withdrawn)

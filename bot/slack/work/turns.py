@@ -9,6 +9,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from bot.agent_loop import Failed, Paused, Stopped, TurnOutcome, ask_of
+from bot.slack.presenter import Clicked
 
 if TYPE_CHECKING:
     from bot.slack.work import SlackWork
@@ -20,8 +21,9 @@ class Turns:
     def __init__(self, work: SlackWork) -> None:
         self.work = work
 
-    def answered(self, run_id: str, question_id: str) -> None:
-        """A form was settled (answered or cancelled): show it read-only, then go on.
+    def answered(self, run_id: str, question_id: str, via: Clicked | None = None) -> None:
+        """A form was settled (answered or cancelled): show it read-only, then go on. The copy
+        answered on (`via`, the interaction) is replaced through its response_url.
 
         A failed chat.update never holds the run up: the form is remembered as still
         looking live, and heal() updates it later.
@@ -30,7 +32,7 @@ class Turns:
         # The form turns read-only on the fast pool: at once, even while every turn worker
         # waits on the model. The turn continues in the run's queue.
         if not work.paused:  # else turned read-only when the runs continue (recover → resume)
-            work.runner.fast(partial(self.settle_form_again, question_id))
+            work.runner.fast(partial(self.settle_form_again, question_id, via))
         work.jobs.job(
             run_id,
             "continuing after the answer",
@@ -157,8 +159,8 @@ class Turns:
                 work.presenter.settle_form(q.id)
         self.deliver_held_messages(run_id, work.loop.advance(run_id))
 
-    def settle_form_again(self, question_id: str) -> None:
-        self.work.presenter.settle_form(question_id)
+    def settle_form_again(self, question_id: str, via: Clicked | None = None) -> None:
+        self.work.presenter.settle_form(question_id, via)
 
     def post_form_again(self, question_id: str) -> None:
         record = self.work.store.questions.get(question_id)

@@ -167,6 +167,7 @@ class Watchdog:
                     ("deadlines", work.expire_due),
                     ("reminders", work.remind_due),
                     ("heal", work.heal),
+                    ("plans", work.presenter.draw_owed_plans),  # status.PLAN_GAP
                     ("slack", work.check_slack),
                     ("sightings", lambda: store.replay.forget_sightings(older_than=DAY)),
                 ):
