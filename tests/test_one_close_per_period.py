@@ -209,3 +209,27 @@ def test_close_in_the_dm_with_several_open_periods_asks_which_in_the_dm(
     (pick,) = [b for b in form["blocks"] if b.get("block_id") == PERIOD_PICK]
     assert pick["element"]["initial_option"]["value"] == "2026-10"
     assert bot.store.runs.recent() == []
+
+
+def test_a_second_close_while_the_first_thread_is_still_opening_says_where_it_will_show(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    """The first close's root post is in flight (its thread not open yet): a second /close of
+    the period is told the thread is being opened and where (the channel's link), not an
+    unlinked "open its thread"; it starts nothing."""
+    held = fake.hold("chat.postMessage", when=lambda p: not p.get("thread_ts"))
+    try:
+        assert bot.command("2026-10").status == 200
+        assert held.arrived.wait(10), "the first close's root post never went out"
+        (run,) = bot.store.runs.recent()
+        assert run.thread_ts is None
+        assert bot.command("2026-10", user="UAPPROVER").status == 200
+        assert fake.wait_for(lambda: bool(told(fake, "already under way")), timeout=10)
+    finally:
+        held.release.set()
+    bot.idle()
+    (said,) = told(fake, "already under way")
+    assert "its thread is being opened in <#CFIN>" in said and "open its thread" not in said
+    assert run.id in said and "<@UALICE>" in said
+    assert [r.id for r in bot.store.runs.recent()] == [run.id]  # nothing new started
+    assert len(roots(fake)) == 1 and bot.store.runs.get(run.id).thread_ts  # one thread, open

@@ -22,6 +22,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot import blocks
 from bot.close import Imports, Ledger, period_label, periods_with_data, start_close
+from bot.core.config import CHANNEL_ID
 from bot.core.errors import (
     BusyError,
     CloseBotError,
@@ -102,6 +103,16 @@ NO_CLOSE_CHANNEL = (
     "with `/invite @closebot`); after that, *close* here starts closes in that channel. "
     "Whoever runs closebot can also name the channel with CLOSEBOT_CLOSE_CHANNEL."
 )
+
+
+def opening_in(run: Run, user: str | None) -> str:
+    """Where a close whose thread is not open yet will show, as mrkdwn: its channel (the
+    bot's own `<#C…>` link, from the store), or the starter's DM with closebot."""
+    if run.channel and CHANNEL_ID.match(run.channel):
+        return f"in <#{run.channel}>"
+    if user is not None and user == run.started_by:
+        return "in your DM with closebot"
+    return "where it was started"
 
 
 def visible_to(run: Run, user: str) -> bool:
@@ -263,6 +274,7 @@ class CloseStarter:
                 status=live.status,
                 started_by=live.started_by,
                 url=self.permalink(live, user),
+                opening_in=None if live.thread_ts else opening_in(live, user),
             )
         batch = self.ledger.posted_batch(period)
         if batch is not None:

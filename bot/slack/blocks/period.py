@@ -100,13 +100,26 @@ def picked_period(values: Any) -> str | None:
 
 
 def live_text(
-    period: str, *, run_id: str, status: str, started_by: str | None, url: str | None
+    period: str,
+    *,
+    run_id: str,
+    status: str,
+    started_by: str | None,
+    url: str | None,
+    opening_in: str | None = None,
 ) -> str:
-    """A second close of a period whose close is under way: where that one is (mrkdwn)."""
+    """A second close of a period whose close is under way: where that one is (mrkdwn). A
+    close whose thread is not open yet (`opening_in`: its channel, a bot-made `<#C…>` link or
+    words) says so and where it will show, rather than an unlinked 'open its thread'."""
     who = f", started by {mention(escape(started_by))}" if started_by else ""
+    where = (
+        f"its thread is being opened {opening_in}: it shows there in a moment"
+        if opening_in is not None
+        else link(url, "open its thread")
+    )
     return (
         f"The {escape(period_label(period))} close is already under way (run `{escape(run_id)}`"
-        f"{who}, {under_way(status)}): {link(url, 'open its thread')}. "
+        f"{who}, {under_way(status)}): {where}. "
         "A period has one close, so nothing new was started."
     )
 
