@@ -21,7 +21,7 @@ from bot.console import eval_run
 from bot.console.cli import main
 from bot.console.eval_api import ScriptedApi, cost_of, scripted_api
 from bot.console.eval_run import Scenario, Silent, run_scenario
-from bot.console.eval_scenarios import scenarios
+from bot.console.eval_scenarios import _genmonth, scenarios
 from bot.core.models import Reply
 from bot.core.questions import Question
 from bot.core.tools import ToolContext
@@ -228,3 +228,81 @@ def test_the_eval_fails_a_model_that_mistypes_a_figure_in_a_form(tmp_path: Path)
         result = run_scenario(Scenario("the sample"), claude=True, api=api, workdir=tmp_path)
     assert not result.figures_exact and not result.passed
     assert any("differs from the prepared question" in p for p in result.problems)
+
+
+def test_every_tool_result_is_under_4_kb_on_a_large_generated_month(tmp_path: Path) -> None:
+    """A 20,000-line month with 30 alike wells closed by the scripted model: every tool
+    result it read, and exception_details of every exception and group and a page of
+    document_lines, each under 4 KB (README: at any size)."""
+    sizes: list[tuple[int, str]] = []
+    score = eval_run.score
+
+    def measure(scenario: Scenario, store: Store, run_id: str, *rest: Any) -> Any:
+        sizes.extend(
+            (len(r.content.encode()), r.name) for r in eval_run._tool_results(store, run_id)
+        )
+        tools = CloseTools(data_dir=tmp_path / "month" / "data")
+        ctx = ToolContext(run_id=run_id, store=store)
+        refs = set()
+        for e in eval_run.Ledger(store).exceptions(run_id):
+            refs.add(e["details"].get("group") or e["details"]["ref"])
+            refs.add(e["details"]["ref"])
+        details = tools.tool("exception_details")
+        for ref in sorted(refs):
+            sizes.append((len(json.dumps(details(ctx, ref), default=str).encode()), ref))
+        well = next(e["well_id"] for e in eval_run.Ledger(store).exceptions(run_id) if e["well_id"])
+        lines = tools.tool("document_lines")(ctx, "2026-10", "jib", well_id=well)
+        sizes.append((len(json.dumps(lines, default=str).encode()), "document_lines"))
+        return score(scenario, store, run_id, *rest)
+
+    gen = _genmonth()
+    assert gen is not None
+
+    def month(tmp: Path) -> Path:
+        gen.generate(tmp_path / "month" / "data", 20_000, alike=30)
+        return tmp_path / "month" / "data"
+
+    eval_run.score = measure  # type: ignore[assignment]
+    try:
+        with scripted_api() as api:
+            result = run_scenario(
+                Scenario("large", data=month), claude=True, api=api, workdir=tmp_path
+            )
+    finally:
+        eval_run.score = score  # type: ignore[assignment]
+    assert result.outcome == "Finished" and result.passed, result.problems
+    assert len(sizes) > 60
+    too_big = [(size, what) for size, what in sizes if size >= 4096]
+    assert not too_big, too_big
+
+
+def test_a_late_answer_written_by_an_earlier_release_is_still_read_by_its_question_text() -> None:
+    """An earlier release's late-answer message names its questions by their text (today's
+    by their refs): a run paused across the upgrade still finds which exception it decides."""
+    from bot.close.playbook.transcript import parse
+    from bot.core.questions.results import LATE_ANSWER
+
+    old = {
+        "status": "answered",
+        "source": "slack",
+        "answered_by": "U1",
+        "answers": {"1": {"question": "Which? [ref wi_nri:W-TX-001]", "labels": ["Accept"]}},
+        "questions": ["Which? [ref wi_nri:W-TX-001]"],
+        "question_id": "toolu_old",
+    }
+    new = {**old, "question_id": "toolu_new", "refs": ["severance:W-OK-002"]}
+    del new["questions"]
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "Run the close for 2026-10."}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Waiting."}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": f"{LATE_ANSWER}. …\n{json.dumps(body)}"}
+                for body in (old, new)
+            ],
+        },
+    ]
+    asked = parse(messages).asked()
+    assert asked["wi_nri:W-TX-001"][0].id == "toolu_old"
+    assert asked["severance:W-OK-002"][0].id == "toolu_new"

@@ -103,12 +103,16 @@ def match_option(exc: ExceptionRow, typed: str) -> str | None:
 
 
 def bounded(facts: dict[str, Any]) -> dict[str, Any]:
-    """Facts with each long list cut to its first items and the count of the rest."""
+    """Facts with each long list — at any depth (a sign-off's groups' items) — cut to its
+    first items and the count of the rest: a result stays small at any size."""
     out: dict[str, Any] = {}
     for key, value in facts.items():
-        if isinstance(value, list) and len(value) > FACT_ITEMS:
-            out[key] = value[:FACT_ITEMS]
-            out[f"{key}_more"] = len(value) - FACT_ITEMS
+        if isinstance(value, list):
+            out[key] = [bounded(v) if isinstance(v, dict) else v for v in value[:FACT_ITEMS]]
+            if len(value) > FACT_ITEMS:
+                out[f"{key}_more"] = len(value) - FACT_ITEMS
+        elif isinstance(value, dict):
+            out[key] = bounded(value)
         else:
             out[key] = value
     return out

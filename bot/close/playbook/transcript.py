@@ -141,7 +141,7 @@ def parse(messages: list[dict[str, Any]]) -> State:
                 call = Call(
                     id=qid,
                     name=TOOL_NAME,
-                    input={"questions": [{"ref": r} if r else {} for r in body.get("refs") or []]},
+                    input={"questions": _late_questions(body)},
                     result=body,
                     done=True,
                 )
@@ -178,6 +178,14 @@ def parse(messages: list[dict[str, Any]]) -> State:
                     if call.name == TOOL_NAME and isinstance(call.result, dict):
                         _recorded_by_closebot(state, call)
     return state
+
+
+def _late_questions(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The questions a late answer was asked with: by their refs, or (a message written by
+    an earlier release) by their texts."""
+    if "refs" in body:
+        return [{"ref": r} if r else {} for r in body["refs"] or []]
+    return [{"question": q} for q in body.get("questions") or []]
 
 
 def _recorded_by_closebot(state: State, ask: Call) -> None:
