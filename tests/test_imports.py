@@ -471,3 +471,44 @@ def test_the_unknown_property_question_offers_the_likely_wells(tmp_path: Path) -
     ]
     assert "map:W-TX-001" in finding.options
     assert finding.facts["candidates"][0] == ["W-TX-001", "Smith 14-2H"]
+
+
+def test_the_terminal_asks_at_the_prompt_or_reads_a_map_file(tmp_path: Path) -> None:
+    rows = _jib_of("Red Fork Resources Inc.")
+    header = ["Invoice", "Svc Month", "Property", "Well", "Category", "Gross", "Decimal", "Net"]
+    body = [header] + [
+        [r["invoice_no"], r["service_month"], r["property_no"], r["well_id"],
+         r["cost_category"], r["gross_amount"], r["owner_decimal"], r["owner_net_amount"]]
+        for r in rows
+    ]  # fmt: skip
+    (tmp_path / "redfork.csv").write_bytes(_csv_bytes(body))
+    env = {"CLOSEBOT_DB": str(tmp_path / "asked.db")}
+    # at the prompt: column 1 (the operator) is one value for the whole file, then Enter
+    asked = closebot(
+        "data", "import", str(tmp_path / "redfork.csv"), "--period", "2026-10", "--ask",
+        stdin="1\n=Red Fork Resources Inc.\n\n", env=env,
+    )  # fmt: skip
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert "Operator                               ← —" in asked.stdout  # nothing proposed
+    want = sum((Decimal(r["owner_net_amount"]) for r in rows), Decimal(0))
+    assert f"Red Fork Resources Inc. ${want:,.2f}" in asked.stdout
+    # the same, said beforehand in a --map file: nothing asked
+    (tmp_path / "maps.toml").write_text(
+        '["redfork*.csv"]\nkind = "jib.csv"\n["redfork*.csv".whole_file]\n'
+        'operator = "Red Fork Resources Inc."\n'
+    )
+    env = {"CLOSEBOT_DB": str(tmp_path / "mapped.db")}
+    mapped = closebot(
+        "data", "import", str(tmp_path / "redfork.csv"), "--period", "2026-10",
+        "--map", str(tmp_path / "maps.toml"), env=env,
+    )  # fmt: skip
+    assert mapped.returncode == 0, mapped.stdout + mapped.stderr
+    assert "columns: the mapping given" in mapped.stdout
+    assert f"Red Fork Resources Inc. ${want:,.2f}" in mapped.stdout
+    # a map file with a mistake is refused whole, naming it; nothing is imported
+    (tmp_path / "bad.toml").write_text('["*.csv"]\nkind = "jib"\n')
+    bad = closebot(
+        "data", "import", str(tmp_path / "redfork.csv"), "--map", str(tmp_path / "bad.toml"),
+        env={"CLOSEBOT_DB": str(tmp_path / "bad.db")},
+    )  # fmt: skip
+    assert bad.returncode != 0 and "kind 'jib' is not one of" in bad.stderr + bad.stdout
