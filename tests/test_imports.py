@@ -512,3 +512,23 @@ def test_the_terminal_asks_at_the_prompt_or_reads_a_map_file(tmp_path: Path) -> 
         env={"CLOSEBOT_DB": str(tmp_path / "bad.db")},
     )  # fmt: skip
     assert bad.returncode != 0 and "kind 'jib' is not one of" in bad.stderr + bad.stdout
+
+
+def test_a_header_row_chosen_by_a_person_rereads_the_file(store: Store) -> None:
+    rows = sample_rows("revenue.csv")
+    columns = list(rows[0])
+    # a remittance address as wide as the table: read as its header until a person says
+    address = ["Remit to", "PO Box 1", "Tulsa", "OK", "74101", "USA", "Phone", "Fax", "Email",
+               "Web", "Terms", "Net", "Thirty"]  # fmt: skip
+    body = _csv_bytes([address, columns, *[list(r.values()) for r in rows]])
+    imports = Imports(store)
+    got = imports.receive(
+        filename="check.csv", raw=body, dropped_by="UALICE", origin="test", period="2026-10"
+    )
+    assert got.status == "pending" and got.ask is not None
+    assert got.ask.header_row == 1 and (2, ",".join(columns).replace(",", " | ")) in got.ask.top
+    again = imports.confirm(got.id, by="UALICE", header_row=2)
+    assert again.status == "active", again  # closebot's own columns once read from row 2
+    assert again.header_row == 2 and again.kind == "revenue.csv"
+    assert imports.file(got.id)["status"] == "withdrawn"
+    assert len(load_period(store, "2026-10", None).revenue) == len(rows)
