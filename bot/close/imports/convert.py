@@ -97,7 +97,9 @@ class Converted:
         if self.totals:
             what = column_label(SUMMED[self.kind]).lower()
             who = SOURCE_COLUMN.get(self.kind)
-            listed = "; ".join(f"{k or '-'} {money(v)}" for k, v in list(self.totals.items())[:6])
+            listed = "; ".join(
+                f"{k} {money(v)}" if k else money(v) for k, v in list(self.totals.items())[:6]
+            )
             more = f"; … {len(self.totals) - 6} more" if len(self.totals) > 6 else ""
             parts.append(f"{what}{f' by {who}' if who else ''}: {listed}{more}")
         if self.untied:
