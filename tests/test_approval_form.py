@@ -105,7 +105,11 @@ def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_on
         money(credits) if credits else "",
     ]
     assert rows[-1] == ["Total", money(total), money(total)]
-    assert f"content hash {batch['content_hash'][:16]}" in shown
+    # the approval is bound to the batch's content hash in the stored question (the decision
+    # log keeps it); the card people read does not show the hash (issue 30.6)
+    assert f"content hash {batch['content_hash'][:16]}" not in shown and batch["id"] in shown
+    stored = bot.store.questions.get(approval).questions[0]["question"]
+    assert f"content hash {batch['content_hash'][:16]}" in stored
     # the draft journal attached once, before the form
     drafts = [f["filename"] for f in fake.to("files.getUploadURLExternal")]
     assert drafts == [f"journal-{batch['id']}-draft.csv"]

@@ -169,6 +169,12 @@ def test_a_re_approval_shows_what_changed_and_the_second_approval_counts_the_fir
     bot.idle()
     withdrawn = json.dumps(bot.form_of(second)["blocks"], ensure_ascii=False)
     assert "Withdrawn: a decision was changed" in withdrawn and "Cancelled by" not in withdrawn
+    # never cut inside an entry: each by-account line it shows ends with an amount
+    card_lines = "\n".join(
+        b["text"]["text"] for b in bot.form_of(second)["blocks"] if b["type"] == "section"
+    ).splitlines()
+    entries = [x for x in card_lines if x.startswith("• ")]
+    assert entries and all(re.search(r"\$[\d,]+\.\d\d$", x) for x in entries), entries
     change = bot.store.questions.pending(run.id)
     assert change is not None
     radio = next(
@@ -196,3 +202,14 @@ def test_a_re_approval_shows_what_changed_and_the_second_approval_counts_the_fir
         ((account, amount),) = [(a, v) for a, v in debits.items() if v]  # one account debited
         name = ACCOUNT_NAMES[account]
         assert f"{sign}Dr {account} {name} ${amount:,.2f} / Cr 6210" in card
+
+
+def test_a_typed_answers_follow_up_names_its_owner(bot: Harness) -> None:
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    bot.submit(question_id, {2: 1}, other={1: "Put the difference in suspense for now"})
+    bot.idle()
+    follow = bot.store.questions.pending(run.id)
+    assert follow is not None and follow.id != question_id
+    keep = follow.questions[0]["options"][1]["description"]
+    assert "owned by Alice" in keep and "UALICE" not in keep  # a name, never an id

@@ -16,12 +16,14 @@ from bot.core.questions import MAX_DESCRIPTION, MAX_HEADER, MAX_QUESTIONS, MAX_R
 # the tag that names an exception in its question's text: the model and the decision log read
 # it; people do not
 SHOWN_REF = re.compile(r"\s*\[ref [^\]]*\]")
+# the approval's binding to the batch's content (controls.check_approval reads it)
+SHOWN_HASH = re.compile(r" \(content hash [0-9a-f]+\)")
 
 
 def for_people(text: str) -> str:
-    """A question's text as people read it: without its [ref …] tag (the decision log keeps
-    the stored text)."""
-    return SHOWN_REF.sub("", text)
+    """A question's text as people read it: without its [ref …] tag or an approval's content
+    hash (the stored text, which the decision log keeps, has both)."""
+    return SHOWN_HASH.sub("", SHOWN_REF.sub("", text))
 
 
 def shortened(text: str, limit: int) -> str:

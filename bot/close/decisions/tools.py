@@ -21,6 +21,7 @@ from bot.close.ledger import Ledger
 from bot.close.open_items import assignment_questions
 from bot.close.records import ExceptionRow
 from bot.close.toolbase import REF_RE
+from bot.core.names import Names
 from bot.core.tools import ToolContext, ToolError
 
 
@@ -190,6 +191,7 @@ class DecisionTools(GroupDecisionTools):
             "status": "open",
             "other": typed,
             "owner": q.answered_by,
+            "owner_name": Names(ledger.store).cached(q.answered_by, default="you"),
             "note": "A typed answer books nothing: the item stays open, owned by who answered. "
             "Ask a short follow-up that maps it onto one of the options (maps_to, when the words "
             "name one), or leave it open.",

@@ -19,7 +19,7 @@ def follow_up_ask(step: str, typed: list[tuple[str, dict[str, Any]]]) -> dict[st
     questions = []
     for ref, result in typed:
         label = result["maps_to"]["label"]
-        owner = result.get("owner") or "you"
+        owner = result.get("owner_name") or "you"  # a name, never a user id
         questions.append(
             {
                 "header": "Your answer",

@@ -18,6 +18,22 @@ from bot.slack.blocks.text import (
 )
 
 
+def whole_lines(text: str, limit: int) -> str:
+    """A settled question's text in at most `limit` characters, whole lines only (an
+    approval's by-account lines are never cut inside an entry or an amount); one long line is
+    cut between words."""
+    lines = text.splitlines()
+    kept: list[str] = []
+    for line in lines:
+        if sum(len(x) + 1 for x in kept) + len(line) > limit:
+            break
+        kept.append(line)
+    if not kept:
+        return fit(text, limit)
+    more = len(lines) - len(kept)
+    return "\n".join(kept) + (f"\n… and {more} more lines" if more else "")
+
+
 def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list[dict[str, Any]]:
     """The form after it was settled: read-only, no input elements left; `who` is the
     answerer's name (mrkdwn made safe), else a mention of their id."""
@@ -39,7 +55,7 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
             continue
         title = escape(q.header) if q.header else f"Question {number}"
         blocks.append(
-            section(f"*{title}*: {escape(fit(for_people(q.question), 600))}\n→ *{shown}*")
+            section(f"*{title}*: {escape(whole_lines(for_people(q.question), 600))}\n→ *{shown}*")
         )
     blocks.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
     when = when_text(at)
