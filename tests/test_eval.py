@@ -306,3 +306,30 @@ def test_a_late_answer_written_by_an_earlier_release_is_still_read_by_its_questi
     asked = parse(messages).asked()
     assert asked["wi_nri:W-TX-001"][0].id == "toolu_old"
     assert asked["severance:W-OK-002"][0].id == "toolu_new"
+
+
+def test_the_real_api_needs_the_flag_and_a_key_and_stops_at_the_spending_cap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key alone never spends: without --real the scripted model runs; --real without a key
+    is refused; with both (here the SDK pointed at the scripted API through
+    ANTHROPIC_BASE_URL) the eval stops before the next scenario once the cap is spent."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert main(["eval", "--real"], out=io.StringIO()) == 2
+    with scripted_api() as api:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-eval-test")
+        assert main(["eval", "--real", "--max-cost", "0"], out=io.StringIO()) == 2
+        assert api.calls == 0
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        out = io.StringIO()
+        main(["eval", "--real", "--max-cost", "0.01", "--only", "the sample"], out=out)
+        assert api.calls > 10 and "(real API)" in out.getvalue()
+        calls = api.calls
+        out = io.StringIO()
+        main(["eval", "--real", "--max-cost", "0.01", "--only", "month"], out=out)
+    text = out.getvalue()
+    # "clean month" ran first (its cost is over the cap), "a planted month" did not
+    assert "spending cap $0.01 reached: a planted month and after not run" in text, text
+    rows = [line for line in text.splitlines() if "claude" in line and "$" in line]
+    assert len(rows) == 1 and rows[0].startswith("clean month"), text
+    assert api.calls > calls

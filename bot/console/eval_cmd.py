@@ -10,6 +10,7 @@ from typing import TextIO
 from bot.console.eval_api import scripted_api
 from bot.console.eval_run import Result, run_scenario
 from bot.console.eval_scenarios import scenarios
+from bot.core.errors import ConfigError
 
 COLUMNS = ("asked", "recommended", "unanswered", "figures", "thread", "ends", "cost")
 WIDTHS = (6, 11, 10, 7, 6, 9, 0)
@@ -36,9 +37,13 @@ def evaluate(out: TextIO, *, real: bool = False, max_cost: float = 2.0, only: st
     """Run every scenario (or those whose name contains `only`); 0 when Claude passes all."""
     key = os.environ.get("ANTHROPIC_API_KEY", "")
     if real and not key:
-        print("closebot eval --real needs ANTHROPIC_API_KEY", file=out)
-        return 2
+        raise ConfigError("closebot eval --real needs ANTHROPIC_API_KEY (it spends money)")
+    if max_cost <= 0:
+        raise ConfigError(f"--max-cost must be a positive number of US$, not {max_cost}")
     chosen = [s for s in scenarios() if only.lower() in s.name.lower()]
+    if not chosen:
+        names = ", ".join(s.name for s in scenarios())
+        raise ConfigError(f"no scenario's name contains {only!r}; they are: {names}")
     rows: list[tuple[Result, Result]] = []
     spent = 0.0
     for scenario in chosen:
