@@ -333,3 +333,27 @@ def test_the_real_api_needs_the_flag_and_a_key_and_stops_at_the_spending_cap(
     rows = [line for line in text.splitlines() if "claude" in line and "$" in line]
     assert len(rows) == 1 and rows[0].startswith("clean month"), text
     assert api.calls > calls
+
+
+class RecommendsOtherwise(PlaybookModel):
+    """A model that writes the questions out and recommends the first option everywhere."""
+
+    def respond(self, **kwargs: Any) -> Reply:
+        reply = super().respond(**kwargs)
+        content = json.loads(json.dumps(reply.content))
+        for b in content:
+            if b.get("type") == "tool_use" and b["name"] == "ask_user_question":
+                for q in b["input"]["questions"]:
+                    if q.get("recommended"):
+                        q["recommended"] = 1 if q["recommended"] != 1 else 2
+        return Reply(content=content, stop_reason=reply.stop_reason)
+
+
+def test_the_eval_fails_a_model_that_recommends_what_the_rules_do_not(tmp_path: Path) -> None:
+    sample = next(s for s in scenarios() if s.name == "the sample")
+    with scripted_api(ScriptedApi(script=RecommendsOtherwise())) as api:
+        result = run_scenario(sample, claude=True, api=api, workdir=tmp_path)
+    assert not result.recommended_ok and not result.passed
+    assert any('the rules say "Accept operator\'s decimal"' in p for p in result.problems), (
+        result.problems
+    )

@@ -55,6 +55,8 @@ class Scenario:
     approval_limit: Decimal | None = None
     restart_at: int | None = None  # a new closebot process before answering question n
     planted: Callable[[Path], set[str] | None] = lambda data: None  # the refs planted, if known
+    # what CLOSE.md says each planted decision recommends: ref → words its label holds
+    rules: Callable[[Path | None], dict[str, str]] = lambda data: {}
     expect_posted: bool = True
     expect_tools: tuple[str, ...] = ()  # tools the model should call (a drill-down asked for)
 
@@ -209,6 +211,7 @@ def score(
     problems: list[str] = []
     asked: set[str] = set()
     figures = recommended_ok = True
+    shown: dict[str, dict[str, Any]] = {}
     for record in store.questions.of_run(run_id):
         for item in record.questions:
             for ref in REF_RE.findall(str(item.get("question") or "")):
@@ -220,6 +223,14 @@ def score(
                 if item.get("recommended") != prepared.get("recommended"):
                     recommended_ok = False
                     problems.append(f"{ref}: recommended {item.get('recommended')}")
+                shown[ref] = item
+    for ref, words in scenario.rules(data).items():  # the rules, not the code, say
+        form = shown.get(ref) or {}
+        options, rec = form.get("options") or [], form.get("recommended")
+        label = str(options[rec - 1].get("label")) if rec and 0 < rec <= len(options) else ""
+        if words.casefold() not in label.casefold():
+            recommended_ok = False
+            problems.append(f"{ref}: recommended {label or 'nothing'!r}, the rules say {words!r}")
     # a group's members are asked through the group's one question
     asked |= {e["details"]["ref"] for e in excs if e["details"].get("group") in asked}
     expected = {e["details"]["ref"] for e in excs}

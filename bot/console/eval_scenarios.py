@@ -49,6 +49,21 @@ def _generated(*, clean: bool = False, alike: int = 0) -> tuple[object, object]:
     return data, planted
 
 
+# What CLOSE.md says the planted decisions recommend ("WI/NRI decisions"; v2.1 "DOI sanity"):
+# both operator documents agree on a new decimal → accept it; only the JIB differs → a billing
+# dispute; a DOI row that breaks the identity → correct the master.
+SAMPLE_RULES = {"wi_nri:W-TX-001": "Accept operator's decimal"}
+ONLY_THE_JIB = "dispute"
+
+
+def _planted_rules(data: Path | None) -> dict[str, str]:
+    found = (data / "planted.json") if data else None
+    if found is None or not found.exists():
+        return {}
+    refs = [str(p["ref"]) for p in json.loads(found.read_text())["planted"]]
+    return {r: ONLY_THE_JIB for r in refs if r.startswith("wi_nri:")}  # genmonth: the JIB alone
+
+
 def _header(record: QuestionRecord) -> str:
     return str(record.questions[0].get("header") or "")
 
@@ -122,8 +137,13 @@ def scenarios() -> list[Scenario]:
     alike_data, alike_refs = _generated(alike=4)
     return [
         Scenario("clean month", data=clean_data, planted=clean_planted),  # type: ignore[arg-type]
-        Scenario("the sample"),
-        Scenario("a planted month", data=planted_data, planted=planted_refs),  # type: ignore[arg-type]
+        Scenario("the sample", rules=lambda data: SAMPLE_RULES),
+        Scenario(
+            "a planted month",
+            data=planted_data,  # type: ignore[arg-type]
+            planted=planted_refs,  # type: ignore[arg-type]
+            rules=_planted_rules,
+        ),
         Scenario("many alike", data=alike_data, planted=alike_refs),  # type: ignore[arg-type]
         Scenario("a typed Other", person=typed_other),
         Scenario("Cancel then Decide", person=cancel_then_decide),
@@ -137,6 +157,7 @@ def scenarios() -> list[Scenario]:
             person=override_without_reason,
             data=broken_identity,
             planted=lambda data: {"doi_sanity:W-TX-002:2023-07-01"},
+            rules=lambda data: {"doi_sanity:W-TX-002:2023-07-01": "Correct the master"},
         ),
         Scenario("keep as draft", person=keep_as_draft, expect_posted=False),
         Scenario("two approvers, one twice", person=same_second_approver, expect_posted=False),
