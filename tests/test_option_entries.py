@@ -72,6 +72,10 @@ def test_every_option_shows_its_entry_by_account_number_and_name(closes: list[Cl
                 if len(named) + 20 * len(totals) < MAX_DESCRIPTION - 30:
                     assert all(f"{a} {ACCOUNT_NAMES[a]}" in text for a in totals), text
                 assert not re.search(r"\$[\d,]*\.\d?…|\$[\d,]+…", text)  # never a cut amount
+                # each account once per side it is on: the entry is never said twice
+                for account, (debit, credit) in totals.items():
+                    sides = bool(debit) + bool(credit)
+                    assert len(re.findall(rf"\b{account}\b", text)) == sides, (text, account)
                 checked += 1
     assert checked > 20
 

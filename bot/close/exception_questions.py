@@ -20,6 +20,9 @@ SHOWN_REF = re.compile(r"\s*\[ref [^\]]*\]")
 SHOWN_HASH = re.compile(r" \(content hash [0-9a-f]+\)")
 
 
+ACCOUNT_RE = re.compile(r"\b[1-9]\d{3}\b")  # an account number of the chart
+
+
 def for_people(text: str) -> str:
     """A question's text as people read it: without its [ref …] tag or an approval's content
     hash (the stored text, which the decision log keeps, has both)."""
@@ -53,7 +56,9 @@ def booking_words(kind: str, code: str, facts: dict[str, Any], lines: list[dict[
     entry = option_entry(kind, code, facts, lines=lines)
     if not lines:
         return _fit(entry, MAX_DESCRIPTION)
-    for text in (f"{entry}. {meaning}", entry):
+    # the meaning only when it adds words, not the entry again ("the difference Dr 1395")
+    said = ACCOUNT_RE.search(meaning) is not None
+    for text in (entry,) if said else (f"{entry}. {meaning}", entry):
         if len(text) <= MAX_DESCRIPTION:
             return text
     return _fit(
