@@ -532,3 +532,24 @@ def test_a_header_row_chosen_by_a_person_rereads_the_file(store: Store) -> None:
     assert again.header_row == 2 and again.kind == "revenue.csv"
     assert imports.file(got.id)["status"] == "withdrawn"
     assert len(load_period(store, "2026-10", None).revenue) == len(rows)
+
+
+def test_an_owner_column_of_names_is_not_read_as_the_decimal(store: Store) -> None:
+    rows = sample_rows("revenue.csv")
+    columns = [c for c in rows[0] if c != "owner_decimal"]
+    header = [*columns, "Owner", "Owner %"]
+    body = _csv_bytes(
+        [header]
+        + [
+            [
+                *(r[c] for c in columns),
+                "Acme Minerals LP",
+                f"{Decimal(r['owner_decimal']) * 100:f}%",
+            ]
+            for r in rows
+        ]
+    )
+    got = Imports(store).receive(
+        filename="revenue.csv", raw=body, dropped_by="UALICE", origin="test", period="2026-10"
+    )
+    assert got.ask is not None and got.ask.mapping["owner_decimal"] == "Owner %"

@@ -222,6 +222,18 @@ def _numbers(values: list[str]) -> list[Decimal]:
     return out
 
 
+SHARES = ("owner_decimal", "wi", "nri", "royalty", "orri")
+
+
+def _name_fits(column: str, values: list[str]) -> bool:
+    """A column found by what others call it holds what `column` holds: a decimal interest
+    ('Owner', 'Owner %') holds shares (0.275 or 27.5%), not the owner's name."""
+    if column not in SHARES:
+        return True
+    filled = [v.strip().rstrip("%") for v in values if v.strip()]
+    return len(_numbers(filled)) == len(filled)
+
+
 def _content_fits(
     kind: str, column: str, values: list[str], wells: WellIndex | None = None
 ) -> bool:
@@ -256,24 +268,31 @@ def propose(sheet: Sheet, kind: str, wells: WellIndex | None = None) -> Proposal
     cost categories, the DOI's wells and property numbers), then — for a column the file
     lacks — one value for the whole file from its title block ('Operator: Red Butte')."""
     spec = FILE_KINDS[kind]
-    by_norm: dict[str, str] = {}
+    by_norm: dict[str, list[str]] = {}
     for h in sheet.header:
-        if h and norm(h) not in by_norm:
-            by_norm[norm(h)] = h
+        if h:
+            by_norm.setdefault(norm(h), []).append(h)
     mapping: dict[str, str] = {}
     used: set[str] = set()
     exact = True
     for column in spec.columns:  # closebot's own names
-        found = by_norm.get(norm(column))
-        if found and found not in used:
+        found = next((h for h in by_norm.get(norm(column), []) if h not in used), None)
+        if found:
             mapping[column] = found
             used.add(found)
     for column in spec.columns:  # what others call them
         if column in mapping:
             continue
         for name in _names(column)[1:]:
-            found = by_norm.get(name)
-            if found and found not in used:
+            found = next(
+                (
+                    h
+                    for h in by_norm.get(name, [])
+                    if h not in used and _name_fits(column, _column(sheet, h))
+                ),
+                None,
+            )
+            if found:
                 mapping[column], exact = found, False
                 used.add(found)
                 break
