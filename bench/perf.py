@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from bot.agent_loop import AgentLoop  # noqa: E402
 from bot.blocks import SUBMIT_ACTION  # noqa: E402
 from bot.close import SYSTEM_PROMPT, CloseTools, PlaybookModel, start_prompt  # noqa: E402
+from bot.core.message_events import sse  # noqa: E402
 from bot.core.models import Reply  # noqa: E402
 from bot.core.tools import ToolContext, ToolRegistry  # noqa: E402
 from bot.sandbox.slack_api import FakeSlack, fake_slack  # noqa: E402
@@ -663,8 +664,12 @@ def caching_anthropic() -> Iterator[tuple[str, CachingAnthropic]]:
             if fake.delay:
                 time.sleep(fake.delay)  # the model thinking: what head-of-line blocking waits on
             fake.sent_bytes += len(raw)
-            body = json.dumps(fake.answer(json.loads(raw))).encode()
-            self.send(200, body, {"content-type": "application/json"})
+            request = json.loads(raw)
+            answer = fake.answer(request)
+            if request.get("stream"):  # the adapter streams: server-sent events
+                self.send(200, sse(answer), {"content-type": "text/event-stream"})
+                return
+            self.send(200, json.dumps(answer).encode(), {"content-type": "application/json"})
 
     with loopback(Handler) as url:
         yield url, fake

@@ -14,16 +14,17 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Protocol
 
-from bot.core.errors import AlreadyAnsweredError, ModelError
-from bot.core.models import Model, usage_line
-from bot.core.prose_questions import RESTATE, asks_in_prose
+from bot.core.errors import AlreadyAnsweredError, ModelError, ModelTransientError
+from bot.core.models import Model, real_model_name, usage_line
+from bot.core.prose_questions import NUDGE, RESTATE, asks_in_prose
 from bot.core.question_records import ask_of, outcome_of
-from bot.core.questions import TOOL_NAME, TOOL_SCHEMA, Ask, late_answer_text
+from bot.core.questions import TOOL_SCHEMA, Ask, late_answer_text
 from bot.core.replies import narration_of, objectified, reply_problem, text_of, tool_uses
+from bot.core.runner import RetrySchedule
 from bot.core.tool_calls import ToolCalls
 from bot.core.tools import ToolRegistry
 from bot.core.transcript import Transcript, thread_messages
-from bot.store import QuestionRecord, Store
+from bot.store import QuestionRecord, RunPrompt, Store
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +82,17 @@ class Waiting:
     deferred: tuple[str, ...]
 
 
-TurnOutcome = Paused | Finished | Failed | Stopped | Waiting
+@dataclass(frozen=True)
+class Retrying:
+    """The model API could not answer for a passing reason (rate limit, overload, a lost
+    connection): the run waits and tries again at `at` by itself (the watchdog, or the
+    console, continues it then)."""
+
+    at: str
+    error: str
+
+
+TurnOutcome = Paused | Finished | Failed | Stopped | Waiting | Retrying
 
 
 class AgentLoop:
@@ -97,6 +108,7 @@ class AgentLoop:
         system_prompt: str,
         max_steps: int = DEFAULT_MAX_STEPS,
         question_ttl: timedelta | None = None,
+        retry: RetrySchedule | None = None,
     ) -> None:
         self.store = store
         self.model = model
@@ -105,6 +117,7 @@ class AgentLoop:
         self.system_prompt = system_prompt
         self.max_steps = max_steps
         self.question_ttl = question_ttl  # None: questions wait for a person indefinitely
+        self.retry = retry or RetrySchedule()
         self.tool_calls = ToolCalls(
             store=store, tools=tools, presenter=presenter, question_ttl=question_ttl
         )
@@ -146,9 +159,12 @@ class AgentLoop:
         this turn adds is written to the store first and then appended to that copy, so a
         model step costs the same with ten messages as with a thousand.
         """
+        waited = self.store.runs.get(run_id).retries  # tries since the last answered call
         self.store.runs.set_status(run_id, "running")
-        schemas = [*self.tools.schemas(), TOOL_SCHEMA]
-        transcript = Transcript(self.store, run_id)
+        if waited:
+            self.store.runs.retrying_now(run_id)
+        prompt = self._prompt_for(run_id)
+        transcript = Transcript(self.store, run_id, stale_before=prompt.stale_thinking_before)
         steps = 0  # model calls in this turn
         paused_turn = False  # the API paused a long turn (pause_turn): call again to continue
         restate = False  # the turn ended on a question in prose: the next call must ask it
@@ -170,13 +186,18 @@ class AgentLoop:
                 model = model or self._model_for(run_id)  # once a turn: a run keeps its model
                 try:
                     reply = model.respond(
-                        system=self.system_prompt,
+                        system=prompt.system,
                         messages=transcript.api(),
-                        tools=schemas,
-                        **({"tool_choice": {"type": "tool", "name": TOOL_NAME}} if restate else {}),
+                        tools=prompt.tools,
+                        **({"tool_choice": NUDGE} if restate else {}),  # never forced
                     )
+                except ModelTransientError as e:
+                    return self._wait_to_retry(run_id, e)
                 except ModelError as e:
                     return self._fail(run_id, str(e))
+                if waited:  # answered: the count of tries starts again
+                    self.store.runs.answered(run_id)
+                    waited = None
                 if reply.usage:  # tokens are spent whether or not the reply is usable
                     self.store.transcript.record_model_call(
                         run_id, model=model.name, stop_reason=reply.stop_reason, usage=reply.usage
@@ -256,12 +277,61 @@ class AgentLoop:
         )
 
     def _model_for(self, run_id: str) -> Model:
-        """The model the run was started on (a paused run resumes on it), when the adapter can."""
+        """The model the run was started on (a paused run resumes on it), when the adapter can.
+        Only a real model's name is pinned: a run begun offline (or under another stand-in)
+        and resumed with a key goes on with the configured model, and the run says so."""
         pinned = self.store.runs.get(run_id).model
         switch: Any = getattr(self.model, "pinned", None)
-        if pinned and pinned != self.model.name and callable(switch):
+        if real_model_name(pinned) and pinned != self.model.name and callable(switch):
             return switch(pinned)
+        if not real_model_name(pinned) and real_model_name(self.model.name):
+            self.store.runs.set_model(run_id, self.model.name)
         return self.model
+
+    def _prompt_for(self, run_id: str) -> RunPrompt:
+        """The system prompt and tools the run started with, kept with it and sent unchanged
+        for its whole life: a thinking block is bound to them, and the API refuses one sent
+        back with a changed copy (docs: build-with-claude/preserved-thinking/prefix-checks,
+        "build system and tools once per conversation and send that same copy every time").
+        A run from before copies were kept takes today's, and its thinking so far is left
+        out of what is sent (it was bound to a prompt nobody kept)."""
+        kept = self.store.runs.prompt(run_id)
+        if kept is not None:
+            return kept
+        messages = self.store.transcript.messages(run_id)
+        thought = any(
+            b.get("type") in ("thinking", "redacted_thinking")
+            for m in messages
+            if m.role == "assistant"
+            for b in m.content
+        )
+        stale = messages[-1].seq + 1 if thought else None
+        current = RunPrompt(self.system_prompt, [*self.tools.schemas(), TOOL_SCHEMA], stale)
+        return self.store.runs.keep_prompt(run_id, current)
+
+    def _wait_to_retry(self, run_id: str, error: ModelTransientError) -> TurnOutcome:
+        """Wait and try again by itself, later each time; the thread says why and when. After
+        the schedule's last try the run fails (a person's Retry continues it)."""
+        tries = (self.store.runs.get(run_id).retries or 0) + 1
+        delay = self.retry.delay(tries, error.retry_after)
+        if delay is None:
+            self.store.runs.answered(run_id)  # a person's Retry starts the count again
+            return self._fail(
+                run_id,
+                f"{error} (tried again {self.retry.tries} times, the last {_duration(self.retry.delay(self.retry.tries) or timedelta())} apart)",
+            )
+        at = self.store.now(after=delay)
+        self.store.runs.schedule_retry(run_id, at=at, retries=tries, error=str(error))
+        when = at[11:16]
+        # a presenter that tells it apart (Slack: a reply in the thread) says it so; else narration
+        tell: Any = getattr(self.presenter, "retrying", None) or self.presenter.text
+        tell(
+            run_id,
+            f"Waiting to retry: {error}. I'll try again by myself at {when} UTC "
+            f"(in {_duration(delay)}; try {tries} of {self.retry.tries}). Nothing is lost.",
+        )
+        log.info("run %s waits to retry at %s: %s", run_id, at, error)
+        return Retrying(at=at, error=str(error))
 
     def question_wait(self, ask: Ask) -> timedelta | None:
         """How long a question waits when timeouts are on: its complexity's wait (seed 001's
@@ -291,11 +361,10 @@ class AgentLoop:
             return Waiting(text=text, deferred=tuple(q.id for q in deferred))
         self.presenter.progress(run_id, self.store.runs.finish_steps(run_id))
         self.store.runs.set_status(run_id, "done")
-        calls, usage = self.store.transcript.usage(run_id)
+        calls, _ = self.store.transcript.usage(run_id)
         if calls:
-            text = (
-                f"{text}\n\n{usage_line(self.store.runs.get(run_id).model, usage, calls)}".strip()
-            )
+            used = self.store.transcript.usage_by_model(run_id)
+            text = f"{text}\n\n{usage_line(used, calls)}".strip()
         sealed = self.store.audit.seal(run_id)
         # the summary shows the head as the run finished, to compare with `audit --verify`
         shown = f"{text}\n\nAudit seal: {sealed.short()}." if sealed else text
@@ -318,6 +387,11 @@ class AgentLoop:
         return Failed(error=error)
 
 
+def _duration(delay: timedelta) -> str:
+    seconds = int(delay.total_seconds())
+    return f"{seconds} s" if seconds < 90 else f"about {round(seconds / 60)} min"
+
+
 __all__ = [
     "DEFAULT_MAX_STEPS",
     "RESTATE",
@@ -326,6 +400,7 @@ __all__ = [
     "Finished",
     "Paused",
     "Presenter",
+    "Retrying",
     "Stopped",
     "Transcript",
     "TurnOutcome",

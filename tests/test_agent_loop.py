@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.agent_loop import AgentLoop, Failed, Finished, Paused
-from bot.core.errors import ModelOverloadedError
+from bot.agent_loop import AgentLoop, Failed, Finished, Paused, Retrying
+from bot.core.errors import ModelOverloadedError, ModelRequestError, ModelUnavailableError
+from bot.core.runner import RetrySchedule
 from bot.core.tools import ToolContext, ToolError, ToolRegistry
 from bot.store import Store
 from tests.conftest import (
@@ -238,11 +240,11 @@ def test_steps_are_bounded(store: Store) -> None:
 def test_a_model_failure_fails_the_run_and_keeps_the_transcript_for_resume(store: Store) -> None:
     model = ScriptedModel()
     model.enqueue(tool_use("l1", "load", period="2026-10"))
-    model.enqueue_error(ModelOverloadedError("the Anthropic API is overloaded (529) after retries"))
+    model.enqueue_error(ModelRequestError("the Anthropic API rejected the request (413): too big"))
     loop, _ = make_loop(store, model)
     run_id = new_run(store)
     outcome = loop.start(run_id, "go")
-    assert isinstance(outcome, Failed) and "529" in outcome.error
+    assert isinstance(outcome, Failed) and "413" in outcome.error
     assert store.runs.get(run_id).error == outcome.error
     model.enqueue(text("back"))
     assert loop.advance(run_id) == Finished("back")
@@ -252,6 +254,61 @@ def test_a_model_failure_fails_the_run_and_keeps_the_transcript_for_resume(store
         "user",
         "assistant",
     ]
+
+
+def test_an_overloaded_api_makes_the_run_wait_to_retry_with_backoff_not_fail(
+    store: Store,
+) -> None:
+    model = ScriptedModel()
+    model.enqueue(tool_use("l1", "load", period="2026-10"))
+    model.enqueue_error(ModelOverloadedError("the Anthropic API is overloaded (529) after retries"))
+    model.enqueue_error(
+        ModelOverloadedError("the Anthropic API is overloaded (529) after retries", retry_after=600)
+    )
+    loop, presenter = make_loop(store, model)
+    run_id = new_run(store)
+    first = loop.start(run_id, "go")
+    assert isinstance(first, Retrying) and "529" in first.error
+    run = store.runs.get(run_id)
+    assert run.status == "waiting" and run.retries == 1 and run.retry_at == first.at
+    wait = datetime.fromisoformat(first.at) - datetime.fromisoformat(store.now())
+    assert timedelta(seconds=25) < wait <= timedelta(seconds=30)  # the first wait: 30 s
+    said = presenter.events[-1]
+    assert said[0] == "text" and f"try again by myself at {first.at[11:16]} UTC" in said[1]
+    assert "failed" not in presenter.kinds()
+    second = loop.advance(run_id)  # the next try: twice the wait, or what the API asked
+    assert isinstance(second, Retrying) and store.runs.get(run_id).retries == 2
+    wait = datetime.fromisoformat(second.at) - datetime.fromisoformat(store.now())
+    assert timedelta(seconds=595) < wait <= timedelta(seconds=600)  # retry-after: 600 s
+    model.enqueue(text("back"))
+    assert loop.advance(run_id) == Finished("back")
+    run = store.runs.get(run_id)
+    assert run.retries is None and run.retry_at is None  # answered: the count starts again
+    assert [m.role for m in store.transcript.messages(run_id)] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
+    kinds = [e.kind for e in store.audit.events(run_id)]
+    assert kinds.count("retry_scheduled") == 2
+
+
+def test_after_the_last_scheduled_try_the_run_fails_and_waits_for_a_person(
+    store: Store,
+) -> None:
+    model = ScriptedModel()
+    for _ in range(3):
+        model.enqueue_error(ModelUnavailableError("could not reach the Anthropic API"))
+    loop, _ = make_loop(store, model, retry=RetrySchedule(tries=2))
+    run_id = new_run(store)
+    store.transcript.append(run_id, role="user", content=[text("go")])
+    assert isinstance(loop.advance(run_id), Retrying)
+    assert isinstance(loop.advance(run_id), Retrying)
+    third = loop.advance(run_id)
+    assert isinstance(third, Failed) and "could not reach the Anthropic API" in third.error
+    assert "tried again 2 times" in third.error
+    assert store.runs.get(run_id).status == "failed" and store.runs.get(run_id).retries is None
 
 
 def test_progress_marks_the_step_in_hand_as_waiting_on_a_person(store: Store) -> None:

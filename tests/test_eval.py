@@ -143,7 +143,8 @@ def test_a_ref_nothing_prepared_is_refused_naming_it_and_nothing_is_shown(db_pat
 
 def test_the_cost_is_the_documented_accounting() -> None:
     """$2 / $10 per million tokens; a 5-minute write 1.25× input, a 1-hour write 2×, a read
-    0.1×; thinking is output. Worked by hand."""
+    $0.10 (0.05×: Claude Sonnet 5.5's cache reads cost half Claude Sonnet 5's, per its
+    migration guide; bot/core/prices.py); thinking is output. Worked by hand."""
     usage = {
         "input_tokens": 1_000,
         "cache_read_input_tokens": 10_000,
@@ -155,7 +156,7 @@ def test_the_cost_is_the_documented_accounting() -> None:
         Decimal(1_000) * 2
         + Decimal(2_000) * Decimal("2.5")
         + Decimal(3_000) * 4
-        + Decimal(10_000) * Decimal("0.2")
+        + Decimal(10_000) * Decimal("0.1")
         + Decimal(500) * 10
     ) / 1_000_000
     assert Decimal(str(round(cost_of("claude-sonnet-5-5", usage), 9))) == dollars

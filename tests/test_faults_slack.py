@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bot.blocks import RETRY_ACTION, STOP_ACTION
-from bot.core.errors import ModelUnavailableError
+from bot.core.errors import ModelRequestError
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Run
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
@@ -389,7 +389,7 @@ def test_the_retry_button_continues_a_failed_run(
     fake: FakeSlack, db_path: Path, clock: Clock
 ) -> None:
     model = ScriptedModel()
-    model.enqueue_error(ModelUnavailableError("the Anthropic API failed (500) after retries"))
+    model.enqueue_error(ModelRequestError("the Anthropic API rejected the request (413): too big"))
     model.enqueue(text("Recovered and done."))
     h = Harness(fake, db_path, model=model, clock=clock)
     try:

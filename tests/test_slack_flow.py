@@ -16,7 +16,7 @@ from bot.blocks import SUBMIT_ACTION
 from bot.close import STEPS, formats
 from bot.close.ledger import Ledger
 from bot.close.playbook import PlaybookModel
-from bot.core.errors import ModelUnavailableError
+from bot.core.errors import ModelError
 from bot.sandbox.slack_api import FakeSlack
 from bot.slack.http import edge
 from tests import slack_payloads as sp
@@ -630,7 +630,8 @@ class FlakyPlaybook:
     def respond(self, **kw: Any) -> Any:
         if self.fail_next:
             self.fail_next = False
-            raise ModelUnavailableError("could not reach the Anthropic API")
+            # not a passing failure (those wait and retry by themselves): one that fails the turn
+            raise ModelError("the Anthropic SDK failed: the stream ended early")
         return self.inner.respond(**kw)
 
 
@@ -659,7 +660,8 @@ def test_a_failed_turn_is_retried_by_a_thread_message_without_losing_it(
         h.idle()
         assert h.store.runs.get(run.id).status == "failed"
         assert any(
-            "The close stopped: could not reach the Anthropic API" in (m["text"] or "")
+            "The close stopped: the Anthropic SDK failed: the stream ended early"
+            in (m["text"] or "")
             for m in fake.thread(run.thread_ts or "")
         )
         model.fail_next = True

@@ -28,6 +28,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m010_people",
         "m011_decide_later",
         "m012_started_team",
+        "m013_run_prompts_and_retries",
     ]
     assert db.table("people").columns_dict == {
         "id": str,
@@ -50,6 +51,15 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "output_tokens": int,
         "cache_read_input_tokens": int,
         "cache_creation_input_tokens": int,
+        "cache_write_1h_input_tokens": int,
+        "thinking_tokens": int,
+    }
+    assert db.table("run_prompts").columns_dict == {
+        "run_id": str,
+        "system": str,
+        "tools": str,
+        "stale_thinking_before": int,
+        "at": str,
     }
     assert db.table("runs").columns_dict == {
         "id": str,
@@ -67,6 +77,8 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "status_ts": str,
         "stop_requested_by": str,
         "started_team": str,
+        "retry_at": str,
+        "retries": int,
     }
     assert db.table("messages").columns_dict == {
         "id": int,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
@@ -102,8 +103,33 @@ def short_hash(full: str) -> str:
     return full[:16]
 
 
+BATCH_NAMED = re.compile(r"\bJE-\d{4}-\d{2}-\w+-\d+\b")  # a journal batch's id (batch_writer)
+
+
 def header_of(record: QuestionRecord) -> str | None:
-    return record.questions[0].get("header") if record.questions else None
+    """The form's header, as far as routing goes: an approval's canonical header whenever the
+    form is one — headed so, or asking to approve a named journal batch (an option starting
+    "Approve" and a batch id in its words) whatever header the model typed ("Posting
+    approval" goes to the approvers too); else the header as typed."""
+    typed = record.questions[0].get("header") if record.questions else None
+    if typed in APPROVAL_HEADERS:
+        return typed
+    words = " ".join(
+        [
+            record.context,
+            *(f"{q.get('header', '')} {q.get('question', '')}" for q in record.questions),
+        ]
+    )
+    asks_to_approve = any(
+        str(o.get("label", "")).casefold().startswith("approve")
+        for q in record.questions
+        for o in q.get("options") or []
+        if isinstance(o, dict)
+    )
+    if asks_to_approve and BATCH_NAMED.search(words):
+        second = "second approval" in words.casefold()
+        return SECOND_APPROVAL_HEADER if second else APPROVAL_HEADER
+    return typed
 
 
 def approves(answer: dict[str, Any] | None) -> bool:

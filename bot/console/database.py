@@ -9,8 +9,8 @@ from typing import TextIO
 
 from bot.console.presenter import EXIT_FAILED, EXIT_OK
 from bot.console.session import open_store, settings_of
-from bot.core.models import estimated_cost
 from bot.core.names import Names
+from bot.core.prices import cost_by_model, dollars
 from bot.store import USAGE_FIELDS
 
 
@@ -28,7 +28,8 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
             cached = usage["cache_read_input_tokens"] / prompt if prompt else 0.0
             tokens = (
                 f"  {calls} calls, {prompt:,} in ({cached:.0%} cached) / "
-                f"{usage['output_tokens']:,} out, ~${estimated_cost(r.model, usage):.2f}"
+                f"{usage['output_tokens']:,} out, "
+                f"{dollars(cost_by_model(store.transcript.usage_by_model(r.id)))}"
             )
         print(
             f"{r.id}  {r.period}  {r.status:<9} {r.mode:<8} {names(r.started_by, '-'):<16} {r.created_at}{tokens}",

@@ -30,7 +30,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from bot.close import PlaybookModel
-from bot.core.models import Reply
+from bot.core import prices
+from bot.core.message_events import sse
+from bot.core.models import Reply, flat_usage
 
 CALL_SECONDS = 20.0  # one model call, thinking included
 # Adaptive thinking at the default effort, per call: tokens billed as output. An estimate
@@ -38,33 +40,17 @@ CALL_SECONDS = 20.0  # one model call, thinking included
 THINKING_TOKENS = 600
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
-# US$ per million tokens (input, output), the documented list prices; a cache write costs
-# 1.25× input (5-minute) or 2× (1-hour), a read 0.1×. Kept behind price_of() so the one price
-# table of the project replaces it in one place.
-_PRICES = {"claude-sonnet-5-5": (2.0, 10.0)}
-
 
 def price_of(model: str) -> tuple[float, float]:
-    """(input, output) US$ per million tokens of a model."""
-    return _PRICES.get(model, _PRICES["claude-sonnet-5-5"])
+    """(input, output) US$ per million tokens of a model: the project's one price table."""
+    p = prices.price_of(model)
+    return float(p.input), float(p.output)
 
 
 def cost_of(model: str, usage: dict[str, Any]) -> float:
-    """US$ of one usage (a call's or a close's), as the API bills it: writes by lifetime."""
-    per_in, per_out = price_of(model)
-    created = usage.get("cache_creation") or {}
-    w1h = int(created.get("ephemeral_1h_input_tokens", 0))
-    w5m = int(
-        created.get("ephemeral_5m_input_tokens", usage.get("cache_creation_input_tokens", 0) - w1h)
-    )
-    dollars = (
-        usage.get("input_tokens", 0) * per_in
-        + w5m * per_in * 1.25
-        + w1h * per_in * 2.0
-        + usage.get("cache_read_input_tokens", 0) * per_in * 0.1
-        + usage.get("output_tokens", 0) * per_out
-    )
-    return dollars / 1_000_000
+    """US$ of one usage (a call's or a close's), as the API bills it: writes by lifetime
+    (bot/core/prices.py)."""
+    return float(prices.cost(model, flat_usage(usage)))
 
 
 def add_usage(total: dict[str, Any], usage: dict[str, Any]) -> None:
@@ -249,13 +235,17 @@ def scripted_api(api: ScriptedApi | None = None) -> Iterator[ScriptedApi]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+            request = json.loads(raw) if raw else {}
             if self.path.split("?")[0] != "/v1/messages":
                 status, body = 404, {"type": "error", "error": {"type": "not_found_error"}}
             else:
-                status, body = 200, served.answer(json.loads(raw))
-            data = json.dumps(body).encode()
+                status, body = 200, served.answer(request)
+            streamed = status == 200 and request.get("stream")  # the adapter streams (SSE)
+            data = sse(body) if streamed else json.dumps(body).encode()
             self.send_response(status)
-            self.send_header("content-type", "application/json")
+            self.send_header(
+                "content-type", "text/event-stream" if streamed else "application/json"
+            )
             self.send_header("content-length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)

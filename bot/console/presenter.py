@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import textwrap
+import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Protocol, TextIO
 
-from bot.agent_loop import AgentLoop, Finished, Paused, TurnOutcome, Waiting, ask_of
+from bot.agent_loop import AgentLoop, Finished, Paused, Retrying, TurnOutcome, Waiting, ask_of
 from bot.close import (
     APPROVAL_HEADERS,
     approval_refusal,
@@ -306,6 +308,10 @@ def drive(
     answers = Answers(store, approvers, vet=vet)
     brought: set[str] = set()
     while True:
+        if isinstance(outcome, Retrying):  # the model API could not answer: wait, then retry
+            wait_until(store, outcome.at)
+            outcome = loop.advance(run_id)
+            continue
         if isinstance(outcome, Waiting) and bring_back:
             again = [q for q in store.questions.deferred(run_id) if q.id not in brought]
             if again:
@@ -390,6 +396,13 @@ def drive(
     if isinstance(outcome, Waiting):
         return EXIT_PAUSED  # questions put off: `closebot resume` brings them back
     return EXIT_FAILED  # Failed, or Stopped
+
+
+def wait_until(store: Store, at: str) -> None:
+    """Sleep until the store's clock reads `at` (a run waiting to retry the model)."""
+    left = (datetime.fromisoformat(at) - datetime.fromisoformat(store.now())).total_seconds()
+    if left > 0:
+        time.sleep(left)
 
 
 def _next_step(record: QuestionRecord, run_id: str) -> str:

@@ -42,15 +42,24 @@ class ModelAuthError(ModelError):
     """The API key was refused (401/403)."""
 
 
-class ModelRateLimitedError(ModelError):
+class ModelTransientError(ModelError):
+    """A failure that passes (rate limits, overload, connection, 5xx): the run waits and
+    retries by itself. `retry_after`: the seconds the API asked us to wait, if it said."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class ModelRateLimitedError(ModelTransientError):
     """Rate limited (429) and retries did not get through."""
 
 
-class ModelOverloadedError(ModelError):
+class ModelOverloadedError(ModelTransientError):
     """The API is overloaded (529) and retries did not get through."""
 
 
-class ModelUnavailableError(ModelError):
+class ModelUnavailableError(ModelTransientError):
     """Connection failures, timeouts and 5xx answers after retries."""
 
 

@@ -14,6 +14,7 @@ from bot.core.errors import (
     ModelRequestError,
     ModelUnavailableError,
 )
+from bot.core.prices import cost, cost_by_model, dollars
 
 if TYPE_CHECKING:
     import anthropic
@@ -23,8 +24,14 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 16_000  # room for adaptive thinking as well as the reply
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 DEFAULT_EFFORT = "medium"
-DEFAULT_MAX_RETRIES = 4
+DEFAULT_MAX_RETRIES = 2  # then the run waits and retries by itself (RetrySchedule)
 DEFAULT_TIMEOUT_S = 120.0
+
+
+def real_model_name(name: str | None) -> bool:
+    """Whether `name` is a Claude model's id the API serves (claude-…), not a stand-in's
+    (the offline playbook, a test's scripted model): only such a name is pinned to a run."""
+    return bool(name) and str(name).startswith("claude-")
 
 
 @dataclass(frozen=True)
@@ -114,39 +121,48 @@ class ClaudeModel:
         if cached_tools:
             # One breakpoint after the last tool caches tools and system together.
             cached_tools[-1]["cache_control"] = CACHE_1H
+        request: dict[str, Any] = {
+            "model": self.name,
+            "max_tokens": self.max_tokens,
+            # The default model thinks; its words between tool calls arrive as thinking.
+            "thinking": {"type": "adaptive", "display": "summarized"},
+            "output_config": {"effort": self.effort},
+            "system": [{"type": "text", "text": system, "cache_control": CACHE_1H}],
+            "tools": cached_tools,
+            "messages": messages,
+        }
+        if tool_choice is not None:
+            # Only `auto` (or `none`): forced tool use (`any`, `tool`) returns a 400 on the
+            # default model (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5,
+            # "Forced tool use returns an error").
+            if tool_choice.get("type") not in ("auto", "none"):
+                raise ValueError(f"tool_choice {tool_choice!r}: only auto or none may be sent")
+            request["tool_choice"] = tool_choice
         try:
-            request: dict[str, Any] = {
-                "model": self.name,
-                "max_tokens": self.max_tokens,
-                # The default model thinks; its words between tool calls arrive as thinking.
-                "thinking": {"type": "adaptive", "display": "summarized"},
-                "output_config": {"effort": self.effort},
-                "system": [{"type": "text", "text": system, "cache_control": CACHE_1H}],
-                "tools": cached_tools,
-                "messages": messages,
-            }
-            if tool_choice is not None:
-                request["tool_choice"] = tool_choice
-                if tool_choice.get("type") in ("tool", "any"):
-                    # The API refuses a forced tool while thinking: this one reply does without.
-                    del request["thinking"]
-            response = self._client.messages.create(**request)
+            # Streamed, so a long reply is read as it is written and never abandoned for time
+            # (the timeout is between events, not for the whole reply): the SDK's own advice
+            # for long requests (https://platform.claude.com/docs/en/build-with-claude/streaming).
+            with self._client.messages.stream(**request) as stream:
+                response = stream.get_final_message()
         except anthropic.AuthenticationError as e:
             raise ModelAuthError(f"the Anthropic API refused the key (401): {_detail(e)}") from e
         except anthropic.PermissionDeniedError as e:
             raise ModelAuthError(f"the Anthropic API denied access (403): {_detail(e)}") from e
         except anthropic.RateLimitError as e:
             raise ModelRateLimitedError(
-                f"rate limited by the Anthropic API (429) after retries: {_detail(e)}"
+                f"rate limited by the Anthropic API (429) after retries: {_detail(e)}",
+                retry_after=_retry_after(e),
             ) from e
         except anthropic.APIStatusError as e:
-            if e.status_code == 529:
+            if e.status_code == 529 or _error_type(e) == "overloaded_error":
                 raise ModelOverloadedError(
-                    f"the Anthropic API is overloaded (529) after retries: {_detail(e)}"
+                    f"the Anthropic API is overloaded (529) after retries: {_detail(e)}",
+                    retry_after=_retry_after(e),
                 ) from e
             if e.status_code >= 500:
                 raise ModelUnavailableError(
-                    f"the Anthropic API failed ({e.status_code}) after retries: {_detail(e)}"
+                    f"the Anthropic API failed ({e.status_code}) after retries: {_detail(e)}",
+                    retry_after=_retry_after(e),
                 ) from e
             raise ModelRequestError(
                 f"the Anthropic API rejected the request ({e.status_code}): {_detail(e)}"
@@ -157,13 +173,27 @@ class ClaudeModel:
             raise ModelUnavailableError(f"could not reach the Anthropic API: {e}") from e
         except anthropic.AnthropicError as e:
             raise ModelError(f"the Anthropic SDK failed: {e}") from e
-        usage = response.usage.model_dump(exclude_none=True) if response.usage else {}
+        usage = flat_usage(response.usage.model_dump(exclude_none=True) if response.usage else {})
         log.info("model reply stop=%s usage=%s", response.stop_reason, usage)
         return Reply(
             content=[_block_dict(b) for b in response.content],
             stop_reason=response.stop_reason,
-            usage={k: v for k, v in usage.items() if isinstance(v, int)},
+            usage=usage,
         )
+
+
+def flat_usage(usage: dict[str, Any]) -> dict[str, int]:
+    """The API's usage as flat counts: the totals as reported, and the parts pricing needs —
+    the 1-hour cache writes (`cache_creation.ephemeral_1h_input_tokens`) and the thinking
+    tokens (`output_tokens_details.thinking_tokens`), both already inside the totals."""
+    flat = {k: v for k, v in usage.items() if isinstance(v, int)}
+    creation = usage.get("cache_creation")
+    if isinstance(creation, dict) and isinstance(creation.get("ephemeral_1h_input_tokens"), int):
+        flat["cache_write_1h_input_tokens"] = creation["ephemeral_1h_input_tokens"]
+    details = usage.get("output_tokens_details")
+    if isinstance(details, dict) and isinstance(details.get("thinking_tokens"), int):
+        flat["thinking_tokens"] = details["thinking_tokens"]
+    return flat
 
 
 CACHEABLE = ("text", "tool_result", "tool_use", "image", "document")
@@ -193,35 +223,51 @@ def with_conversation_breakpoint(messages: list[dict[str, Any]]) -> list[dict[st
     return [*messages[:-1], {**last, "content": [*content[:-1], marked]}]
 
 
-# Estimated list prices, US$ per million tokens: (input, output). A cache write costs 1.25 ×
-# input, a cache read 0.1 × input. A model not listed is priced as Sonnet; the figure is an
-# estimate, labelled as one wherever it is shown.
-PRICES = {"opus": (5.0, 25.0), "sonnet": (3.0, 15.0), "haiku": (1.0, 5.0)}
-
-
 def estimated_cost(model: str | None, usage: dict[str, int]) -> float:
-    """What these tokens cost at list price, in US$ (an estimate)."""
-    family = next((f for f in PRICES if f in (model or "")), "sonnet")
-    per_in, per_out = PRICES[family]
-    dollars = (
-        usage.get("input_tokens", 0) * per_in
-        + usage.get("output_tokens", 0) * per_out
-        + usage.get("cache_creation_input_tokens", 0) * per_in * 1.25
-        + usage.get("cache_read_input_tokens", 0) * per_in * 0.1
-    )
-    return dollars / 1_000_000
+    """What these tokens cost at list price, in US$ (bot/core/prices.py's table)."""
+    return float(cost(model, usage))
 
 
-def usage_line(model: str | None, usage: dict[str, int], calls: int) -> str:
-    """One line for a summary: model calls, tokens, cache hit rate and the estimated cost."""
-    read = usage.get("cache_read_input_tokens", 0)
-    prompt = read + usage.get("input_tokens", 0) + usage.get("cache_creation_input_tokens", 0)
+def usage_line(usage_by_model: dict[str | None, dict[str, int]], calls: int) -> str:
+    """One line for a summary: model calls, tokens, cache hit rate and the cost at list price."""
+    usage = {k: sum(u.get(k, 0) for u in usage_by_model.values()) for k in USAGE_KEYS}
+    read = usage["cache_read_input_tokens"]
+    prompt = read + usage["input_tokens"] + usage["cache_creation_input_tokens"]
     hit = f", {read / prompt:.0%} of input read from cache" if prompt else ""
+    thinking = usage["thinking_tokens"]
+    of_which = f" ({thinking:,} of them thinking)" if thinking else ""
     return (
         f"Model use: {calls} call{'s' if calls != 1 else ''}, {prompt:,} input tokens{hit}, "
-        f"{usage.get('output_tokens', 0):,} output tokens; "
-        f"estimated cost ${estimated_cost(model, usage):.2f}"
+        f"{usage['output_tokens']:,} output tokens{of_which}; "
+        f"cost {dollars(cost_by_model(usage_by_model))} at list price"
     )
+
+
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "thinking_tokens",
+)
+
+
+def _retry_after(error: anthropic.APIStatusError) -> float | None:
+    """The seconds the API asked us to wait (`retry-after`), if it said."""
+    try:
+        value = error.response.headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (AttributeError, ValueError):
+        return None
+
+
+def _error_type(error: anthropic.APIStatusError) -> str | None:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict):
+            return str(inner.get("type") or "") or None
+    return None
 
 
 def _detail(error: anthropic.APIStatusError) -> str:

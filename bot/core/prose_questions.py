@@ -1,6 +1,6 @@
 """The prose-question fallback (seed 001's question detector): a turn that ends on a
 question in plain text would end the run with nobody asked, so the loop has the model
-restate it once as a form (RESTATE)."""
+restate it once as a form (RESTATE), nudged with tool_choice auto (NUDGE), never forced."""
 
 from __future__ import annotations
 
@@ -11,6 +11,11 @@ RESTATE = (
     "there. Ask it now with ask_user_question: the situation and its figures in `context`, "
     "the choices as options with what each books, your recommendation and why."
 )
+# The restatement is nudged, never forced: forced tool choice (`any`, `tool`) returns a 400 on
+# the default model (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5,
+# "Forced tool use returns an error"), and with thinking on any model
+# (https://platform.claude.com/docs/en/build-with-claude/extended-thinking).
+NUDGE = {"type": "auto"}
 _QUESTION_END = re.compile(r"\?[\s\*_)\]\"'”’»]*$")
 
 

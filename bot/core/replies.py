@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.core.models import Reply
 
+TRUNCATED = {"max_tokens": "output limit", "model_context_window_exceeded": "context window"}
 NARRATION_LIMIT = 1500  # summarized thinking shown in the thread is cut to this
 
 
@@ -17,10 +18,13 @@ def reply_problem(reply: Reply) -> str | None:
     content = reply.content
     if reply.stop_reason == "refusal":
         return "the model refused to continue this close (stop_reason: refusal)"
-    if reply.stop_reason == "max_tokens":
+    if reply.stop_reason in TRUNCATED:
+        # A cut-off reply is never a finished one, whatever it holds: max_tokens (its output
+        # limit) or model_context_window_exceeded (the context window filled while it wrote)
+        # (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons).
         return (
-            "the model's reply was cut off at its output limit (stop_reason: max_tokens); "
-            "retry continues from the last complete step"
+            f"the model's reply was cut off at its {TRUNCATED[reply.stop_reason]} "
+            f"(stop_reason: {reply.stop_reason}); retry continues from the last complete step"
         )
     if not isinstance(content, list) or not all(isinstance(b, dict) for b in content):
         return "the model returned a malformed reply (content is not a list of blocks)"

@@ -6,7 +6,7 @@ in order and never run in parallel; jobs with different keys share the turn pool
 workers spend most of their time waiting on the model. Quick jobs that people are looking
 at (a form turning read-only, a thread opening, a private notice) run on a separate pool,
 so they never wait behind someone else's model call. Nothing here knows about Slack, the
-agent or the database.
+agent or the database. RetrySchedule says when a run the model API could not answer tries again.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import threading
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
 from functools import partial
 
 log = logging.getLogger(__name__)
@@ -194,3 +196,23 @@ class Held:
             self._done = True
             jobs, self.jobs = (self.jobs if keep else []), []
         self._runner._released(jobs)
+
+
+@dataclass(frozen=True)
+class RetrySchedule:
+    """When a run whose model call failed for a passing reason (rate limit, overload, a lost
+    connection) tries again by itself: base × 2^(try − 1), capped, never sooner than the API
+    asked (`retry-after`); after `tries` it fails and waits for a person's Retry."""
+
+    base: timedelta = timedelta(seconds=30)
+    cap: timedelta = timedelta(minutes=15)
+    tries: int = 8  # 30 s, 1, 2, 4, 8, 15, 15, 15 min: about an hour in all
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> timedelta | None:
+        """How long before try `attempt` (1 = the first retry), or None: no more tries."""
+        if attempt > self.tries:
+            return None
+        wait = min(self.base * 2 ** (attempt - 1), self.cap)
+        if retry_after:
+            wait = max(wait, timedelta(seconds=retry_after))
+        return wait

@@ -1,5 +1,6 @@
-"""A turn's copy of a run's transcript (the store stays the source of truth), and the
-messages people wrote in the thread as the model reads them."""
+"""A turn's copy of a run's transcript (the store stays the source of truth), as it is sent
+(thinking blocks a run cannot send back left out), and the messages people wrote in the
+thread as the model reads them."""
 
 from __future__ import annotations
 
@@ -16,6 +17,20 @@ def thread_messages(held: list[dict[str, Any]]) -> str:
     )
 
 
+THINKING = ("thinking", "redacted_thinking")
+OMITTED = "(earlier reasoning omitted)"
+
+
+def without_thinking(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks without thinking: a thinking block is bound to the system prompt, tools and
+    messages that produced it, and a run that kept no copy of those cannot send it back; the
+    documented way is to remove the thinking by hand
+    (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/fix-bound-to-a-different-conversation).
+    A message that held only thinking keeps a line saying so (a message may not be empty)."""
+    kept = [b for b in content if b.get("type") not in THINKING]
+    return kept or [{"type": "text", "text": OMITTED}]
+
+
 class Transcript:
     """A turn's copy of the run's transcript: read once, then appended to as the store is.
 
@@ -24,11 +39,18 @@ class Transcript:
     the store again.
     """
 
-    def __init__(self, store: Store, run_id: str) -> None:
+    def __init__(self, store: Store, run_id: str, *, stale_before: int | None = None) -> None:
         self.store = store
         self.run_id = run_id
+        self.stale_before = stale_before
         self._messages = store.transcript.messages(run_id)
-        self._api = [m.api() for m in self._messages]
+        self._api = [self._sent(m) for m in self._messages]
+
+    def _sent(self, message: Message) -> dict[str, Any]:
+        """The message as it is sent: before `stale_before`, without its thinking blocks."""
+        if self.stale_before is None or message.seq >= self.stale_before:
+            return message.api()
+        return {"role": message.role, "content": without_thinking(message.content)}
 
     @property
     def last(self) -> Message | None:
@@ -47,8 +69,8 @@ class Transcript:
         expected = (self._messages[-1].seq if self._messages else 0) + 1
         if seq != expected:  # another writer got in between: take the store's word
             self._messages = self.store.transcript.messages(self.run_id)
-            self._api = [m.api() for m in self._messages]
+            self._api = [self._sent(m) for m in self._messages]
             return
         message = Message(seq=seq, role=role, content=content)
         self._messages.append(message)
-        self._api.append(message.api())
+        self._api.append(self._sent(message))

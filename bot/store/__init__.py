@@ -20,7 +20,7 @@ from bot.store.locks import QUICK_BUSY_MS, QUICK_LOCK_MS
 from bot.store.people import People
 from bot.store.questions import QuestionRecord, Questions
 from bot.store.replay import Sighting, SlackReplay
-from bot.store.runs import RUN_STATUSES, Run, Runs
+from bot.store.runs import RUN_STATUSES, Run, RunPrompt, Runs
 from bot.store.transcript import USAGE_FIELDS, Message, ToolResult, Transcript
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Message",
     "QuestionRecord",
     "Run",
+    "RunPrompt",
     "Sighting",
     "Store",
     "ToolResult",

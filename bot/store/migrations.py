@@ -273,3 +273,23 @@ def m012_started_team(db: Database) -> None:
     recipient_team_id), who may belong to another team than the app's (Slack Connect, an
     org-wide install)."""
     db.table("runs").add_column("started_team", str)
+
+
+@migrations()
+def m013_run_prompts_and_retries(db: Database) -> None:
+    """Real Claude's rules (issue 28). Each run keeps the system prompt and tool definitions it
+    started with (`run_prompts`), sent unchanged for its whole life: a thinking block is bound
+    to them, and a changed copy is refused with a 400. `stale_thinking_before`: a run from
+    before this kept no copy, so its thinking blocks before that message are left out of every
+    request (the documented way). A run the API could not answer for a while waits to retry
+    (`retry_at`, `retries`). A model call records the part of its cache writes that went to the
+    1-hour cache and its thinking tokens (both already inside the totals)."""
+    db.table("run_prompts").create(
+        {"run_id": str, "system": str, "tools": str, "stale_thinking_before": int, "at": str},
+        pk="run_id",
+        not_null={"run_id", "system", "tools", "at"},
+    )
+    db.table("runs").add_column("retry_at", str)
+    db.table("runs").add_column("retries", int)
+    db.table("model_calls").add_column("cache_write_1h_input_tokens", int)
+    db.table("model_calls").add_column("thinking_tokens", int)

@@ -32,6 +32,19 @@ class Run:
     status_ts: str | None = None
     stop_requested_by: str | None = None
     started_team: str | None = None  # the starter's team (Slack Connect, org-wide installs)
+    retry_at: str | None = None  # waiting to retry a model call the API could not answer
+    retries: int | None = None  # tries so far since the last answered model call
+
+
+@dataclass(frozen=True)
+class RunPrompt:
+    """The system prompt and tool definitions a run started with, sent for its whole life;
+    thinking blocks in messages before `stale_thinking_before` are never sent (a run from
+    before copies were kept: they were bound to a prompt nobody kept)."""
+
+    system: str
+    tools: list[dict[str, Any]]
+    stale_thinking_before: int | None = None
 
 
 class Runs:
@@ -220,6 +233,92 @@ class Runs:
             db.execute("update runs set steps = ? where id = ?", (dumps(steps), run_id))
         return steps
 
+    def set_model(self, run_id: str, model: str) -> None:
+        """The model that carries the run on (one begun offline, resumed with a key)."""
+        with self.core.write() as db:
+            db.execute("update runs set model = ? where id = ?", (model, run_id))
+            self.audit.append(
+                db, run_id=run_id, kind="model_changed", actor=None, detail={"model": model}
+            )
+
+    # -- the prompt a run keeps ----------------------------------------------
+
+    def prompt(self, run_id: str) -> RunPrompt | None:
+        rows = self.core.query(
+            "select system, tools, stale_thinking_before from run_prompts where run_id = ?",
+            (run_id,),
+        )
+        if not rows:
+            return None
+        r = rows[0]
+        return RunPrompt(r["system"], json.loads(r["tools"]), r["stale_thinking_before"])
+
+    def keep_prompt(self, run_id: str, prompt: RunPrompt) -> RunPrompt:
+        """Keep the run's prompt, once: the first copy kept wins (and is returned)."""
+        with self.core.write() as db:
+            db.execute(
+                "insert or ignore into run_prompts (run_id, system, tools, stale_thinking_before, at) "
+                "values (?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    prompt.system,
+                    dumps(prompt.tools),
+                    prompt.stale_thinking_before,
+                    self.core.now(),
+                ),
+            )
+        kept = self.prompt(run_id)
+        assert kept is not None
+        return kept
+
+    # -- waiting to retry ------------------------------------------------------
+
+    def schedule_retry(self, run_id: str, *, at: str, retries: int, error: str) -> None:
+        """The model API could not answer: the run waits and tries again at `at` by itself."""
+        with self.core.write() as db:
+            db.execute(
+                "update runs set status = 'waiting', retry_at = ?, retries = ?, error = ?, "
+                "updated_at = ? where id = ?",
+                (at, retries, error, self.core.now(), run_id),
+            )
+            self.audit.append(
+                db,
+                run_id=run_id,
+                kind="retry_scheduled",
+                actor=None,
+                detail={"at": at, "retries": retries, "error": error},
+            )
+
+    def retrying_now(self, run_id: str) -> None:
+        """The scheduled try is under way: no longer due (the count of tries stays)."""
+        with self.core.write() as db:
+            db.execute(
+                "update runs set retry_at = null where id = ? and retry_at is not null", (run_id,)
+            )
+
+    def answered(self, run_id: str) -> None:
+        """A model call was answered: the count of tries starts again."""
+        with self.core.write() as db:
+            db.execute(
+                "update runs set retries = null, retry_at = null where id = ? "
+                "and (retries is not null or retry_at is not null)",
+                (run_id,),
+            )
+
+    def due_retries(self) -> list[Run]:
+        """Slack runs waiting to retry whose time has come, and no process holds (a console
+        run's own process waits for its time; `closebot resume` continues one left)."""
+        now = self.core.now()
+        rows = self.core.query(
+            "select r.id from runs r where r.status = 'waiting' and r.mode = 'slack' "
+            "and r.retry_at is not null "
+            "and r.retry_at <= ? "
+            "and not exists (select 1 from leases l where l.run_id = r.id and l.expires_at > ?) "
+            "order by r.retry_at",
+            (now, now),
+        )
+        return [self.get(r["id"]) for r in rows]
+
     def touch(self, run_id: str) -> None:
         with self.core.write() as db:
             db.execute("update runs set updated_at = ? where id = ?", (self.core.now(), run_id))
@@ -241,7 +340,7 @@ class Runs:
         cutoff = self.core.now(after=-idle_for)
         rows = self.core.query(
             "select r.id from runs r where r.status in ('running', 'waiting') and r.mode = 'slack' "
-            "and r.updated_at <= ? "
+            "and r.updated_at <= ? and r.retry_at is null "
             "and not exists (select 1 from leases l where l.run_id = r.id and l.expires_at > ?) "
             "and not exists (select 1 from questions q where q.run_id = r.id and q.status = 'pending') "
             "order by r.created_at",

@@ -14,6 +14,9 @@ USAGE_FIELDS = (  # as the Messages API names them
     "cache_read_input_tokens",
     "cache_creation_input_tokens",
 )
+# Parts of those totals, kept for pricing: cache writes to the 1-hour cache (billed at 2 ×
+# input, not 1.25 ×) and thinking tokens (billed as output, counted in output_tokens).
+USAGE_DETAIL_FIELDS = ("cache_write_1h_input_tokens", "thinking_tokens")
 
 
 @dataclass(frozen=True)
@@ -99,18 +102,37 @@ class Transcript:
                     "at": self.core.now(),
                     "model": model,
                     "stop_reason": stop_reason,
-                    **{f: int(usage.get(f, 0)) for f in USAGE_FIELDS},
+                    **{f: int(usage.get(f, 0)) for f in (*USAGE_FIELDS, *USAGE_DETAIL_FIELDS)},
                 },
             )
 
     def usage(self, run_id: str) -> tuple[int, dict[str, int]]:
         """(model calls, summed token usage) of a run."""
-        sums = ", ".join(f"coalesce(sum({f}), 0) as {f}" for f in USAGE_FIELDS)
-        row = self.core.query(
-            f"select count(*) as calls, {sums} from model_calls where run_id = ?", (run_id,)
-        )[0]
-        calls = int(row.pop("calls"))
-        return calls, {k: int(v) for k, v in row.items()}
+        calls, by_model = self._usage(run_id, by_model=False)
+        return calls, by_model.get(None, self._zero())
+
+    def usage_by_model(self, run_id: str) -> dict[str | None, dict[str, int]]:
+        """A run's summed token usage per model it called (each priced at its own rates)."""
+        return self._usage(run_id, by_model=True)[1]
+
+    @staticmethod
+    def _zero() -> dict[str, int]:
+        return dict.fromkeys((*USAGE_FIELDS, *USAGE_DETAIL_FIELDS), 0)
+
+    def _usage(
+        self, run_id: str, *, by_model: bool
+    ) -> tuple[int, dict[str | None, dict[str, int]]]:
+        fields = (*USAGE_FIELDS, *USAGE_DETAIL_FIELDS)
+        sums = ", ".join(f"coalesce(sum({f}), 0) as {f}" for f in fields)
+        group = ", model" if by_model else ", null as model"
+        rows = self.core.query(
+            f"select count(*) as calls{group}, {sums} from model_calls where run_id = ?"
+            + (" group by model" if by_model else ""),
+            (run_id,),
+        )
+        calls = sum(int(r.pop("calls")) for r in rows)
+        out = {r.pop("model"): {k: int(v) for k, v in r.items()} for r in rows}
+        return calls, out
 
     # -- tool calls -------------------------------------------------------
 

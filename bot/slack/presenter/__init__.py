@@ -263,6 +263,16 @@ class SlackPresenter:
         except SlackApiError as e:
             log.warning("run %s: waiting not shown: %s", run_id, slack_error(e))
 
+    def retrying(self, run_id: str, text: str) -> None:
+        """The model API could not answer: the thread says so and when the close tries again
+        (by itself); the status message shows the wait."""
+        self._status_updates.drop(run_id)
+        self.say(run_id, text)
+        try:
+            self.update_status(run_id, note=text.split(". ")[0], final=True)
+        except SlackApiError as e:
+            log.warning("run %s: retry wait not shown: %s", run_id, slack_error(e))
+
     def failed(self, run_id: str, error: str) -> None:
         run = self.store.runs.get(run_id)
         if not run.thread_ts:  # no thread to say it in: the starter is told by DM

@@ -8,7 +8,7 @@ import logging
 from functools import partial
 from typing import TYPE_CHECKING
 
-from bot.agent_loop import Failed, Paused, Stopped, TurnOutcome, ask_of
+from bot.agent_loop import Failed, Paused, Retrying, Stopped, TurnOutcome, ask_of
 from bot.slack.presenter import Clicked
 
 if TYPE_CHECKING:
@@ -107,11 +107,12 @@ class Turns:
     def deliver_held_messages(self, run_id: str, outcome: TurnOutcome | None) -> None:
         """After a turn that finished, hand over the messages held meanwhile.
 
-        A pause keeps them for after the answer; a failure keeps them for the retry; a run
+        A pause keeps them for after the answer; a failure (or a wait to retry) keeps them
+        for the retry; a run
         in the middle of a turn keeps them until the turn is done — none is ever dropped.
         """
         loop, store = self.work.loop, self.work.store
-        while not isinstance(outcome, (Paused, Failed, Stopped)):
+        while not isinstance(outcome, (Paused, Failed, Stopped, Retrying)):
             if not loop.can_hear(run_id):
                 return
             held = store.inbox.take(run_id)

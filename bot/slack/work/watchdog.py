@@ -1,6 +1,7 @@
 """The watchdog: every few seconds, deadlines and reminders of open questions, heal()
-(a form that never reached Slack, a settled form that still looks live, a run nothing
-advances — retried with backoff, failed after max_attempts), the Slack token's health; and
+(a form that never reached Slack, a settled form that still looks live, a run whose model
+call waits to be tried again and is due, a run nothing advances — retried with backoff,
+failed after max_attempts), the Slack token's health; and
 at start-up, recover() continues the runs a stopped process left."""
 
 from __future__ import annotations
@@ -98,6 +99,11 @@ class Watchdog:
             healed["settled"].append(q.id)
             # no lease needed, and never behind the run's turn
             runner.fast(partial(turns.settle_form_again, q.id))
+        for run in store.runs.due_retries():  # the model API could not answer: try again now
+            if runner.busy(run.id):
+                continue
+            healed["runs"].append(run.id)
+            work.jobs.job(run.id, "retrying the model", partial(turns.resume, run.id))
         for run in store.runs.stuck(idle_for=work.stuck_after):
             if runner.busy(run.id) or not self._due(run.id) or work.loop.parked(run.id):
                 continue  # (a run parked on questions put off waits for Decide, not for us)
@@ -206,6 +212,8 @@ class Watchdog:
                 continue  # its form still works: answers resolve through the store
             if work.loop.parked(run.id):
                 continue  # it waits on questions put off: Decide brings them back
+            if run.retry_at and run.retry_at > store.now():
+                continue  # it waits to retry the model: heal() continues it on schedule
             recovered.append(run.id)
             work.jobs.job(run.id, "resuming", partial(turns.resume, run.id))
         if recovered:
