@@ -23,7 +23,7 @@ from bot.core.replies import narration_of, objectified, reply_problem, text_of, 
 from bot.core.runner import RetrySchedule
 from bot.core.tool_calls import ToolCalls
 from bot.core.tools import ToolRegistry
-from bot.core.transcript import Transcript, thread_messages
+from bot.core.transcript import Transcript, kept_prompt, thread_messages
 from bot.store import QuestionRecord, RunPrompt, Store
 
 log = logging.getLogger(__name__)
@@ -289,25 +289,10 @@ class AgentLoop:
         return self.model
 
     def _prompt_for(self, run_id: str) -> RunPrompt:
-        """The system prompt and tools the run started with, kept with it and sent unchanged
-        for its whole life: a thinking block is bound to them, and the API refuses one sent
-        back with a changed copy (docs: build-with-claude/preserved-thinking/prefix-checks,
-        "build system and tools once per conversation and send that same copy every time").
-        A run from before copies were kept takes today's, and its thinking so far is left
-        out of what is sent (it was bound to a prompt nobody kept)."""
-        kept = self.store.runs.prompt(run_id)
-        if kept is not None:
-            return kept
-        messages = self.store.transcript.messages(run_id)
-        thought = any(
-            b.get("type") in ("thinking", "redacted_thinking")
-            for m in messages
-            if m.role == "assistant"
-            for b in m.content
+        """The system prompt and tools the run started with (bot/core/transcript.py)."""
+        return kept_prompt(
+            self.store, run_id, self.system_prompt, [*self.tools.schemas(), TOOL_SCHEMA]
         )
-        stale = messages[-1].seq + 1 if thought else None
-        current = RunPrompt(self.system_prompt, [*self.tools.schemas(), TOOL_SCHEMA], stale)
-        return self.store.runs.keep_prompt(run_id, current)
 
     def _wait_to_retry(self, run_id: str, error: ModelTransientError) -> TurnOutcome:
         """Wait and try again by itself, later each time; the thread says why and when. After

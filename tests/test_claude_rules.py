@@ -252,6 +252,19 @@ def test_a_reply_cut_off_by_the_context_window_is_not_a_finished_close(
     assert "finished" not in presenter.kinds()
 
 
+def test_pause_turn_through_the_sdk_continues_the_turn_with_the_paused_reply_sent_back(
+    store: Store, api: FakeAnthropic
+) -> None:
+    api.reply(THOUGHT, text("Reconciling the long JIB…"), stop_reason="pause_turn")
+    api.reply(text("October is closed."))
+    loop, _ = loop_of(store, claude(api))
+    outcome = loop.advance(new_run(store))
+    assert isinstance(outcome, Finished) and outcome.text.startswith("October is closed.")
+    again = api.requests[1]["messages"][-1]
+    assert again["role"] == "assistant" and again["content"][0]["type"] == "thinking"
+    assert api.refused == []  # the paused reply, thinking and all, went back as it came
+
+
 def test_a_run_begun_offline_and_resumed_with_a_key_goes_on_with_the_real_model(
     store: Store, api: FakeAnthropic
 ) -> None:

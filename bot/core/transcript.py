@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.store import Message, Store
+from bot.store import Message, RunPrompt, Store
 
 
 def thread_messages(held: list[dict[str, Any]]) -> str:
@@ -29,6 +29,24 @@ def without_thinking(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
     A message that held only thinking keeps a line saying so (a message may not be empty)."""
     kept = [b for b in content if b.get("type") not in THINKING]
     return kept or [{"type": "text", "text": OMITTED}]
+
+
+def kept_prompt(store: Store, run_id: str, system: str, tools: list[dict[str, Any]]) -> RunPrompt:
+    """The system prompt and tools the run started with, kept with it and sent unchanged for
+    its whole life: a thinking block is bound to them, and the API refuses one sent back with
+    a changed copy (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks:
+    "build system and tools once per conversation and send that same copy every time"). A run
+    from before copies were kept takes these (today's), and its thinking so far is left out of
+    what is sent (it was bound to a prompt nobody kept)."""
+    kept = store.runs.prompt(run_id)
+    if kept is not None:
+        return kept
+    messages = store.transcript.messages(run_id)
+    thought = any(
+        b.get("type") in THINKING for m in messages if m.role == "assistant" for b in m.content
+    )
+    stale = messages[-1].seq + 1 if thought else None
+    return store.runs.keep_prompt(run_id, RunPrompt(system, tools, stale))
 
 
 class Transcript:
