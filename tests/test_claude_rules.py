@@ -5,6 +5,7 @@ as such, only real model names pinned, passing API failures waited out and retri
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -307,6 +308,10 @@ def test_an_overloaded_api_in_slack_waits_says_when_and_resumes_by_itself(
         when = waiting.retry_at[11:16]
         shown = " ".join(h.thread_texts(run))
         assert f"try again by myself at {when} UTC" in shown
+        assert f"waiting to retry at {when} UTC" in h.status(run)  # not "waiting on you"
+        assert "waiting on you" not in h.status(run)
+        root = json.dumps(h.message(run.thread_ts or "")["blocks"], ensure_ascii=False)
+        assert f"Waiting to retry the model at {when} UTC" in root and "Waiting on" not in root
         assert "The close stopped" not in shown
         assert h.service.work.heal()["runs"] == []  # not yet due
     finally:

@@ -28,6 +28,8 @@ def status_title(run: Run, status: str | None = None) -> str:
     state = status or run.status
     if state == "done" and not every_step_ran(run):
         state = "stopped"
+    if state == "waiting" and run.retry_at:  # on the model API, not on a person
+        return f"Month-end close · {period_label(run.period)} — waiting to retry at {run.retry_at[11:16]} UTC"
     word = {
         "running": "in progress",
         "waiting": "waiting on you",
@@ -59,7 +61,7 @@ class RootMessage:
         state = self.state_line(run, brief=True)
         live = run.status in ("running", "waiting") and not run.stop_requested_by
         pending = self.store.questions.pending(run.id) if live else None
-        parked = live and run.status == "waiting" and pending is None
+        parked = live and run.status == "waiting" and pending is None and not run.retry_at
         decide = (
             [(q.id, header_of(q) or "the question") for q in self.store.questions.deferred(run.id)]
             if parked
@@ -90,6 +92,8 @@ class RootMessage:
             if brief:
                 return "⏳ Running: each step on the plan in the thread" + later
             return (f"⏳ Running: {running[-1]}" if running else "⏳ Running") + later
+        if run.status == "waiting" and run.retry_at:  # the model API could not answer
+            return f"⏳ Waiting to retry the model at {run.retry_at[11:16]} UTC: {run.error}"
         if run.status == "waiting" and self.store.questions.pending(run.id) is None:
             put_off = self.store.questions.deferred(run.id)
             if put_off:
