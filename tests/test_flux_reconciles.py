@@ -180,3 +180,15 @@ def test_no_star_on_a_draft_that_leaves_a_material_part_unexplained(
     finding = flux_item(None, item, drafted, ["alice"])
     assert finding.recommended == "escalate"
     assert "-$39,200.00 of it is unexplained" in finding.question
+
+
+def test_a_well_items_movement_is_volume_price_and_the_rest_unexplained() -> None:
+    from bot.close.steps.flux_parts import well_movement
+
+    item = {"change": "-12000.00", "prior": "50000.00", "volume_part": "-4000.00"}
+    item |= {"price_part": "-1500.00"}
+    movement = well_movement(item)
+    assert movement.explained == D("-5500.00")
+    assert movement.unexplained == D("-6500.00")  # -12,000 - (-4,000 - 1,500)
+    assert not movement.reconciles  # $6,500 and 13 % of $50,000: beyond both thresholds
+    assert "unexplained -$6,500.00" in movement.draft()
