@@ -127,6 +127,23 @@ class ScriptedApi:
         """A person takes this long to answer."""
         self.now += seconds
 
+    def refusal(self, request: dict[str, Any]) -> str | None:
+        """Why the API would refuse this request (400), if it would: a thinking block is
+        bound to the system prompt and tools it was made under; sent back with others, the
+        request is refused (https://platform.claude.com/docs/en/build-with-claude/extended-thinking,
+        "Preserving thinking blocks"). A simplification of the strict fake's check
+        (tests/fake_anthropic.py binds to the whole prefix)."""
+        bound = _binding(request)
+        for i, message in enumerate(request.get("messages") or []):
+            for j, block in enumerate(message.get("content") or []):
+                thinking = isinstance(block, dict) and block.get("type") == "thinking"
+                if thinking and block.get("signature") != bound:
+                    return (
+                        f"messages.{i}.content.{j}: Invalid `signature` in `thinking` block: "
+                        "it is bound to a different system prompt or tools"
+                    )
+        return None
+
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         with self._lock:
             self.requests.append(request)
@@ -137,7 +154,7 @@ class ScriptedApi:
                 system="", messages=_plain(request["messages"]), tools=request.get("tools", [])
             )
             summary = "Deciding the next step from the tool results."
-            thinking = {"type": "thinking", "thinking": summary, "signature": "c2lnbmF0dXJl"}
+            thinking = {"type": "thinking", "thinking": summary, "signature": _binding(request)}
             content = [thinking, *reply.content]
             usage["output_tokens"] = _tokens(json.dumps(reply.content)) + self.thinking_tokens
             add_usage(self.usage, usage)
@@ -200,6 +217,16 @@ class ScriptedApi:
         return marked[-1] if marked else "5m"
 
 
+def _binding(request: dict[str, Any]) -> str:
+    """The signature a thinking block made for this request carries: its system and tools."""
+    bound = {
+        "model": request.get("model"),
+        "system": [_unmarked(b) for b in request.get("system") or []],
+        "tools": [_unmarked(t) for t in request.get("tools") or []],
+    }
+    return hashlib.sha256(json.dumps(bound, sort_keys=True).encode()).hexdigest()[:32]
+
+
 def _ttl(block: Any) -> str | None:
     control = block.get("cache_control") if isinstance(block, dict) else None
     if not control:
@@ -239,7 +266,18 @@ def scripted_api(api: ScriptedApi | None = None) -> Iterator[ScriptedApi]:
             if self.path.split("?")[0] != "/v1/messages":
                 status, body = 404, {"type": "error", "error": {"type": "not_found_error"}}
             else:
-                status, body = 200, served.answer(request)
+                refused = served.refusal(request)
+                status, body = (
+                    (
+                        400,
+                        {
+                            "type": "error",
+                            "error": {"type": "invalid_request_error", "message": refused},
+                        },
+                    )
+                    if refused
+                    else (200, served.answer(request))
+                )
             streamed = status == 200 and request.get("stream")  # the adapter streams (SSE)
             data = sse(body) if streamed else json.dumps(body).encode()
             self.send_response(status)

@@ -53,7 +53,7 @@ class Scenario:
     data: Callable[[Path], Path | None] = lambda tmp: None  # the data folder; None: the sample
     thread: dict[int, str] = field(default_factory=dict)  # before question n: a thread message
     approval_limit: Decimal | None = None
-    restart_at: int | None = None  # a new closebot process before answering question n
+    restart_at: int | None = None  # a later release's process before answering question n
     planted: Callable[[Path], set[str] | None] = lambda data: None  # the refs planted, if known
     # what CLOSE.md says each planted decision recommends: ref → words its label holds
     rules: Callable[[Path | None], dict[str, str]] = lambda data: {}
@@ -104,13 +104,30 @@ class Silent:
     def waiting(self, run_id: str, text: str) -> None: ...
 
 
-def _loop(store: Store, tools: CloseTools, model: Any) -> AgentLoop:
+LATER_PROMPT = "\n\n(A later release's wording of the system prompt.)"
+
+
+def later_release_note(ctx: ToolContext, period: str) -> dict[str, Any]:
+    """A tool a later release added: what changed since this close began.
+
+    Args:
+      period: the accounting period being closed, YYYY-MM
+    """
+    return {"period": period, "changes": []}
+
+
+def _loop(store: Store, tools: CloseTools, model: Any, *, upgraded: bool = False) -> AgentLoop:
+    """The close's loop; `upgraded`, as a later release would build it: another system
+    prompt and one more tool (a run keeps what it started with: issue 28)."""
+    registry = tools.registry()
+    if upgraded:
+        registry.add(later_release_note)
     return AgentLoop(
         store=store,
         model=model,
-        tools=tools.registry(),
+        tools=registry,
         presenter=Silent(),
-        system_prompt=SYSTEM_PROMPT,
+        system_prompt=SYSTEM_PROMPT + (LATER_PROMPT if upgraded else ""),
     )
 
 
@@ -155,10 +172,10 @@ def run_scenario(
         n += 1
         if n in scenario.thread:
             store.inbox.hold(run.id, user="alice", text=scenario.thread[n])
-        if scenario.restart_at == n:  # a new process: every object made again from the store
+        if scenario.restart_at == n:  # an upgrade: a later release's process, from the store
             store.close()
             store = Store(tmp / "eval.db")
-            loop = _loop(store, CloseTools(**settings), model())
+            loop = _loop(store, CloseTools(**settings), model(), upgraded=True)
         record = store.questions.get(outcome.question_id)
         _settle(store, record, scenario.person(record, n, store))
         if api is not None:
