@@ -246,3 +246,31 @@ def test_a_close_calls_each_method_within_its_tier_for_twenty_closes_at_once(
         assert over == {}, f"over their share of the tier (calls, share, a decision): {over}"
     finally:
         bot.close()
+
+
+def test_an_answered_form_turns_read_only_through_its_response_url_not_chat_update(
+    bot: Harness, fake: FakeSlack
+) -> None:
+    """The form answered on is replaced through the interaction's response_url
+    (replace_original: no Web API call, no tier); where Slack refuses it (used up or expired:
+    5 uses in 30 minutes), chat.update does it instead."""
+
+    def live(ts: str) -> bool:
+        return any(b["type"] in ("input", "actions") for b in fake.messages[ts]["blocks"])
+
+    run = bot.start()
+    first = bot.pending(run.id)
+    ts = bot.form_of(first)["ts"]
+    bot.submit(first, bot.recommended_picks(first))
+    bot.idle()
+    assert fake.wait_for(lambda: not live(ts))
+    assert [p for p in fake.to("chat.update") if p["ts"] == ts] == []
+    assert [r for r in fake.responses if r.get("replace_original")]
+
+    second = bot.pending(run.id)
+    ts = bot.form_of(second)["ts"]
+    fake.fail("response_url", status=404, error="expired_url")
+    bot.submit(second, bot.recommended_picks(second))
+    bot.idle()
+    assert fake.wait_for(lambda: not live(ts))
+    assert len([p for p in fake.to("chat.update") if p["ts"] == ts]) == 1

@@ -27,6 +27,7 @@ from bot.close import (
     header_of,
 )
 from bot.core.names import Names, named_text
+from bot.slack.client import KeepAliveWebClient
 from bot.store import QuestionRecord, Run, Store
 
 log = logging.getLogger(__name__)
@@ -236,15 +237,18 @@ class Messages:
         self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
 
     def _replace(self, via: Clicked, text: str, form: list[dict[str, Any]]) -> bool:
+        body = {"text": text, "blocks": form, "replace_original": True}
         try:
-            answer = WebhookClient(via.response_url, timeout=10).send(
-                text=text, blocks=form, replace_original=True
-            )
+            if isinstance(self.client, KeepAliveWebClient):  # a kept-alive connection
+                status, said = self.client.post_json(via.response_url, body)
+            else:
+                sent = WebhookClient(via.response_url, timeout=10).send_dict(body)
+                status, said = sent.status_code, sent.body
         except Exception as e:  # chat.update instead
             log.info("response_url not reachable (%s); chat.update instead", e)
             return False
-        if answer.status_code != 200:  # expired_url, used_url: chat.update instead
-            log.info("response_url refused (%s); chat.update instead", answer.body)
+        if status != 200:  # expired_url, used_url: chat.update instead
+            log.info("response_url refused (%s %s); chat.update instead", status, said)
             return False
         return True
 
