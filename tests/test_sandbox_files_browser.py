@@ -48,7 +48,7 @@ def test_files_dropped_in_the_sandbox_thread_are_read_and_a_mapping_is_confirmed
         ],
     )
     expect(pane).to_contain_text("Revenue check stubs (revenue.csv) for December 2026")
-    expect(pane).to_contain_text("owner net value by payor")
+    expect(pane).to_contain_text("your net value by payor")
 
     # dragged onto the thread: the operator's workbook, in its own column names
     _drop(
