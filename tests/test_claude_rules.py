@@ -5,6 +5,7 @@ as such, only real model names pinned, passing API failures waited out and retri
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -15,6 +16,7 @@ import anthropic as sdk
 import pytest
 
 from bot.agent_loop import AgentLoop, Failed, Finished, Paused, Retrying
+from bot.console.cli import main
 from bot.core.errors import ModelOverloadedError
 from bot.core.models import ClaudeModel
 from bot.core.questions import TOOL_SCHEMA
@@ -288,6 +290,10 @@ def test_transient_failures_through_the_sdk_make_the_run_wait_with_the_apis_retr
     assert store.runs.get(run_id).status == "waiting" and len(api.requests) == 1
     wait = datetime.fromisoformat(outcome.at) - datetime.fromisoformat(store.now())
     assert timedelta(seconds=40) < wait <= timedelta(seconds=45)  # as the API asked, not 30 s
+    out = io.StringIO()
+    assert main(["runs"], out=out) == 0
+    assert "waiting   console  alice" in out.getvalue()
+    assert f"(retrying the model at {outcome.at[11:16]} UTC)" in out.getvalue()
 
 
 # -- in Slack: the thread says so and when; it resumes by itself, across a restart ---------

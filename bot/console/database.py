@@ -31,8 +31,9 @@ def cmd_runs(args: argparse.Namespace, out: TextIO) -> int:
                 f"{usage['output_tokens']:,} out, "
                 f"{dollars(cost_by_model(store.transcript.usage_by_model(r.id)))}"
             )
+        retry = f"  (retrying the model at {r.retry_at[11:16]} UTC)" if r.retry_at else ""
         print(
-            f"{r.id}  {r.period}  {r.status:<9} {r.mode:<8} {names(r.started_by, '-'):<16} {r.created_at}{tokens}",
+            f"{r.id}  {r.period}  {r.status:<9} {r.mode:<8} {names(r.started_by, '-'):<16} {r.created_at}{tokens}{retry}",
             file=out,
         )
     return EXIT_OK
