@@ -1,6 +1,6 @@
 """Generate a month of close data at any size, in closebot's own eleven-file layout.
 
-    python bench/genmonth.py OUT --jib-lines 20000 [--seed 7] [--clean] [--period 2026-10] [--alike N]
+    python bench/genmonth.py OUT --jib-lines 20000 [--seed 7] [--clean] [--period 2026-10] [--alike N] [--distinct N]
 
 writes `OUT/<period>/` (the eleven CSV files of CLOSE.md) and `OUT/planted.json` (the
 exceptions planted in the month: the refs closebot should ask about, and nothing else).
@@ -12,7 +12,8 @@ materiality, and last month's trial balance is this month's activity within a fe
 Unless `--clean`, five exceptions are planted, one of each kind: a JIB line already billed
 (jib_history), a JIB billing the wrong WI on one well, a line naming an unknown property,
 a stub withholding severance above the state rate, and overhead above the JOA rate.
-`--alike N` plants, besides, many alike of two kinds on N wells of one other operator: each
+`--distinct N` bills N wells (the planted one among them) at a wrong WI: N exceptions, each
+its own question. `--alike N` plants, besides, many alike of two kinds on N wells of one other operator: each
 bills a line already billed, and withholds severance above the rate (one question each).
 
 About 17 JIB lines and 9–10 revenue stub lines per well per month, 24 months of history
@@ -166,9 +167,12 @@ def nri_of(wi: Decimal, well: Well) -> Decimal:
 class Month:
     """One generated period: the wells, prices and every file's rows."""
 
-    def __init__(self, period: str, jib_lines: int, seed: int, clean: bool, alike: int = 0) -> None:
+    def __init__(
+        self, period: str, jib_lines: int, seed: int, clean: bool, alike: int = 0, distinct: int = 0
+    ) -> None:
         self.period = period
         self.alike = alike
+        self.distinct = distinct
         self.service = add_months(period, -1)  # the JIB service month; production accrued
         self.sale = add_months(period, -2)  # the sale month this month's checks pay
         self.rng = random.Random(seed)
@@ -432,11 +436,17 @@ class Month:
         busy = {i % len(OPERATORS) for i in planted.values()}
         op = next((k for k in range(len(OPERATORS)) if k not in busy), 0)
         self.alike_wells = [i for i in range(op, len(wells), len(OPERATORS))][: self.alike]
+        # --distinct N: N wells (the planted one among them) each billed at a wrong WI: N
+        # exceptions that are each their own question (wi_nri never groups)
+        others = [i for i in range(len(wells)) if i not in planted.values()]
+        others = [i for i in others if i not in self.alike_wells]
+        wi_wells = {planted["wi"]} if "wi" in planted else set()
+        wi_wells |= set(rng.sample(others, min(len(others), max(0, self.distinct - len(wi_wells)))))
         yymm = self.service[2:4] + self.service[5:7]
         for i, w in enumerate(wells):
             invoice = f"{w.code}-JIB-{yymm}-{int(w.property_no[-5:]) // 200 + 1:03d}"
             dec = w.wi_in(self.service)
-            if planted.get("wi") == i:
+            if i in wi_wells:
                 dec = dec + Decimal("0.025")
                 self.planted.append(
                     {
@@ -751,9 +761,10 @@ def generate(
     clean: bool = False,
     period: str = "2026-10",
     alike: int = 0,
+    distinct: int = 0,
 ) -> Path:
     """Write one month under `out`; the period's folder."""
-    return Month(period, jib_lines, seed, clean, alike).write(out)
+    return Month(period, jib_lines, seed, clean, alike, distinct).write(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -772,6 +783,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="also plant N alike exceptions of one operator: N lines billed again, N wells' severance over the rate",
     )
+    parser.add_argument(
+        "--distinct",
+        type=int,
+        default=0,
+        metavar="N",
+        help="plant N wells billed at a wrong WI: N distinct exceptions, one question each",
+    )
     args = parser.parse_args(argv)
     folder = generate(
         args.out,
@@ -780,6 +798,7 @@ def main(argv: list[str] | None = None) -> int:
         clean=args.clean,
         period=args.period,
         alike=args.alike,
+        distinct=args.distinct,
     )
     print(folder)
     return 0

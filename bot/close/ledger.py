@@ -9,10 +9,13 @@ the close (bot/close/books/migrations.py, `closebot-close`), applied once per St
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, cast
 
-from bot.close.books import covers  # noqa: F401  (the close's tables, covered by the chain)
+from bot.close.books import (
+    covers,  # noqa: F401  (the close's tables, covered by the chain)
+    exception_index,
+)
 from bot.close.books.batch_writer import BatchWriter
 from bot.close.books.batches import AlreadyPostedError, Batches
 from bot.close.records import DoiRecord, ExceptionDetails, ExceptionRow, OpenItem, OpenItemRow
@@ -71,6 +74,7 @@ class Ledger(Batches):
                     },
                     covers=[("exceptions", "id", exception_id)],
                 )
+                exception_index.forget(self.store, run_id)  # rare: read the run again
             if not found:
                 db.table("exceptions").insert(
                     {
@@ -90,6 +94,7 @@ class Ledger(Batches):
                     detail={"id": exception_id, "kind": kind, "summary": details.get("summary")},
                     covers=[("exceptions", "id", exception_id)],
                 )
+                exception_index.written(self.store, run_id, exception_id, _exception)
         return self.exception(exception_id)
 
     def exception(self, exception_id: str) -> ExceptionRow:
@@ -99,8 +104,12 @@ class Ledger(Batches):
         return _exception(rows[0])
 
     def exceptions(self, run_id: str) -> list[ExceptionRow]:
-        rows = self._rows("select * from exceptions where run_id = ? order by rowid", (run_id,))
-        return [_exception(row) for row in rows]
+        """The run's exceptions in the order found (decoded once and kept: read-only rows)."""
+        return list(exception_index.run_exceptions(self.store, run_id, _exception).rows)
+
+    def step_exceptions(self, run_id: str, step: str) -> Iterator[ExceptionRow]:
+        """The step's exceptions in the order found, from the kept index (read-only rows)."""
+        return exception_index.run_exceptions(self.store, run_id, _exception).of_step(step)
 
     def decide(
         self,
@@ -145,6 +154,7 @@ class Ledger(Batches):
                 },
                 covers=[("exceptions", "id", exception_id)],
             )
+            exception_index.written(self.store, run_id, exception_id, _exception)
         return self.exception(exception_id)
 
     def change_decision(
@@ -197,6 +207,7 @@ class Ledger(Batches):
                 },
                 covers=[("exceptions", "id", exception_id)],
             )
+            exception_index.written(self.store, before["run_id"], exception_id, _exception)
         return self.exception(exception_id)
 
     # -- journal batches -----------------------------------------------------

@@ -276,3 +276,13 @@ def c004_open_items_as_work(db: Database) -> None:
         table.add_column("exception_id", str)
     if "held_balance" not in table.columns_dict:
         table.add_column("held_balance", str)
+
+
+@close_migrations()
+def c005_exceptions_by_run(db: Database) -> None:
+    """A run's exceptions found by an index, not a scan of every close's (issue 31): the
+    index also answers, alone, whether a run's exceptions changed (bot/close/books/
+    exception_index.py reads how many, the last, the last decided and how many are open)."""
+    db.execute(
+        "create index if not exists exceptions_by_run on exceptions (run_id, status, resolved_at)"
+    )

@@ -20,6 +20,7 @@ from bot.close.kinds import KINDS, book, option_entry, option_label
 from bot.close.ledger import Ledger
 from bot.close.open_items import assignment_questions
 from bot.close.records import ExceptionRow
+from bot.close.registry import MAX_LIST
 from bot.close.toolbase import REF_RE
 from bot.core.names import Names
 from bot.core.tools import ToolContext, ToolError
@@ -96,23 +97,15 @@ class DecisionTools(GroupDecisionTools):
                 step = self._exception(ctx, exception_id)["details"]["step"]
             except ToolError:
                 return {}
-        listed = self._step_result(ctx, ledger, step)
-        if not listed.get("more_exceptions"):
-            return {}
-        still = [
-            {"ref": e["ref"], "step": step, "subject": e["subject"]}
-            for e in listed["exceptions"]
-            if e["status"] == "open"
-        ]
-        return {"still_open": still} if still else {}
+        return still_open(ledger, ctx.run_id, step)
 
     def _resolve(
         self, ctx: ToolContext, exception_id: str, option: str, question_id: str, note: str
     ) -> dict[str, Any]:
         if groups.is_group(exception_id):
-            return self._resolve_group(
-                ctx, exception_id, option, question_id, note, self.resolve_exception
-            )
+            # each member recorded as on its own, in one pass: what is still open is read once,
+            # for the group, not once per member (issue 31)
+            return self._resolve_group(ctx, exception_id, option, question_id, note, self._resolve)
         exc = self._exception(ctx, exception_id)
         change = self._change_of(ctx, exc, question_id)
         if exc["status"] == "resolved" and change is None:
@@ -220,3 +213,35 @@ class DecisionTools(GroupDecisionTools):
         if exc["status"] == "resolved":
             return None
         return KINDS[exc["kind"]].typed_preview(self, ctx, exc, typed)
+
+
+def still_open(ledger: Ledger, run_id: str, step: str) -> dict[str, Any]:
+    """What `_step_result` would list as still open for the step, when it lists more than
+    MAX_LIST: the first MAX_LIST open entries (a group once, open while any member is), in the
+    order found — from the kept index, scanning only as far as it must (one decision no longer
+    reads, decodes and describes every exception of the run)."""
+    rows: list[ExceptionRow] | None = None  # the whole step, read only if a group is met
+    seen: set[str] = set()
+    entries = 0
+    still: list[dict[str, Any]] = []
+    for e in ledger.step_exceptions(run_id, step):
+        group = groups.group_of(e)
+        key = group or e["id"]
+        if key in seen:
+            continue
+        seen.add(key)
+        entries += 1
+        if group:
+            rows = rows if rows is not None else list(ledger.step_exceptions(run_id, step))
+            alike = [x for x in rows if groups.group_of(x) == group]
+            is_open = groups.status(alike) == "open"
+            subject = f"{len(alike)} × {e['details']['subject']} and alike"
+        else:
+            is_open, subject = e["status"] == "open", e["details"]["subject"]
+        if len(still) < MAX_LIST and is_open:
+            still.append({"ref": group or e["details"]["ref"], "step": step, "subject": subject})
+        if len(still) == MAX_LIST and entries > MAX_LIST:
+            break
+    if entries <= MAX_LIST:
+        return {}
+    return {"still_open": still} if still else {}

@@ -162,11 +162,7 @@ class PlaybookModel:
                 ]
                 # past the ones the step listed: the rest still open, named as each is decided
                 refs += [e["ref"] for e in c.result.get("still_open", []) if e["step"] == step]
-        seen: list[str] = []
-        for r in refs:
-            if r not in seen:
-                seen.append(r)
-        return seen
+        return list(dict.fromkeys(refs))  # each once, in order
 
     def _decide_step(self, state: State, step: str) -> Reply | None:
         refs = self._open_refs(state, step)

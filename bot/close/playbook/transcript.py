@@ -116,6 +116,7 @@ def parse(messages: list[dict[str, Any]]) -> State:
     m = re.search(r"\b(\d{4}-\d{2})\b", first_text)
     state = State(period=m.group(1) if m else "")
     by_id: dict[str, Call] = {}
+    recorded: dict[str, list[Call]] = {}  # an ask's id → the answers closebot recorded itself
     for msg in messages:
         content = msg["content"]
         if isinstance(content, str):
@@ -171,12 +172,11 @@ def parse(messages: list[dict[str, Any]]) -> State:
                         raw = "".join(x.get("text", "") for x in raw)
                     call.is_error = bool(b.get("is_error"))
                     call.done = True
-                    try:
-                        call.result = json.loads(raw) if not call.is_error else raw
-                    except (TypeError, json.JSONDecodeError):
-                        call.result = raw
+                    call.result = raw if call.is_error else _decoded(raw)
                     if call.name == TOOL_NAME and isinstance(call.result, dict):
-                        _recorded_by_closebot(state, call)
+                        recorded[call.id] = _recorded_by_closebot(call)
+    if recorded:  # each right after its ask (one pass, not a search of the list per ask)
+        state.calls = [x for c in state.calls for x in (c, *recorded.get(c.id, ()))]
     return state
 
 
@@ -188,14 +188,39 @@ def _late_questions(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"question": q} for q in body.get("questions") or []]
 
 
-def _recorded_by_closebot(state: State, ask: Call) -> None:
+# A tool result's text → what it decodes to: the playbook reads the whole transcript at every
+# turn, and decoding each result again made a close's time grow with the square of its
+# exceptions (issue 31). Results are read, never changed; the cache is bounded.
+_DECODED: dict[str, Any] = {}
+_DECODED_CHARS = [0]  # the texts kept, in characters
+_DECODED_MAX_CHARS = 32_000_000
+
+
+def _decoded(raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return raw
+    found = _DECODED.get(raw, _DECODED)
+    if found is not _DECODED:
+        return found
+    try:
+        value = json.loads(raw)
+    except (TypeError, json.JSONDecodeError):
+        value = raw
+    if _DECODED_CHARS[0] + len(raw) > _DECODED_MAX_CHARS:
+        _DECODED.clear()
+        _DECODED_CHARS[0] = 0
+    _DECODED[raw] = value
+    _DECODED_CHARS[0] += len(raw)
+    return value
+
+
+def _recorded_by_closebot(ask: Call) -> list[Call]:
     """The answers closebot recorded itself (questions asked by reference), read as the
-    resolve_exception calls they stand for, right after the ask."""
-    at = state.calls.index(ask) + 1
+    resolve_exception calls they stand for (they go right after the ask)."""
+    calls = []
     for n, entry in enumerate(ask.result.get("recorded") or []):
         refused = "not_recorded" in entry
-        state.calls.insert(
-            at + n,
+        calls.append(
             Call(
                 id=f"{ask.id}:recorded:{n}",
                 name="resolve_exception",
@@ -205,6 +230,7 @@ def _recorded_by_closebot(state: State, ask: Call) -> None:
                 done=True,
             ),
         )
+    return calls
 
 
 def use(name: str, args: dict[str, Any]) -> dict[str, Any]:
