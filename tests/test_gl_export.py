@@ -17,7 +17,11 @@ from bot.close.data import SAMPLE_DIR
 from bot.close.exports import batch as exports_batch
 from tests.cli_run import closebot, run_id_of
 
-# What each system's import documents (README, "Entries your ledger imports", cites them).
+# What each system's import documents (README, "Entries your ledger imports", cites them):
+# QuickBooks Online quickbooks.intuit.com/learn-support/en-au/help-article/import-export-files/
+# import-journal-entries-quickbooks-online/L4tQBwbs7_AU_en_AU; Xero
+# help.xero.com/nz/ManualJournalsImport; NetSuite docs.oracle.com/en/cloud/saas/netsuite/
+# ns-online-help/section_1534492479.html (header) and section_1534492737.html (lines).
 DOCUMENTED = {
     "qbo": [
         "Journal No.",
@@ -308,3 +312,16 @@ def test_no_export_without_the_teams_account_map(tmp_path: Path) -> None:
         str(tmp_path / "ours.csv"), env=env,
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
+
+
+def test_entries_out_writes_the_ledgers_files_into_a_folder(
+    closed_run: tuple[str, dict[str, str]], tmp_path: Path
+) -> None:
+    run_id, env = closed_run
+    got = closebot("entries", run_id, "--format", "xero", "--out", str(tmp_path), env=env)
+    assert got.returncode == 0, got.stderr
+    written = sorted(tmp_path.iterdir())
+    assert [p.name for p in written] == [line.rsplit("/", 1)[-1] for line in got.stdout.split()]
+    for path in written:
+        rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+        assert 0 < len(rows) <= 300 and sum(Decimal(r["Amount"]) for r in rows) == 0

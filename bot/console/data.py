@@ -78,6 +78,13 @@ def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
             )
         else:
             print(f"{MAP_FILE}: ok (every closebot account is mapped)", file=out)
+    else:  # the closes run; only the ledger's import files wait for the team's map
+        print(
+            f"{MAP_FILE}: none — closebot writes no ledger import file without your account "
+            f"map (columns account,gl_account,gl_name[,tax_rate]; `closebot data sample` writes "
+            "the sample's to edit)",
+            file=out,
+        )
     return EXIT_USAGE if bad else EXIT_OK
 
 

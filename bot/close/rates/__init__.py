@@ -19,16 +19,13 @@ row for a state × product replaces every shipped row for that state × product.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
-from functools import lru_cache
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
-from bot.close.data import PRODUCTS, ZERO, PriceRow, add_months, months_between
-from bot.core.errors import DataError
+from bot.close.data import ZERO, PriceRow, add_months, months_between
 
 SHIPPED = Path(__file__).parent / "severance_rates.csv"
 TEAM_FILE = "severance_rates.csv"  # the team's own rows, in the data folder
@@ -111,6 +108,8 @@ class RatesTable:
     rows: tuple[Rate, ...]
     statuses: dict[str, frozenset[str]] = field(default_factory=dict)
     _by_key: dict[tuple[str, str], list[Rate]] = field(init=False, repr=False)
+    # the rows chosen per state, product, month, first month, statuses and prices (`due`)
+    _chosen: dict[tuple[Any, ...], tuple[Any, Any]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         team = {(r.state, r.product) for r in self.rows if r.team}
@@ -119,6 +118,7 @@ class RatesTable:
             if r.team or (r.state, r.product) not in team:
                 by_key.setdefault((r.state, r.product), []).append(r)
         self._by_key = by_key
+        self._chosen = {}
 
     def covers(self, state: str, product: str) -> bool:
         return (state, product) in self._by_key
@@ -135,7 +135,25 @@ class RatesTable:
         volume: Decimal,
         prices: Iterable[PriceRow] = (),
     ) -> Due | NoRate:
-        """What the state levies on 8/8ths `value` (`volume` units) sold in `sale_month`."""
+        """What the state levies on 8/8ths `value` (`volume` units) sold in `sale_month`. The
+        rows that apply are chosen once per state, product, month, first production month and
+        statuses (a month at volume has 200,000 lines of a few hundred such)."""
+        statuses = self.statuses.get(well.well_id, frozenset())
+        key = (well.state, product, sale_month, well.first_prod_month, statuses, id(prices))
+        hit = self._chosen.get(key)
+        if hit is None or hit[0] is not prices:
+            hit = self._chosen[key] = (prices, self._choose(well, product, sale_month, prices))
+        chosen = hit[1]
+        if isinstance(chosen, NoRate):
+            return chosen
+        rows, basis, percent = chosen
+        if percent is not None:  # every component a % of value: their sum, exact in Decimal
+            return Due(value * percent, basis, percent)
+        return Due(sum((_amount(r, value, volume) for r in rows), ZERO), basis, percent)
+
+    def _choose(
+        self, well: Well, product: str, sale_month: str, prices: Iterable[PriceRow]
+    ) -> tuple[list[Rate], str, Decimal | None] | NoRate:
         rows = self._by_key.get((well.state, product))
         if not rows:
             return NoRate(
@@ -161,7 +179,7 @@ class RatesTable:
                 f"for {sale_month}",
             )
         quarter: Decimal | str | None = None
-        total, parts = ZERO, []
+        chosen, parts = [], []
         percent: Decimal | None = ZERO
         for component, candidates in by_component.items():
             matching = []
@@ -194,11 +212,10 @@ class RatesTable:
                 matching,
                 key=lambda r: (bool(r.status), r.conditions, r.effective_from, r.team),
             )
-            amount, text = _apply(best, value, volume, well, sale_month)
-            total += amount
-            parts.append(text)
+            chosen.append(best)
+            parts.append(_basis(best, well, sale_month))
             percent = percent + best.rate if percent is not None and _plain(best) else None
-        return Due(total, f"{well.state} {product} " + " + ".join(parts), percent)
+        return chosen, f"{well.state} {product} " + " + ".join(parts), percent
 
 
 def pct(fraction: Decimal) -> str:
@@ -268,159 +285,47 @@ def _conditions_text(r: Rate) -> str:
     return f"{r.shown()} for " + (", ".join(parts) or "every well")
 
 
-def _apply(r: Rate, value: Decimal, volume: Decimal, well: Well, month: str) -> tuple[Decimal, str]:
+def _amount(r: Rate, value: Decimal, volume: Decimal) -> Decimal:
+    """One component's tax on 8/8ths `value` of `volume` units."""
+    if r.per_unit:
+        return volume * r.rate
+    if r.band != (None, None):
+        low, high = r.band[0] or ZERO, r.band[1]
+        unit = value / volume if volume else ZERO
+        portion = max(ZERO, (min(unit, high) if high is not None else unit) - low)
+        return portion * volume * r.rate
+    return value * r.rate
+
+
+def _basis(r: Rate, well: Well, month: str) -> str:
+    """How a component was chosen and applies, in words."""
     age = ""
     if r.age != (None, None) and well.first_prod_month:
         month_no = months_between(well.first_prod_month, month) + 1
         age = f" (month {month_no} of production, months {r.age[0] or 1}–{r.age[1] or '…'})"
     if r.per_unit:
-        return volume * r.rate, f"{r.component} ${r.rate}/unit{age}"
+        return f"{r.component} ${r.rate}/unit{age}"
     if r.band != (None, None):
         low, high = r.band[0] or ZERO, r.band[1]
-        unit = value / volume if volume else ZERO
-        portion = max(ZERO, (min(unit, high) if high is not None else unit) - low)
         band = f" of the price {'above' if high is None else 'from'} ${low}" + (
             f" to ${high}" if high is not None else ""
         )
-        return portion * volume * r.rate, f"{r.component} {pct(r.rate)} %{band}{age}"
-    return value * r.rate, f"{r.component} {pct(r.rate)} %{age}"
+        return f"{r.component} {pct(r.rate)} %{band}{age}"
+    return f"{r.component} {pct(r.rate)} %{age}"
 
 
-# -- reading ---------------------------------------------------------------------------------
+from bot.close.rates.reading import rates_for, read_rates, shipped  # noqa: E402  (they build the table)
 
-
-def _decimal(raw: str, what: str, problems: list[str], where: str) -> Decimal | None:
-    if not raw:
-        return None
-    try:
-        return Decimal(raw.replace("$", "").replace(",", ""))
-    except InvalidOperation:
-        problems.append(f"{where}, column {what}: {raw!r}: expected a number")
-        return None
-
-
-def _int(raw: str, what: str, problems: list[str], where: str) -> int | None:
-    if not raw:
-        return None
-    if not raw.isdigit():
-        problems.append(f"{where}, column {what}: {raw!r}: expected a whole number of months")
-        return None
-    return int(raw)
-
-
-def read_rates(text: str, name: str, *, team: bool) -> list[Rate]:
-    """The rows of one rates file; DataError listing every bad line."""
-    reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip() for h in reader.fieldnames or []]
-    missing = [c for c in ("state", "product", "basis", "rate", "source") if c not in header]
-    if missing:
-        raise DataError(f"{name} line 1: expected the columns {', '.join(missing)}")
-    out, problems = [], []
-    for n, raw in enumerate(reader, start=2):
-        row = {k.strip(): (v or "").strip() for k, v in raw.items() if k}
-        if not any(row.values()):
-            continue
-        where = f"{name} line {n}"
-        product = PRODUCTS.get(row["product"].casefold())
-        if product is None:
-            problems.append(
-                f"{where}, column product: {row['product']!r}: expected oil, gas or ngl"
-            )
-        if row["basis"] not in ("percent", "per_unit"):
-            problems.append(
-                f"{where}, column basis: {row['basis']!r}: expected percent or per_unit"
-            )
-        if not row["source"]:
-            problems.append(f"{where}, column source: expected the statute or the state's page")
-        rate = _decimal(row["rate"], "rate", problems, where)
-        if rate is None and row["rate"] == "":
-            problems.append(f"{where}, column rate: expected a rate")
-        dates = []
-        for col in ("effective_from", "effective_to"):
-            v = row.get(col, "")
-            if v and not (len(v) == 10 and v[4] == "-" and v[7] == "-"):
-                problems.append(f"{where}, column {col}: {v!r}: expected YYYY-MM-DD")
-            dates.append(v)
-        months = []
-        for col in ("first_prod_from", "first_prod_to"):
-            v = row.get(col, "")
-            if v and not (len(v) == 7 and v[4] == "-"):
-                problems.append(f"{where}, column {col}: {v!r}: expected YYYY-MM")
-            months.append(v)
-        if rate is None or product is None or row["basis"] not in ("percent", "per_unit"):
-            continue
-        per_unit = row["basis"] == "per_unit"
-        out.append(
-            Rate(
-                state=row["state"].upper(),
-                product=product,
-                component=row.get("component") or "severance",
-                per_unit=per_unit,
-                rate=rate if per_unit else rate / 100,
-                effective_from=dates[0],
-                effective_to=dates[1],
-                age=(
-                    _int(row.get("age_from", ""), "age_from", problems, where),
-                    _int(row.get("age_to", ""), "age_to", problems, where),
-                ),
-                first_prod=(months[0], months[1]),
-                status=row.get("status", "").casefold(),
-                price=(
-                    _decimal(row.get("price_above", ""), "price_above", problems, where),
-                    _decimal(row.get("price_at_most", ""), "price_at_most", problems, where),
-                ),
-                band=(
-                    _decimal(row.get("band_from", ""), "band_from", problems, where),
-                    _decimal(row.get("band_to", ""), "band_to", problems, where),
-                ),
-                source=row["source"],
-                team=team,
-                where=where,
-            )
-        )
-    if problems:
-        raise DataError(
-            f"{len(problems)} problem(s) in {name}:\n" + "\n".join(f"  - {p}" for p in problems)
-        )
-    return out
-
-
-def read_statuses(text: str, name: str) -> dict[str, frozenset[str]]:
-    out: dict[str, set[str]] = {}
-    for raw in csv.DictReader(io.StringIO(text)):
-        row = {k.strip(): (v or "").strip() for k, v in raw.items() if k}
-        if row.get("well_id") and row.get("status"):
-            out.setdefault(row["well_id"], set()).add(row["status"].casefold())
-    return {k: frozenset(v) for k, v in out.items()}
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise DataError(f"cannot read {path}: {e}") from None
-
-
-@lru_cache(maxsize=8)
-def _table(team: str, team_stamp: float, status: str, status_stamp: float) -> RatesTable:
-    rows = read_rates(_text(SHIPPED), SHIPPED.name, team=False)
-    if team:
-        rows += read_rates(_text(Path(team)), team, team=True)
-    statuses = read_statuses(_text(Path(status)), status) if status else {}
-    return RatesTable(tuple(rows), statuses)
-
-
-def rates_for(data_dir: Path | None) -> RatesTable:
-    """The shipped table with the team's rows from `data_dir` (read again when they change)."""
-
-    def found(name: str) -> tuple[str, float]:
-        path = data_dir / name if data_dir else None
-        if path is not None and path.is_file():
-            return str(path), path.stat().st_mtime
-        return "", 0.0
-
-    return _table(*found(TEAM_FILE), *found(STATUS_FILE))
-
-
-def shipped() -> RatesTable:
-    return rates_for(None)
+__all__ = [
+    "SHIPPED",
+    "STATUS_FILE",
+    "TEAM_FILE",
+    "Due",
+    "NoRate",
+    "Rate",
+    "RatesTable",
+    "Well",
+    "rates_for",
+    "read_rates",
+    "shipped",
+]
