@@ -198,3 +198,28 @@ def test_a_file_shared_before_its_share_keeps_the_threads_reply(
     (kept,) = Imports(h.store).history("2026-10")
     assert kept["thread_ts"] == thread and kept["run_id"] == run.id
     assert any("revenue.csv" in t for t in h.thread_texts(run)[1:])
+
+
+def test_a_21_digit_file_id_in_a_column_menu_is_answered_with_no_options_not_a_500(
+    h: Harness,
+) -> None:
+    import json
+    from urllib.parse import urlencode
+
+    from bot.slack.blocks.files import COLUMN_PREFIX, PICK_ACTION
+    from tests.slack_harness import FORM
+
+    payload = {
+        "type": "block_suggestion",
+        "user": {"id": "UALICE"},
+        "team": sp.TEAM,
+        "container": {"type": "message", "message_ts": "1.1", "channel_id": "DUALICE"},
+        "action_id": PICK_ACTION,
+        "block_id": f"{COLUMN_PREFIX}owner_net_amount:{'9' * 21}",
+        "value": "",
+        "api_app_id": "A0001",
+        "token": "legacy",
+    }
+    response = h.dispatch(urlencode({"payload": json.dumps(payload)}), FORM)
+    assert response.status == 200, response.body
+    assert json.loads(response.body)["options"] == []

@@ -832,3 +832,21 @@ def test_the_register_cut_short_is_found(closed: Closed, tmp_path: Path) -> None
         )
     code, out = doctor(db)
     assert code == 1 and "the register of runs" in out and "truncated" in out, out
+
+
+def test_backup_never_writes_the_key_through_a_link_planted_where_its_key_goes(
+    closed: Closed, tmp_path: Path
+) -> None:
+    from bot.store.chain import key_file_for
+
+    source = tmp_path / "live.db"
+    shutil.copy(closed.db, source)
+    key_file_for(source).write_text(KEY)  # the key beside the database, as closebot makes it
+    key_file_for(source).chmod(0o600)
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("untouched")
+    copy = tmp_path / "backup.db"
+    key_file_for(copy).symlink_to(target)  # planted by someone who may write the folder
+    made = closebot("backup", str(copy), env={"CLOSEBOT_DB": str(source)})
+    assert made.returncode == 2 and "is a link" in made.stderr, made.stdout + made.stderr
+    assert target.read_text() == "untouched" and not copy.exists()

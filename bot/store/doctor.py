@@ -9,6 +9,7 @@ and the runs nothing advances.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -146,7 +147,15 @@ def backup(source: Path, destination: Path) -> int:
     key = key_file_for(source)
     if key.exists():  # the chain's key goes with the copy, or the copy would not verify
         copied = key_file_for(destination)
-        copied.write_bytes(key.read_bytes())
-        copied.chmod(0o600)
+        try:  # a new file of its own, never through a link planted there (issue 31)
+            fd = os.open(copied, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except OSError as e:
+            partial.unlink(missing_ok=True)
+            raise ConfigError(
+                f"{copied} exists already (or is a link); the backup writes its key to a new "
+                f"file, nothing was written ({e.strerror})"
+            ) from None
+        with os.fdopen(fd, "wb") as out:
+            out.write(key.read_bytes())
     partial.rename(destination)
     return pages

@@ -334,7 +334,16 @@ def column_of(block_id: str) -> tuple[str, int] | None:
     if not block_id.startswith(COLUMN_PREFIX):
         return None
     column, _, nonce = block_id.removeprefix(COLUMN_PREFIX).rpartition(":")
-    return (column, int(nonce)) if nonce.isdigit() and column else None
+    file_id = file_id_of(nonce)
+    return (column, file_id) if file_id is not None and column else None
+
+
+def file_id_of(text: str) -> int | None:
+    """A file's id as a form carries it, or None: digits, and no more than SQLite's integers
+    hold (a 21-digit id from a forged payload was an OverflowError, a 500; issue 31)."""
+    if not text.isdigit() or len(text) > 18:
+        return None
+    return int(text)
 
 
 def read_file_form(values: dict[str, dict[str, Any]], *, partial: bool = False) -> dict[str, Any]:

@@ -83,7 +83,10 @@ def file_confirm(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
         ack()
         return
     try:
-        file_id = int(str(actions[0].get("value") or "0"))
+        found_id = file_blocks.file_id_of(str(actions[0].get("value") or ""))
+        if found_id is None:
+            raise ValueError("that form names no file of mine")
+        file_id = found_id
         values = file_blocks.read_file_form((body.get("state") or {}).get("values") or {})
         with deps.store.quick():
             f = files.authorize(file_id, user)
@@ -154,7 +157,10 @@ def file_cancel(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
     if not actions or not isinstance(actions[0], dict) or deps.files is None:
         return
     try:
-        file_id = int(str(actions[0].get("value") or "0"))
+        found_id = file_blocks.file_id_of(str(actions[0].get("value") or ""))
+        if found_id is None:
+            raise ValueError("that form names no file of mine")
+        file_id = found_id
     except ValueError:
         return
     allowed = _pending(deps, body, file_id)
@@ -179,11 +185,12 @@ def file_pick(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
     blocks = message.get("blocks") or []
     file_id = next(
         (
-            int(e["value"])
+            file_blocks.file_id_of(str(e["value"]))
             for b in blocks
             if b.get("type") == "actions"
             for e in b.get("elements") or []
-            if e.get("action_id") == file_blocks.CONFIRM_ACTION and str(e.get("value")).isdigit()
+            if e.get("action_id") == file_blocks.CONFIRM_ACTION
+            and file_blocks.file_id_of(str(e.get("value"))) is not None
         ),
         None,
     )
