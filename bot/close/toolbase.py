@@ -212,15 +212,17 @@ class ToolBase(OpenItems):
                 },
             )
             out.append(exc)
-        self._settle_held(ledger, out)
-        return out
+        settled = self._settle_held(ledger, out)
+        return [ledger.exception(e["id"]) if e["id"] in settled else e for e in out]
 
     @staticmethod
-    def _settle_held(ledger: Ledger, found: list[ExceptionRow]) -> None:
+    def _settle_held(ledger: Ledger, found: list[ExceptionRow]) -> set[str]:
         """An exception found on document lines a decision already holds, maps or replaces is
-        settled by that decision at once, never asked (CLOSE.md v2.1: a line is decided once)."""
+        settled by that decision at once, never asked (CLOSE.md v2.1: a line is decided once).
+        The ids it settled (the rows given are the index's, read-only: not changed here)."""
+        settled: set[str] = set()
         if not found:
-            return
+            return settled
         holders: dict[str, ExceptionRow] = {}  # a held line → the decision that holds it
         for e in ledger.exceptions(found[0]["run_id"]):
             facts, option = e["details"]["facts"], e["resolution"] or ""
@@ -247,7 +249,8 @@ class ToolBase(OpenItems):
                 decided_by=holder["decided_by"],
                 source=holder["decision_source"],
             )
-            exc["status"], exc["resolution"] = "resolved", SETTLED.code
+            settled.add(exc["id"])
+        return settled
 
     def _step_result(
         self, ctx: ToolContext, ledger: Ledger, step: str, **extra: Any

@@ -68,22 +68,9 @@ class RecordingTools(ToolBase):
         q: QuestionRecord,
         extra: dict[str, Any],
     ) -> dict[str, Any]:
-        """Record `code` as the decision on `exc`, with what its kind sets off. An exception
-        whose lines another decision already holds is settled by it instead: the answer books
-        nothing there, so the record never says it did (the answer stays in the decision log)."""
+        """Record `code` as the decision on `exc`, with what its kind sets off."""
         d = exc["details"]
         kind = KINDS[exc["kind"]]
-        if exc["status"] == "open":
-            self._settle_held(ledger, [exc])
-            if exc["status"] == "resolved":
-                by = ledger.exception(exc["id"])["extra"].get("settled_by", "")
-                return {
-                    "exception_id": exc["id"],
-                    "status": "resolved",
-                    "decision": SETTLED.label,
-                    "settled_by": by,
-                    "books": f"nothing: {by} already decided these lines (nothing is booked twice)",
-                }
         deciding = Deciding(self, ctx, ledger, exc, code, q, extra)
         kind.on_decided(deciding)
         extra = deciding.extra
