@@ -177,3 +177,32 @@ def test_serve_refuses_to_start_without_what_it_needs(
     assert proc.returncode == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith(message), err
     assert time.monotonic() - started < 60
+
+
+def test_slow_loris_and_a_thousand_idle_connections_leave_healthz_and_a_signed_close_working(
+    served: tuple[Harness, str],
+) -> None:
+    """120 connections dripping their headers and 1,000 connected and silent (issue 31): with
+    waitress's defaults (100 connections) they took every slot and /healthz and a signed
+    /close timed out."""
+    import socket
+
+    _, base = served
+    port = int(base.rsplit(":", 1)[1])
+    held: list[socket.socket] = []
+    try:
+        for n in range(1120):
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            if n < 120:  # the loris: a request begun, its headers never finished
+                s.sendall(b"POST /slack/events HTTP/1.1\r\nHost: x\r\nX-Drip: 1")
+            held.append(s)
+        with urllib.request.urlopen(f"{base}/healthz", timeout=10) as response:
+            assert response.status == 200
+        body = sp.slash_command("2026-10")
+        status, text = post(
+            f"{base}/slack/events", body, sp.signed_headers(body, content_type=FORM)
+        )
+        assert status == 200 and "Starting the October 2026 close" in json.loads(text)["text"]
+    finally:
+        for s in held:
+            s.close()

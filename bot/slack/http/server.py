@@ -178,6 +178,23 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
     return application
 
 
+def connection_limit() -> int:
+    """As many connections as the process may hold open, less room for the database, the
+    Web API client and the rest (the soft limit on open files raised to the hard one first)."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = min(hard if hard != resource.RLIM_INFINITY else 65_536, 65_536)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+        except (ValueError, OSError):
+            pass
+    room = soft if soft != resource.RLIM_INFINITY else 65_536
+    return max(100, min(10_000, room - 256))
+
+
 class HttpServer:
     """waitress on host:port (port 0 picks a free one); start() returns once it listens."""
 
@@ -193,6 +210,15 @@ class HttpServer:
             # poll(), not select(): select() fails outright once a descriptor number
             # passes 1024, which a busy process (or a long test session) reaches
             asyncore_use_poll=True,
+            # A server Slack reaches over the internet (issue 31): waitress reads headers
+            # without a worker thread, so slow or idle clients cost only connection slots —
+            # enough slots that 120 dripping and 1,000 idle connections leave room for Slack
+            # (the default, 100, let them refuse it), idle ones closed after 30 s (default
+            # 120), headers at most 64 KB (Slack's are a few hundred bytes; default 256 KB).
+            connection_limit=connection_limit(),
+            channel_timeout=30,
+            cleanup_interval=10,
+            max_request_header_size=65_536,
         )
         self.port: int = self.server.effective_port
         self.host = host
