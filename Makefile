@@ -13,11 +13,16 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The demo's batch needs one approval (the sample's largest entry is under this limit), so the
+# person at the terminal finishes it alone, self-approved; on its own database each time.
+DEMO_APPROVAL_LIMIT ?= 10000000
+DEMO_DB ?= $(shell mktemp -u /tmp/closebot-demo-XXXXXX.db)
+
 sandbox: $(STAMP)  ## closebot in a Slack-like channel in your browser: no Slack account needed
 	$(VENV)/bin/closebot sandbox --port $(PORT)
 
-demo: $(STAMP)  ## a close of the sample period in the terminal
-	$(VENV)/bin/closebot run 2026-10
+demo: $(STAMP)  ## a close of the sample period in the terminal, finished by one person
+	CLOSEBOT_APPROVAL_LIMIT=$(DEMO_APPROVAL_LIMIT) $(VENV)/bin/closebot run 2026-10 --db $(DEMO_DB)
 
 auto: $(STAMP)  ## the same close, every question answered with its recommendation
 	$(VENV)/bin/closebot run 2026-10 --auto

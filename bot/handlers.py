@@ -24,6 +24,7 @@ from bot.slack.listeners import (
     files,
     forms,
     home,
+    modals,
     options,
 )
 from bot.slack.listeners.shared import Deps
@@ -35,6 +36,7 @@ __all__ = ["SURFACES", "Deps", "register"]
 SURFACES: tuple[ModuleType, ...] = (
     commands,  # /close and its which-period form
     forms,  # a question's Submit, choice buttons, Cancel
+    modals,  # a card's Details (a modal) and its owners' pickers
     controls,  # Stop, Retry, Decide, Change a decision
     options,  # a large question's external select
     files,  # dropped files, a file's form

@@ -213,6 +213,10 @@ class Harness:
         why: str | dict[int, str] | None = "as discussed with the controller",
     ) -> BoltResponse:
         message = form or self.form_of(question_id)
+        if picks and form is None and self._picks_hidden(message, picks):
+            # owners and due dates to pick: the card's "Change owners or dates" shows them
+            self.press_in(message, blocks.EXPAND_ACTION, user=user)
+            message = self.form_of(question_id)
         if not self.fake.can_see(user, message["channel"]):  # Slack offers no such click
             raise ActionError(f"{user} cannot see {message['channel']}: not their conversation")
         values = sp.form_values(message["blocks"], picks or {}, other, why)
@@ -233,6 +237,32 @@ class Harness:
             ),
         )
         return self.dispatch(body, FORM)
+
+    def _picks_hidden(self, message: dict[str, Any], picks: dict[int, Any]) -> bool:
+        shown = {
+            (blocks.parse_block_id(b.get("block_id") or "") or ("", 0))[1]
+            for b in message["blocks"]
+            if b.get("type") == "input"
+        }
+        return any(n not in shown for n in picks) and any(
+            e.get("action_id") == blocks.EXPAND_ACTION
+            for b in message["blocks"]
+            for e in b.get("elements") or []
+        )
+
+    def press_in(self, message: dict[str, Any], action_id: str, *, user: str = "UALICE") -> None:
+        """A button on a form that answers nothing (Details, Change owners or dates)."""
+        value = next(
+            e.get("value")
+            for b in message["blocks"]
+            for e in b.get("elements") or []
+            if e.get("action_id") == action_id
+        )
+        body = sp.block_action(
+            action_id, value, user=user, channel=message["channel"], message=message
+        )
+        assert self.dispatch(body, FORM).status == 200
+        self.idle()
 
     def submit(
         self, question_id: str, picks: dict[int, Any], *, user: str = "UALICE", **kw: Any

@@ -64,13 +64,24 @@ def form_values(
     """state.values as Slack sends them for a form: picks maps question number → option(s) or text;
     `why` fills every "Why" box, or (a dict) the box of each question number given."""
     values: dict[str, Any] = {}
+    shared_other = any(
+        (blocks.parse_block_id(b.get("block_id") or "") or ("", 1)) == ("o", 0) for b in form
+    )
+    if shared_other and other:  # a table card's one Other: its row set to "Other…"
+        picks = {**picks, **{n: blocks.OTHER_VALUE for n in other}}
+        other = {0: next(iter(other.values()))}
     for block in form:
         if block.get("type") != "input":
             continue
         kind, number = blocks.parse_block_id(block["block_id"]) or ("", 0)
         element = block["element"]
         if kind == "w":
-            text = why.get(number) if isinstance(why, dict) else why
+            # a card's one Why box (number 0) takes the per-question whys together
+            text = (
+                (why.get(number) or "; ".join(why.values()) if number == 0 else why.get(number))
+                if isinstance(why, dict)
+                else why
+            )
             values[block["block_id"]] = {
                 blocks.WHY_ACTION: {"type": "plain_text_input", "value": text}
             }
@@ -126,6 +137,7 @@ def block_action(
     # no fake Slack behind it: refused at once on loopback (a test that gives the fake's own,
     # fake.response_url(...), sees what the bot sends through it)
     response_url: str = "http://127.0.0.1:9/actions/1",
+    trigger_id: str = "1.2.3",
 ) -> str:
     message = message or {"ts": "1761900000.000001", "thread_ts": None, "blocks": []}
     payload = {
@@ -141,7 +153,7 @@ def block_action(
             "is_ephemeral": False,
             "thread_ts": message.get("thread_ts"),
         },
-        "trigger_id": "1.2.3",
+        "trigger_id": trigger_id,
         "channel": {"id": channel, "name": "finance"},
         "message": {
             "type": "message",

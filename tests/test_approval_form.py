@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.blocks import CHOICE_ACTION, SUBMIT_ACTION
+from bot.blocks import CHOICE_ACTION, DETAILS_ACTION, SUBMIT_ACTION
 from bot.close.ledger import Ledger
 from bot.sandbox.slack_api import FakeSlack
 from bot.slack.http.server import HttpServer
@@ -54,7 +54,7 @@ def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_on
     assert batch is not None
     lines = Ledger(bot.store).lines(batch["id"])
     # addressed to the approvers who may approve, saying why the starter may not
-    (footer,) = [b for b in form["blocks"] if b["type"] == "context"]
+    footer = [b for b in form["blocks"] if b["type"] == "context"][-1]
     who = footer["elements"][0]["text"]
     assert (
         who
@@ -68,13 +68,17 @@ def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_on
         if b["type"] == "input" and b["element"]["type"] != "plain_text_input"
     ]
     assert SUBMIT_ACTION not in shown
-    approve, keep, reject = buttons(form)
+    approve, keep, reject, _details = buttons(form)
     assert [b["text"]["text"] for b in buttons(form)] == [
         "Approve and post ⭐",
         "Keep as draft",
         "Reject with a comment",
+        "Details",  # issue 30: what each choice does, and why the ⭐, in a modal
     ]
-    assert [b["action_id"] for b in buttons(form)] == [f"{CHOICE_ACTION}{n}" for n in (1, 2, 3)]
+    assert [b["action_id"] for b in buttons(form)] == [
+        *(f"{CHOICE_ACTION}{n}" for n in (1, 2, 3)),
+        DETAILS_ACTION,
+    ]
     assert all(b["value"] == approval for b in buttons(form))
     # only Approve carries the dialog, naming what it posts (counted here from the lines)
     assert "confirm" not in keep and "confirm" not in reject
@@ -85,8 +89,10 @@ def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_on
     )
     assert approve["confirm"]["title"]["text"] == "Post to the ledger?"
     assert approve["style"] == "primary" and "style" not in keep and "style" not in reject
-    # what each choice does, once (the options are not also listed as radio descriptions)
-    assert shown.count("Leave the batch for review; nothing is posted.") == 1
+    # what each choice does: once, in the Details modal (the card keeps to its buttons)
+    modal = json.dumps(bot.service.presenter.form_details(approval), ensure_ascii=False)
+    assert modal.count("Leave the batch for review; nothing is posted.") == 1
+    assert "Leave the batch for review" not in shown
     # the batch by account: three columns (account and name in one, wrapped), the totals
     (table,) = [b for b in form["blocks"] if b["type"] == "table"]
     rows = [[c["text"].strip() for c in row] for row in table["rows"]]
@@ -96,14 +102,18 @@ def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_on
         {"align": "right"},
         {"align": "right"},
     ]
-    accrued = [x for x in lines if x["account"] == "2115"]
-    debits = sum((Decimal(str(x["debit"] or 0)) for x in accrued), Decimal(0))
-    credits = sum((Decimal(str(x["credit"] or 0)) for x in accrued), Decimal(0))
-    assert next(r for r in rows if r[0].startswith("2115 ")) == [
-        "2115 Accrued LOE",
-        money(debits) if debits else "",
-        money(credits) if credits else "",
-    ]
+    # each account row shown (the card shows the first few, then "… N more" and the Total)
+    for row in rows[1:]:
+        if row[0].startswith(("…", "Total")):
+            continue
+        account = row[0].split()[0]
+        mine = [x for x in lines if x["account"] == account]
+        debits = sum((Decimal(str(x["debit"] or 0)) for x in mine), Decimal(0))
+        credits = sum((Decimal(str(x["credit"] or 0)) for x in mine), Decimal(0))
+        assert row[1:] == [money(debits) if debits else "", money(credits) if credits else ""]
+    accounts = len({x["account"] for x in lines})
+    (more,) = [r for r in rows if r[0].startswith("… ")]
+    assert more[0].startswith(f"… {accounts - (len(rows) - 3)} more accounts")
     assert rows[-1] == ["Total", money(total), money(total)]
     # the approval is bound to the batch's content hash in the stored question (the decision
     # log keeps it); the card people read does not show the hash (issue 30.6)

@@ -266,27 +266,34 @@ def _two_recommended() -> Any:
     )
 
 
-def test_each_override_needs_its_own_why_and_keeps_it() -> None:
+def test_each_override_needs_a_why_and_keeps_it() -> None:
     from bot import blocks
     from bot.core.errors import AnswerError
     from bot.core.questions import Response, question_whys, rationale_text
 
     ask = _two_recommended()
     both = {1: Response(selected=(2,)), 2: Response(selected=(2,))}
-    with pytest.raises(AnswerError, match="questions 1, 2: say why for each"):
-        question_whys(ask, both, "one reason for two decisions")
+    # issue 30: a card has one "Why" box, so its text answers for every override on it
+    assert question_whys(ask, both, "one reason for two decisions") == {
+        1: "one reason for two decisions",
+        2: "one reason for two decisions",
+    }
     with pytest.raises(AnswerError, match="question 2: Pay over the recommended Dispute"):
         question_whys(ask, both, {1: "AFE approved late"})
+    with pytest.raises(AnswerError, match="say why in 'Why'"):
+        question_whys(ask, both, None)
     whys = question_whys(ask, both, {1: "AFE approved late", 2: "JOA amended"})
     assert whys == {1: "AFE approved late", 2: "JOA amended"}
     assert rationale_text(ask, whys) == "Question 1: AFE approved late\nQuestion 2: JOA amended"
     # one override: the form's own box answers for it, and only for it
     one = {1: Response(selected=(1,)), 2: Response(selected=(2,))}
     assert question_whys(ask, one, "JOA amended") == {2: "JOA amended"}
-    # the Slack form gives such a form one "Why" per recommended question
+    # the Slack card gives the form one "Why", required only for an override
     form = blocks.question_form(ask, question_id="q", who_may_answer="x", nonce="n")
     ids = [blocks.parse_block_id(b.get("block_id", "")) for b in form]
-    assert ("w", 1) in ids and ("w", 2) in ids and ("w", 0) not in ids
+    assert ids.count(("w", 0)) == 1 and ("w", 1) not in ids and ("w", 2) not in ids
+    (why,) = [b for b in form if blocks.parse_block_id(b.get("block_id", "")) == ("w", 0)]
+    assert "required" in why["label"]["text"]
 
 
 def test_at_the_console_each_overriding_answer_is_logged_with_its_own_why(db_path: Path) -> None:

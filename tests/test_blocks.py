@@ -102,66 +102,132 @@ def test_each_question_type_gets_its_element(question: dict[str, Any], kind: str
     assert_within_limits(f)
 
 
-def test_the_form_has_context_recommendation_other_optional_who_and_buttons() -> None:
-    f = form(
-        ask(
-            choice(3, recommended=2, reasoning="The stub agrees.", allow_other=True, header="WI"),
-            {"question": "Notes?", "type": "free_text", "required": False},
-        )
+def details(a: Any) -> str:
+    """The text of a card's Details modal."""
+    return json.dumps(blocks.details_view(a, question_id="toolu_abc"), ensure_ascii=False)
+
+
+def test_the_card_has_context_star_other_why_once_who_and_buttons() -> None:
+    a = ask(
+        choice(3, recommended=2, reasoning="The stub agrees.", allow_other=True, header="WI"),
+        {"question": "Notes?", "type": "free_text", "required": False},
     )
-    text = json.dumps(f, ensure_ascii=False)
-    assert f[0]["text"]["text"].endswith("Why I ask.")
-    assert "⭐ *Recommended, preselected*: The stub agrees." in text
+    f = form(a)
+    assert f[0]["text"]["text"] == "*🙋 Why I ask.*"
+    # two questions: one table of them, a menu per row (the ⭐ preselected)
+    (table,) = [b for b in f if b["type"] == "table"]
+    assert [[c["text"] for c in row] for row in table["rows"]] == [
+        ["Item", "Basis"],
+        ["WI", "Pick?"],
+        ["Question 2", "Notes?"],
+    ]
+    assert element(f)["type"] == "static_select"
     assert element(f)["options"][1]["text"]["text"] == "Option 2 ⭐"
+    assert element(f)["options"][-1]["value"] == blocks.OTHER_VALUE  # "Other…": a typed answer
     assert element(f)["initial_option"] == element(f)["options"][1]
-    why = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:w:1:"))
-    assert why["optional"] is True and "only if you choose other" in why["label"]["text"]
-    assert not any(b["block_id"].startswith("closebot:w:2:") for b in f if b["type"] == "input")
-    other = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:o:1:"))
-    assert other["element"]["type"] == "plain_text_input" and other["optional"] is True
+    # the reasoning is in the Details modal, one click away
+    assert "⭐ *Recommended, preselected*: The stub agrees." in details(a)
+    # Other and Why once per card; Why labelled required (it is, for an override)
+    ids = [blocks.parse_block_id(b.get("block_id", "")) for b in f]
+    assert ids.count(("o", 0)) == 1 and ids.count(("w", 0)) == 1
+    why = next(b for b in f if b.get("block_id", "").startswith("closebot:w:0:"))
+    assert why["optional"] is False and "required if you choose other" in why["label"]["text"]
     notes = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:q:2:"))
-    assert notes["label"]["text"] == "Your answer" and notes["optional"] is True
-    assert "_(optional)_" in text
+    assert notes["element"]["type"] == "plain_text_input" and notes["optional"] is True
     assert f[-2] == {
         "type": "context",
         "elements": [{"type": "mrkdwn", "text": "Who may answer: <@U1>"}],
         "block_id": "closebot:v:0:n1",
     }
-    submit, cancel = f[-1]["elements"]
+    submit, more, cancel = f[-1]["elements"]
     assert (submit["text"]["text"], submit["style"], submit["value"], submit["action_id"]) == (
         "Submit",
         "primary",
         "toolu_abc",
         "closebot_submit",
     )
+    assert (more["text"]["text"], more["action_id"], more["value"]) == (
+        "Details",
+        blocks.DETAILS_ACTION,
+        "toolu_abc",
+    )
     assert cancel["text"]["text"] == "Cancel" and "confirm" in cancel
+
+
+def test_a_card_of_one_question_shows_what_happened_and_what_the_star_books() -> None:
+    a = ask(choice(3, recommended=2, header="Severance", reasoning="The rate is 5 %."))
+    f = form(
+        a,
+        items=[
+            {
+                "item": "Whitfield 12-8H",
+                "basis": "severance off the state rate",
+                "billed": "",
+                "expected": "",
+                "difference": "$718.13",
+            }
+        ],
+    )
+    assert f[0]["text"]["text"] == "*🙋 Severance*\nWhitfield 12-8H · severance off the state rate"
+    assert f[1]["fields"] == [{"type": "mrkdwn", "text": "*Difference*\n$718.13"}]
+    assert f[2]["text"]["text"] == "*⭐ books:* About 2"
+    assert element(f)["type"] == "radio_buttons"
+    assert [o["text"]["text"] for o in element(f)["options"]] == [
+        "Option 1",
+        "Option 2 ⭐",
+        "Option 3",
+    ]
+    assert all("description" not in o for o in element(f)["options"])  # in Details
+    # no "Other" where no typed answer is allowed; the question text itself only in Details
+    assert not any((blocks.parse_block_id(b.get("block_id", "")) or ("",))[0] == "o" for b in f)
+    assert "Pick?" not in json.dumps(f[:3]) and "Pick?" in details(a)
+
+
+def test_why_is_only_for_an_override_of_an_accounting_decision() -> None:
+    from bot.core.errors import AnswerError
+    from bot.core.questions import question_whys, way_to_answer
+
+    line_by_line = way_to_answer("Decide line by line")
+    group = ask(
+        {
+            "question": "Five alike?",
+            "options": ["Short-pay", "Pay", line_by_line],
+            "recommended": 1,
+            "allow_other": True,
+        }
+    )
+    # line by line, or a typed answer: no Why needed
+    assert question_whys(group, {1: Response(selected=(3,))}, None) == {}
+    assert question_whys(group, {1: Response(other="Paid on the 3rd; see the stub")}, None) == {}
+    with pytest.raises(AnswerError, match="say why in 'Why'"):
+        question_whys(group, {1: Response(selected=(2,))}, None)
+    # an optional review (a flux explanation) overrides nothing: no Why box, none needed
+    flux = ask(choice(3, recommended=1, required=False))
+    assert question_whys(flux.model_copy(), {1: Response(selected=(3,))}, None) == {}
+    assert not any(b.get("block_id", "").startswith("closebot:w:") for b in form(flux))
+    # only ways to answer besides the ⭐: no Why box either
+    only = ask({"question": "Go?", "options": ["Go", line_by_line], "recommended": 1})
+    assert not any(b.get("block_id", "").startswith("closebot:w:") for b in form(only))
 
 
 def test_long_descriptions_are_shown_whole_once_never_cut() -> None:
     long = "Dr 1210 Joint Interest Receivable $2,335.00, Dr 1390 Protest Receivable $1,200.00 / Cr 4090 $3,535.00"
-    f = form(
-        ask(
-            {
-                "question": "Pick?",
-                "options": [
-                    {"label": "Accept", "description": long},
-                    {"label": "Dispute", "description": "short"},
-                ],
-                "recommended": 1,
-            }
-        )
+    a = ask(
+        {
+            "question": "Pick?",
+            "options": [
+                {"label": "Accept", "description": long},
+                {"label": "Dispute", "description": "short"},
+            ],
+            "recommended": 2,
+        }
     )
-    options = element(f)["options"]
-    assert [o["text"]["text"] for o in options] == ["1. Accept ⭐", "2. Dispute"]
+    options = element(form(a))["options"]
+    assert [o["text"]["text"] for o in options] == ["Accept", "Dispute ⭐"]
     assert all("description" not in o for o in options)
-    shown = [
-        {k: v for k, v in b.items() if k != "element"}
-        | {"element": {k: v for k, v in b.get("element", {}).items() if k != "initial_option"}}
-        for b in f
-    ]
-    text = json.dumps(shown, ensure_ascii=False)
-    assert text.count(long) == 1 and f"*1.* {long}" in text and "*2.* short" in text
-    assert text.count("Accept") == 1 and text.count("Dispute") == 1  # each option once
+    # each option's entry whole, once, in the Details modal
+    text = details(a)
+    assert text.count(long) == 1 and f"• *Accept*: {long}" in text and "*Dispute* ⭐: short" in text
 
 
 def test_the_biggest_allowed_ask_still_fits_one_message() -> None:
@@ -181,8 +247,8 @@ def test_the_biggest_allowed_ask_still_fits_one_message() -> None:
     f = form(ask(*big, context="C" * 1000))
     assert_within_limits(f)
     assert (
-        len([b for b in f if b["type"] == "input"]) == 15
-    )  # 5 answers, 5 "Other" boxes, a "Why" for each recommendation
+        len([b for b in f if b["type"] == "input"]) == 7
+    )  # 5 answers, one "Other" box and one "Why" for the card
     assert {element(f, n)["type"] for n in range(1, 6)} == {"multi_external_select"}
     # a mid-sized form keeps its static menus, made compact
     mid = form(ask(*[choice(40, type="multiple_choice")] * 2))
@@ -208,7 +274,9 @@ def test_model_text_is_escaped_so_it_cannot_ping_or_link() -> None:
         and "<https://evil" not in text
         and "<@U999>" not in text
     )
-    assert "&lt;!channel&gt;" in text and "&amp; more" in text
+    assert "&lt;@U999&gt; &lt;!here&gt;" in text
+    shown = details(ask(choice(2, reasoning="<!channel> see & more", recommended=1)))
+    assert "<!channel>" not in shown and "&lt;!channel&gt;" in shown and "&amp; more" in shown
 
 
 def test_long_text_is_split_into_sections_never_rejected() -> None:
@@ -345,6 +413,16 @@ def test_confidence_is_shown_as_a_percentage() -> None:
         )
     )
     assert [o["text"]["text"] for o in element(f)["options"]] == ["Accrue ⭐ 85%", "Wait 15%"]
-    assert "⭐ *Recommended, preselected* (85% confident): Production is reported." in json.dumps(
-        f, ensure_ascii=False
+    assert "⭐ *Recommended, preselected* (85% confident): Production is reported." in details(
+        ask(
+            {
+                "question": "Accrue?",
+                "options": [
+                    {"label": "Accrue", "confidence": 0.85},
+                    {"label": "Wait", "confidence": 0.15},
+                ],
+                "recommended": 1,
+                "reasoning": "Production is reported.",
+            }
+        )
     )

@@ -110,8 +110,9 @@ def test_a_typed_date_at_the_console_is_shown_and_confirmed_before_it_books(
     data = slack_sample(tmp_path)
     db = tmp_path / "console.db"
     # WI/NRI: the recommendations (Baker short-paid, Smith's decimal accepted); then Smith's
-    # effective date typed, declined once at the preview, typed again and confirmed
-    answers = ["3", "1", f"other: {TYPED}", "n", f"other: {TYPED}", "y", "per the assignment"]
+    # effective date typed, declined once at the preview (after a stray answer, asked again:
+    # issue 30), typed again and confirmed — a typed answer explains itself: no "Why" asked
+    answers = ["3", "1", f"other: {TYPED}", "maybe", "n", f"other: {TYPED}", "y"]
     ran = closebot("run", "2026-10", "--data", str(data), "--db", str(db), stdin="\n".join(answers))
     run_id = run_id_of(ran.stdout)
     out = ran.stdout[ran.stdout.index("DOI effective date") :]
@@ -120,7 +121,10 @@ def test_a_typed_date_at_the_console_is_shown_and_confirmed_before_it_books(
     shown = f"This books: Effective {TYPED} for Smith 14-2H"
     assert out.count(shown) == 2, out[:4000]
     assert money(amount) in out[: out.index("Book it? [y/N]")]
-    assert out.index("Book it? [y/N]: n") < out.index("Book it? [y/N]: y") < out.index("Why, for")
+    assert "'maybe' is not y or n" in out  # re-asked, never taken as No
+    assert out.index("Book it? [y/N]: maybe") < out.index("Book it? [y/N]: n")
+    assert out.index("Book it? [y/N]: n") < out.index("Book it? [y/N]: y")
+    assert "Why, for question 1?" not in out[out.index("Book it? [y/N]: y") :].split("Question")[0]
     store = Store(db)
     (effective,) = [e for e in Ledger(store).exceptions(run_id) if e["kind"] == "doi_effective"]
     assert (effective["status"], effective["resolution"]) == ("resolved", TYPED)
@@ -153,7 +157,9 @@ def test_many_alike_lines_are_one_form_with_their_detail_attached(
         question_id = until(bot, run.id, "alike:duplicate:")
         form = bot.form_of(question_id)
         text = json.dumps(form["blocks"], ensure_ascii=False)
-        assert "The same check found 5 alike duplicate exceptions" in text
+        assert "5 alike duplicate exceptions" in text  # the card's row: the group, its total
+        details = json.dumps(bot.service.presenter.form_details(question_id), ensure_ascii=False)
+        assert "The same check found 5 alike duplicate exceptions" in details
         radios = [b["element"] for b in form["blocks"] if b.get("type") == "input"]
         group = next(
             r for r in radios if any("line by line" in json.dumps(o) for o in r["options"])

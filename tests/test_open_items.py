@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from bot import blocks
 from bot.close.data import add_months
 from bot.close.ledger import Ledger
 from bot.core.questions import Question, Response
@@ -68,7 +69,16 @@ def test_sign_off_assigns_an_owner_and_a_due_date_per_item_and_tells_each_owner_
         sign = to_sign_off(bot, run.id)
         record = bot.store.questions.get(sign)
         form = bot.form_of(sign)
+        # issue 30: the card lists each item with its owner and due date (its one table);
+        # "Change owners or dates" shows the pickers
+        (table,) = [b for b in form["blocks"] if b["type"] == "table"]
+        assert [c["text"] for c in table["rows"][0]] == ["Item", "Owner", "Due"]
+        assert all(row[1]["text"] == "Alice" for row in table["rows"][1:])
+        assert pickers(form) == []
+        bot.press_in(form, blocks.EXPAND_ACTION)
+        form = bot.form_of(sign)
         rows = pickers(form)
+        assert len(table["rows"]) - 1 == len(rows)
         exc = next(e for e in Ledger(bot.store).exceptions(run.id) if e["kind"] == "signoff")
         items = [t for g in exc["details"]["facts"]["groups"] for t in g["items"]]
         # a handful of items (this month: 7): one row each, its text on the owner's label

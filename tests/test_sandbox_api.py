@@ -326,12 +326,14 @@ def test_form_state_is_what_slack_sends_and_refuses_options_the_form_never_had()
         }
     )
     form = blocks.question_form(ask, question_id="q", who_may_answer="x", nonce="n")
+    # a card of three questions: a row each (q1, q2, q3), then its one Other box
     ids = [b["block_id"] for b in form if b["type"] == "input"]
-    state = form_state(form, {ids[0]: "2", ids[2]: ["1", "2"], ids[3]: "why not"})
+    assert [blocks.parse_block_id(i) for i in ids] == [("q", 1), ("q", 2), ("q", 3), ("o", 0)]
+    state = form_state(form, {ids[0]: "2", ids[1]: ["1", "2"], ids[2]: "why not"})
     assert state[ids[0]]["answer"]["selected_option"]["value"] == "2"
-    assert state[ids[1]]["other"] == {"type": "plain_text_input", "value": None}
-    assert [o["value"] for o in state[ids[2]]["answer"]["selected_options"]] == ["1", "2"]
-    assert state[ids[3]]["answer"]["value"] == "why not"
+    assert state[ids[3]]["other"] == {"type": "plain_text_input", "value": None}
+    assert [o["value"] for o in state[ids[1]]["answer"]["selected_options"]] == ["1", "2"]
+    assert state[ids[2]]["answer"]["value"] == "why not"
     responses = blocks.read_form(ask, state)
     assert responses[1].selected == (2,) and responses[2].selected == (1, 2)
     assert responses[3].text == "why not"

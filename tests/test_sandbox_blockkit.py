@@ -339,11 +339,15 @@ def test_the_sign_off_form_with_its_owners_and_dates_passes(client: WebClient) -
         )
     ]
     ask = parse_ask({"context": "Sign-off.", "questions": [WI_QUESTION, *rows]})
-    form = blocks.question_form(ask, question_id="toolu_1", who_may_answer="<@UALICE>", nonce="n")
-    assert client.chat_postMessage(channel="CFIN", text="form", blocks=form)["ok"]
-    assert len(form) <= 50
-    kinds = [b["element"]["type"] for b in form if b["type"] == "input"]
-    assert kinds.count("users_select") == kinds.count("datepicker") == 8
+    # the card lists them (a table) and, on "Change owners or dates", shows their pickers
+    for expanded in (False, True):
+        form = blocks.question_form(
+            ask, question_id="toolu_1", who_may_answer="<@UALICE>", nonce="n", expanded=expanded
+        )
+        assert client.chat_postMessage(channel="CFIN", text="form", blocks=form)["ok"]
+        assert len(form) <= 50
+        kinds = [b["element"]["type"] for b in form if b["type"] == "input"]
+        assert kinds.count("users_select") == kinds.count("datepicker") == (8 if expanded else 0)
 
 
 def test_a_table_of_more_than_10000_characters_is_refused_with_its_pointer() -> None:

@@ -55,30 +55,31 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     form = bot.form_of(question_id)
     assert form["thread_ts"] == run.thread_ts
     radios = [b["element"] for b in form["blocks"] if b["type"] == "input"]
+    # issue 30: two items, one card — a table of them, a menu per row, Other and Why once
     assert [r["type"] for r in radios] == [
-        "radio_buttons",
-        "plain_text_input",  # Other
-        "plain_text_input",  # Why (needed only when overriding question 1)
-        "radio_buttons",
-        "plain_text_input",
-        "plain_text_input",
+        "static_select",  # Baker 3-1H
+        "static_select",  # Smith 14-2H
+        "plain_text_input",  # Other, for the row set to Other…
+        "plain_text_input",  # Why (needed only when overriding a ⭐)
     ]
+    (table,) = [b for b in form["blocks"] if b["type"] == "table"]
+    cells = [[c["text"] for c in row] for row in table["rows"]]
+    assert cells[0][0] == "Item" and [row[0] for row in cells[1:]] == ["Baker 3-1H", "Smith 14-2H"]
+    assert "+$1,200.00" in cells[2]  # Smith 14-2H's JIB billed over the DOI
     # question 1 is Baker 3-1H (JIB only), question 2 Smith 14-2H (both documents agree)
-    accept = radios[3]["options"][0]
+    accept = radios[1]["options"][0]
     assert accept["text"]["text"].endswith("Accept operator's decimal, update DOI ⭐")
-    assert radios[3]["initial_option"] == accept
+    assert radios[1]["initial_option"] == accept
     dispute = radios[0]["options"][2]
     assert dispute["text"]["text"].endswith("Book at DOI, short-pay and dispute ⭐")
     assert radios[0]["initial_option"] == dispute
-    text = all_text(form)
-    assert "⭐ *Recommended, preselected*" in text and "Both operator documents agree" in text
-    assert "Billed $13,200.00 vs $12,000.00 at DOI (+$1,200.00)" in text
+    # the reasoning and the whole question are one click away, in the Details modal
+    details = json.dumps(bot.service.presenter.form_details(question_id), ensure_ascii=False)
+    assert "Both operator documents agree" in details
+    assert "Billed $13,200.00 vs $12,000.00 at DOI (+$1,200.00)" in details
     buttons = form["blocks"][-1]["elements"]
-    assert (buttons[0]["text"]["text"], buttons[0]["style"], buttons[1]["text"]["text"]) == (
-        "Submit",
-        "primary",
-        "Cancel",
-    )
+    assert [b["text"]["text"] for b in buttons] == ["Submit", "Details", "Cancel"]
+    assert buttons[0]["style"] == "primary"
 
     bot.submit(question_id, {1: 3, 2: 1})
     bot.idle()
@@ -433,7 +434,9 @@ def test_a_run_cut_off_mid_turn_is_recovered_at_start(fake: FakeSlack, db_path: 
         assert inputs(second.form_of(question_id)) == []  # the answered form was turned read-only
         follow_up = second.pending(run.id)  # the accepted decimal asks for its effective date
         assert follow_up != question_id
-        assert "From what date does Baker 3-1H's new decimal" in all_text(second.form_of(follow_up))
+        assert "From what date does Baker 3-1H's new decimal" in json.dumps(
+            second.service.presenter.form_details(follow_up)
+        )
     finally:
         second.close()
 

@@ -33,7 +33,7 @@ def the_run(sandbox: Sandbox) -> Run:
 
 def picks_for(form: dict[str, Any]) -> dict[str, Any]:
     """What a person picks in a form: the recommended option (⭐) of each choice, a line of
-    text in each text box; people and dates left as preselected."""
+    text in each box that is not optional; people and dates left as preselected."""
     picks: dict[str, Any] = {}
     for b in form["blocks"]:
         element = b.get("element") if b.get("type") == "input" else None
@@ -46,7 +46,8 @@ def picks_for(form: dict[str, Any]) -> dict[str, Any]:
             )
             many = element["type"] in ("checkboxes", "multi_static_select")
             picks[b["block_id"]] = [value] if many else value
-        elif element["type"] == "plain_text_input":
+        elif element["type"] == "plain_text_input" and not b.get("optional"):
+            # a box to fill (not "Other": typed there, it would be the answer)
             picks[b["block_id"]] = "Explained in the close file."
     return picks
 

@@ -18,6 +18,7 @@ from typing import Any
 from bot.close.approval_changes import approval_notes
 from bot.close.assemble import build_model, close_loop
 from bot.close.books.migrations import close_migrations
+from bot.close.cards import question_facts
 from bot.close.controls import (
     APPROVAL_HEADER,
     APPROVAL_HEADERS,
@@ -240,6 +241,7 @@ __all__ = [
     "preview_at_console",
     "preview_may_need",
     "preview_seen",
+    "question_facts",
     "read_account_map",
     "read_map_file",
     "record_preview_shown",

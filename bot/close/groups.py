@@ -28,10 +28,11 @@ from bot.close.doi_master import money
 from bot.close.kinds import KINDS, book, option_entry, option_label
 from bot.close.ledger import Ledger
 from bot.close.records import ExceptionRow
+from bot.core.questions import way_to_answer
 from bot.store import QuestionRecord, Store
 
 PREFIX = "alike:"
-LINE_BY_LINE = "Decide line by line"
+LINE_BY_LINE = way_to_answer("Decide line by line")  # never an override needing a Why
 LINE_BY_LINE_CODE = "line_by_line"  # recorded on each member (open) when the group is split
 DETAIL_COLUMNS = ("ref", "line", "found", "amount_at_stake", "recommended")
 GROUP_REF_RE = re.compile(r"\[ref (alike:[A-Za-z0-9_:.\-]+)\]")

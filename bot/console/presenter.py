@@ -28,7 +28,7 @@ from bot.core.questions import (
     Response,
     check_response,
     default_responses,
-    overridden,
+    needs_why,
     parse_typed,
 )
 from bot.store import QuestionRecord, Store
@@ -218,7 +218,18 @@ class ConsoleAnswerer:
         if text is None:
             return True
         print(_wrap(f"This books: {text}", "  "), file=self.out, flush=True)
-        return self._read("  Book it? [y/N]: ").strip().casefold() in ("y", "yes")
+        return self._yes("  Book it? [y/N]: ")
+
+    def _yes(self, prompt: str) -> bool:
+        """A y/N question: y or yes, n or no, Enter for No; anything else is asked again (a
+        line meant for the next question is never taken as No)."""
+        while True:
+            raw = self._read(prompt).strip().casefold()
+            if raw in ("y", "yes"):
+                return True
+            if raw in ("", "n", "no"):
+                return False
+            print(f"  ✗ {raw!r} is not y or n", file=self.out, flush=True)
 
     def _keep_assignments(self) -> bool | None:
         """Owners and due dates: keep the ones shown (recommended), or set each; None cancels."""
@@ -344,7 +355,7 @@ def drive(
             print("\n".join(listing), file=out, flush=True)
         try:
             responses = answerer.collect(record)
-            over = overridden(ask, responses) if responses is not None else {}
+            over = needs_why(ask, responses) if responses is not None else {}
             whys = answerer.rationale(over)
         except EOFError:
             print(

@@ -121,6 +121,7 @@ class Page:
             "/sandbox/file": self.file,
             "/sandbox/home": self.home,
             "/sandbox/stop": self.stop,
+            "/sandbox/close_modal": self.close_modal,
         }
         if method != "POST" or path not in posts:
             return None
@@ -196,6 +197,10 @@ class Page:
     def stop(self, d: dict[str, Any]) -> dict[str, Any]:
         return self.client.stop_stream(user=d["user"], channel=d["channel"], ts=d["ts"])
 
+    def close_modal(self, d: dict[str, Any]) -> dict[str, Any]:
+        self.fake.close_modal(str(d["user"]))
+        return {"ok": True}
+
     def react(self, d: dict[str, Any]) -> dict[str, Any]:
         self.client.react(user=d["user"], channel=d["channel"], ts=d["ts"], name=d["name"])
         return {"ok": True}
@@ -248,6 +253,7 @@ class Page:
                 "ephemerals": [e for e in fake.ephemerals if e["visible_to"] == user],
                 "statuses": json.loads(json.dumps(fake.statuses)),
                 "home": json.loads(json.dumps(fake.homes.get(user))),
+                "modal": json.loads(json.dumps(fake.modals.get(user))),
             }
 
     def events(self) -> Iterator[bytes]:

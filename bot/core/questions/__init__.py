@@ -38,12 +38,15 @@ from bot.core.questions.responses import (
     check_responses,
     default_responses,
     has_defaults,
+    needs_why,
     overridden,
     overrides,
     parse_typed,
     question_whys,
     rationale_text,
     timeout_minutes,
+    way_to_answer,
+    why_applies,
     with_whys,
 )
 from bot.core.questions.results import (
@@ -86,6 +89,7 @@ __all__ = [
     "has_defaults",
     "late_answer_of",
     "late_answer_text",
+    "needs_why",
     "overridden",
     "overrides",
     "parse_ask",
@@ -94,5 +98,7 @@ __all__ = [
     "rationale_text",
     "timeout_minutes",
     "tool_result_content",
+    "way_to_answer",
+    "why_applies",
     "with_whys",
 ]

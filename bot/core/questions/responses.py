@@ -76,6 +76,46 @@ def overridden(ask: Ask, responses: dict[int, Response]) -> dict[int, str]:
     return out
 
 
+# Options that say how to answer rather than answer (a group's "Decide line by line": each
+# line is then asked on its own, and each of those answers is the decision). Registered by
+# the domain that offers them (bot/close/groups.py), read by every front end through here.
+WAYS_TO_ANSWER: set[str] = set()
+
+
+def way_to_answer(label: str) -> str:
+    """Register an option label that chooses how to answer, never an override needing a Why."""
+    WAYS_TO_ANSWER.add(label.casefold())
+    return label
+
+
+def why_applies(q: Question) -> bool:
+    """Whether choosing other than this question's ⭐ can need a "Why": an accounting decision
+    with a recommendation — not an optional review (a flux item, an explanation), and not a
+    question whose only other choices are ways to answer."""
+    if q.recommended is None or not q.required or not q.is_choice:
+        return False
+    return any(
+        n != q.recommended and o.label.casefold() not in WAYS_TO_ANSWER
+        for n, o in enumerate(q.options, start=1)
+    )
+
+
+def needs_why(ask: Ask, responses: dict[int, Response]) -> dict[int, str]:
+    """The overrides that need a "Why" (issue 30): overriding an accounting decision's ⭐ by
+    picking another of its options. A typed answer explains itself; a way to answer ("Decide
+    line by line") decides nothing; an optional review (a flux explanation) overrides
+    nothing."""
+    out: dict[int, str] = {}
+    for number, words in overridden(ask, responses).items():
+        q, r = ask.questions[number - 1], responses[number]
+        if not why_applies(q) or r.other or r.text:
+            continue
+        if r.selected and all(q.label(n).casefold() in WAYS_TO_ANSWER for n in r.selected):
+            continue
+        out[number] = words
+    return out
+
+
 def overrides(ask: Ask, responses: dict[int, Response]) -> list[str]:
     """Where the person chose against the recommendation, in words (empty: they followed it)."""
     return list(overridden(ask, responses).values())
@@ -86,7 +126,7 @@ def check_rationale(
 ) -> list[str]:
     """The overrides; AnswerError when one has no 'Why'. `rationale` is the form's one Why, or
     one per question (then each overridden question needs its own)."""
-    over = overridden(ask, responses)
+    over = needs_why(ask, responses)
     for number, words in over.items():
         why = rationale.get(number) if isinstance(rationale, dict) else rationale
         if not (why or "").strip():
@@ -115,9 +155,9 @@ def question_whys(
     ask: Ask, responses: dict[int, Response], rationale: Rationale, *, required: bool = True
 ) -> dict[int, str]:
     """Each question's "Why", checked: every question that overrides its recommendation needs
-    its own. A form-level text answers for the one question that overrides when only one does;
-    when several do, each must say why (one reason is never stored against another decision).
-    AnswerError names the first question without one."""
+    its own. A form-level text (a card's one Why box) answers for every question that needs
+    one. Overrides that need no Why (needs_why) are not asked for one. AnswerError names the
+    first question without one."""
     given: dict[int, str] = {}
     form = ""
     if isinstance(rationale, str):
@@ -129,21 +169,18 @@ def question_whys(
             for n, t in rationale.items()
             if int(n) >= 1 and int(n) <= len(ask.questions) and str(t or "").strip()
         }
-    over = overridden(ask, responses)
+    over = needs_why(ask, responses)
     if form:
-        if len(over) == 1 and next(iter(over)) not in given:
-            given[next(iter(over))] = form
-        elif not over and len(ask.questions) == 1 and 1 not in given:
+        for number in over:
+            given.setdefault(number, form)
+        if not over and len(ask.questions) == 1 and 1 not in given:
             given[1] = form  # a reason for following the recommendation is kept too
+        if not over:
+            for number in overridden(ask, responses):  # a typed answer's Why is kept too
+                given.setdefault(number, form)
     missing = [n for n in over if n not in given]
     if required and missing:
-        what = over[missing[0]]
-        if form and len(over) > 1:
-            raise AnswerError(
-                f"you overrode the recommendation on questions {', '.join(str(n) for n in over)}: "
-                f"say why for each in its own 'Why' ({what} has none)"
-            )
-        raise AnswerError(f"you chose {what}: say why in 'Why'")
+        raise AnswerError(f"you chose {over[missing[0]]}: say why in 'Why'")
     return given
 
 

@@ -18,6 +18,9 @@ MAX_PLACEHOLDER = 150
 MAX_INPUT_LENGTH = 3000
 MAX_MESSAGE_BLOCKS_CHARS = 13_000  # Slack answers msg_blocks_too_long around here
 MAX_VIEW_BLOCKS = 100  # a Home tab or a modal
+MAX_VIEW_TITLE = (
+    24  # a modal's title, close and submit (docs.slack.dev/reference/views/modal-views)
+)
 MAX_TABLE_ROWS, MAX_TABLE_CELLS = 100, 20
 # A table's text across all its cells (docs.slack.dev/reference/block-kit/blocks/table-block,
 # "Usage info"; the same cap on data_table: .../blocks/data-table-block).

@@ -14,7 +14,6 @@ from bot.sandbox.client.sending import (
     PICKED_STATE,
     ActionError,
     SlackSender,
-    _trigger_id,
 )
 from bot.sandbox.slack_api import TEAM_ID, SlackError
 
@@ -103,7 +102,7 @@ class Interactions(SlackSender):
             "api_app_id": APP_ID,
             "token": "sandbox-verification-token",
             "container": self._container(channel, message),
-            "trigger_id": _trigger_id(),
+            "trigger_id": self.fake.issue_trigger(user),
             "team": self._team(),
             "enterprise": None,
             "is_enterprise_install": False,

@@ -14,7 +14,6 @@ from bot.sandbox.client.sending import (
     ActionError,
     SlackSender,
     _handle,
-    _trigger_id,
 )
 from bot.sandbox.slack_api import BOT_ID, BOT_USER, TEAM_ID
 
@@ -176,7 +175,7 @@ class MessageActions(SlackSender):
                 "api_app_id": APP_ID,
                 "is_enterprise_install": "false",
                 "response_url": self.fake.response_url(channel=channel, user=user, message_ts=None),
-                "trigger_id": _trigger_id(),
+                "trigger_id": self.fake.issue_trigger(user),
             }
         )
         if not delivery.ok:

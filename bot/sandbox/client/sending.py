@@ -161,7 +161,3 @@ class SlackSender:
 
 def _handle(name: str) -> str:
     return name.split()[0].lower() if name else ""
-
-
-def _trigger_id() -> str:
-    return f"{int(time.time())}.{uuid.uuid4().int % 10**12}.{uuid.uuid4().hex[:16]}"

@@ -63,6 +63,7 @@ METHOD_SCOPES: dict[str, tuple[str, ...] | dict[str, str]] = {
     "files.completeUploadExternal": ("files:write",),  # …/files.completeUploadExternal
     "reactions.add": ("reactions:write",),  # …/methods/reactions.add
     "views.publish": (),  # …/methods/views.publish: no scope required
+    "views.open": (),  # …/methods/views.open: no scope required
 }
 
 # Each event the app can be sent: the subscription (manifest `bot_events`) and the scope it

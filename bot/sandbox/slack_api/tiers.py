@@ -73,6 +73,7 @@ LIMITS: dict[str, Limit] = {
     "conversations.open": Limit(TIER[3], doc=_page("conversations.open")),  # Tier 3
     "users.info": Limit(TIER[4], doc=_page("users.info")),  # Tier 4
     "views.publish": Limit(TIER[4], doc=_page("views.publish")),  # Tier 4
+    "views.open": Limit(TIER[4], doc=_page("views.open")),  # Tier 4
     "auth.test": Limit(TIER[4], doc=_page("auth.test")),  # Special; held to Tier 4 here
     # Special, not given as a number on the page; about one a second (slack-morphism's
     # assistant.rs holds it to 1/s), here 60 a minute for the workspace

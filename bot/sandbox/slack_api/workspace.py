@@ -102,6 +102,9 @@ class Workspace:
         self.statuses: dict[str, dict[str, Any]] = {}
         self.status_set_at: dict[str, float] = {}  # "channel:thread_ts" → when, on `clock`
         self.homes: dict[str, dict[str, Any]] = {}  # user id → the Home tab published for them
+        self.modals: dict[str, dict[str, Any]] = {}  # user id → the modal open for them
+        self.triggers: dict[str, tuple[str, float]] = {}  # trigger_id → (user, when issued)
+        self.exchanged_triggers: set[str] = set()  # trigger_ids views.open has taken
         self.prompts: dict[str, dict[str, Any]] = {}  # "channel:thread_ts" → suggested prompts
         # setSuggestedPrompts calls Slack answered ok but ignored (a thread_ts under agent_view)
         self.ineffective_prompts: list[dict[str, Any]] = []

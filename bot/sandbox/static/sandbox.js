@@ -21,6 +21,8 @@ const app = {
   used: new Set(),
   fetching: false,
   again: false,
+  awaitingClose: null,  // when /close was sent: its thread opens by itself
+  seenRoots: new Set(),
 };
 
 const $ = (id) => document.getElementById(id);
@@ -649,8 +651,48 @@ function renderList(container, messages, inThread, extras) {
   const fresh = container.dataset.showing !== `${app.channel}|${inThread ? app.thread : ""}`;
   container.dataset.showing = `${app.channel}|${inThread ? app.thread : ""}`;
   const top = container.scrollTop;
-  container.replaceChildren(...nodes);
+  const focus = focusIn(container);
+  place(container, nodes);
   container.scrollTop = fresh || atBottom ? container.scrollHeight : top;
+  if (focus) restoreFocus(container, focus);
+}
+
+// The list brought up to date without taking out the nodes that stay: a node moved or removed
+// loses the focus (and the keystrokes typed next), so only new ones are inserted.
+function place(container, nodes) {
+  const keep = new Set(nodes);
+  for (const child of [...container.children]) if (!keep.has(child)) child.remove();
+  nodes.forEach((node, i) => {
+    if (container.children[i] !== node) container.insertBefore(node, container.children[i] || null);
+  });
+}
+
+// What has the focus in a list (a form's text box), to give it back if its message was redrawn.
+function focusIn(container) {
+  const active = document.activeElement;
+  if (!active || !container.contains(active) || !/^(TEXTAREA|INPUT|SELECT)$/.test(active.tagName)) return null;
+  const msg = active.closest(".msg");
+  const block = active.closest("[data-block-id]");
+  return {
+    node: active,
+    ts: msg && msg.dataset.ts,
+    block: block && block.dataset.blockId,
+    start: active.selectionStart,
+    end: active.selectionEnd,
+  };
+}
+
+function restoreFocus(container, focus) {
+  let target = focus.node;
+  if (!target.isConnected && focus.ts && focus.block) {
+    target = container.querySelector(`.msg[data-ts="${CSS.escape(focus.ts)}"] [data-block-id="${CSS.escape(focus.block)}"] textarea, `
+      + `.msg[data-ts="${CSS.escape(focus.ts)}"] [data-block-id="${CSS.escape(focus.block)}"] input[type=text]`);
+  }
+  if (!target || !target.isConnected || document.activeElement === target) return;
+  target.focus();
+  if (focus.start !== null && focus.start !== undefined && "setSelectionRange" in target) {
+    try { target.setSelectionRange(focus.start, focus.end); } catch (error) { /* not a text box */ }
+  }
 }
 
 function byTs(a, b) { return parseFloat(a.ts) - parseFloat(b.ts); }
@@ -668,6 +710,7 @@ function render() {
 
 function renderWorkspace(state) {
   $("team-name").textContent = state.team;
+  renderModal(state.modal);
   const inApp = app.channel && app.channel.startsWith("D");
   $("open-app").classList.toggle("active", Boolean(inApp));
   $("app-tabs").hidden = !inApp;
@@ -715,6 +758,15 @@ function renderWorkspace(state) {
     renderList(list, roots, false);
   }
 
+  if (app.awaitingClose) {  // after /close, its thread opens by itself once its root is posted
+    const started = roots.find((m) => m.bot_id && !m.ephemeral && parseFloat(m.ts) >= app.awaitingClose - 5
+      && !app.seenRoots.has(m.ts));
+    if (started) {
+      app.awaitingClose = null;
+      app.thread = started.ts;
+      saveLocation();
+    }
+  }
   const pane = $("thread");
   const root = app.thread && inChannel.find((m) => m.ts === app.thread);
   if (!root) {
@@ -726,6 +778,24 @@ function renderWorkspace(state) {
   const replies = [root, ...[...inChannel.filter((m) => m.thread_ts === root.ts), ...mine.filter((e) => e.thread_ts === root.ts)].sort(byTs)];
   renderList($("thread-messages"), replies, true, (n) => el("div", { class: "replies-divider" }, `${n} ${n === 1 ? "reply" : "replies"}`));
   renderStatus((state.statuses || {})[`${channel.id}:${root.ts}`]);
+}
+
+// A modal the app opened for this person (views.open): drawn over the page until closed.
+function renderModal(view) {
+  const backdrop = $("modal-backdrop");
+  if (!view) { backdrop.hidden = true; backdrop.dataset.view = ""; return; }
+  if (backdrop.dataset.view === view.id && !backdrop.hidden) return;
+  backdrop.dataset.view = view.id;
+  $("modal-title").textContent = plainText(view.title);
+  $("modal-close").textContent = plainText(view.close) || "Close";
+  $("modal-body").replaceChildren(renderBlocks({ ts: `modal-${view.id}`, channel: app.channel, blocks: view.blocks }));
+  backdrop.hidden = false;
+  $("modal-close").focus();
+}
+
+async function closeModal() {
+  $("modal-backdrop").hidden = true;
+  await post("/sandbox/close_modal", { user: app.me });
 }
 
 // assistant.threads.setStatus: "closebot is working…" under the thread, its loading
@@ -795,6 +865,10 @@ function composer(form, input, threadOf) {
     if (!text) return;
     input.value = "";
     $("command-hint").hidden = true;
+    if (/^\/close\b/.test(text) && !threadOf()) {
+      app.seenRoots = new Set(((app.state && app.state.messages) || []).filter((m) => !m.thread_ts).map((m) => m.ts));
+      app.awaitingClose = Date.now() / 1000;
+    }
     const reply = await post("/sandbox/say", { user: app.me, channel: app.channel, text, thread_ts: threadOf() });
     if (!reply.ok && reply.error && reply.error !== "invalid_command") toast(reply.error);
   };
@@ -856,6 +930,8 @@ function main() {
     refresh();
   });
   $("thread-close").addEventListener("click", () => { app.thread = null; saveLocation(); render(); });
+  $("modal-close").addEventListener("click", closeModal);
+  document.addEventListener("keydown", (event) => { if (event.key === "Escape" && !$("modal-backdrop").hidden) closeModal(); });
   $("open-app").addEventListener("click", () => openApp("home"));
   $("tab-home").addEventListener("click", () => openApp("home"));
   $("tab-messages").addEventListener("click", () => openApp("messages"));

@@ -6,6 +6,7 @@ from typing import Any
 
 from bot.close import for_people
 from bot.core.questions import Ask, Outcome, answer_text
+from bot.slack.blocks.cards import lead
 from bot.slack.blocks.forms import fit
 from bot.slack.blocks.text import (
     context,
@@ -34,6 +35,15 @@ def whole_lines(text: str, limit: int) -> str:
     return "\n".join(kept) + (f"\n… and {more} more lines" if more else "")
 
 
+def settled_text(question: str) -> str:
+    """What a settled card says was asked: its first line's lead (the whole question stays in
+    the record and the decision log), then any entries it listed ('• 2110 AP - JIB: Dr …',
+    what a withdrawn approval changed), whole lines only."""
+    first, *more = for_people(question).splitlines() or [""]
+    listed = [line for line in more if line.startswith("• ")]
+    return whole_lines("\n".join([lead(first, 16), *listed]), 600)
+
+
 def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list[dict[str, Any]]:
     """The form after it was settled: read-only, no input elements left; `who` is the
     answerer's name (mrkdwn made safe), else a mention of their id."""
@@ -44,7 +54,7 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
         outcome.source,
         outcome.at,
     )
-    blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(ask.context)}")]
+    blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(lead(ask.context, 20))}")]
     assigned: list[str] = []  # owners and due dates: one line each, in one section
     for number, q in enumerate(ask.questions, start=1):
         entry = (answers or {}).get(str(number), {})
@@ -53,10 +63,9 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
             kept = escape(q.initial or "—") if entry.get("skipped") else shown
             assigned.append(f"{escape(fit(q.question, 150))} → *{kept}*")
             continue
+        # what was asked is one line (the card's lead); the whole question stays in the record
         title = escape(q.header) if q.header else f"Question {number}"
-        blocks.append(
-            section(f"*{title}*: {escape(whole_lines(for_people(q.question), 600))}\n→ *{shown}*")
-        )
+        blocks.append(section(f"*{title}*: {escape(settled_text(q.question))}\n→ *{shown}*"))
     blocks.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
     when = when_text(at)
     who = who or person(by)

@@ -4,13 +4,14 @@ buttons, only Approve behind a confirm."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from bot.core.questions import Ask
-from bot.slack.blocks.actions import CHOICE_ACTION
+from bot.core.questions import Ask, why_applies
+from bot.slack.blocks.actions import CHOICE_ACTION, DETAILS_ACTION
+from bot.slack.blocks.cards import readable
 from bot.slack.blocks.forms import (
-    _question_sections,
     block_id,
     fit,
     who_may_answer_block,
@@ -23,13 +24,14 @@ from bot.slack.blocks.limits import (
     MAX_CONFIRM_TEXT,
     MAX_CONFIRM_TITLE,
 )
-from bot.slack.blocks.text import cut, escape, plain, section, split_text
+from bot.slack.blocks.text import context, cut, escape, plain, section
 
 MAX_TABLE_ROWS = 100  # the header included (docs.slack.dev/reference/block-kit/blocks/table-block)
 MAX_TABLE_CHARS = 10_000  # the text of all its cells together (the same page, "Usage info")
 # The table's share of its message: Slack refuses a message whose blocks run to about 13,000
 # characters (msg_blocks_too_long); the approval form's other blocks keep the rest.
 TABLE_BUDGET = 8_000
+CARD_TABLE_ROWS = 6  # the accounts an approval card shows before "… N more" and the total
 
 
 def table(
@@ -97,27 +99,34 @@ def approval_form(
     facts: dict[str, Any] | None = None,
     deadline: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The posting approval: the situation, the batch by account (`facts`), what each choice
-    does (once), a Why, who may approve, and one button per choice (Approve / Keep as
-    draft / Reject). Only the button that approves carries the `confirm` dialog: the other
-    choices post nothing. The buttons answer by themselves: no radio buttons, no Submit
-    (the documented exception to a form's one Submit, DESIGN.md's interface contract)."""
+    """The posting approval as a card (issue 30): what is posted (the question's first line),
+    what else comes with it (DOI changes, the limit) in small print, the batch by account
+    (`facts`: its first accounts and the total when they are many), a Why, who may approve,
+    and one button per choice (Approve / Keep as draft / Reject) beside Details (each
+    choice's meaning and the reasoning, in a modal). Only the button that approves carries the
+    `confirm` dialog: the other choices post nothing. The buttons answer by themselves: no
+    radio buttons, no Submit (the documented exception to a form's one Submit, DESIGN.md's
+    interface contract)."""
     q = ask.questions[0]
-    blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
-    shown = _question_sections(q, 1, 1, compact=False, listed=facts is not None, details=False)
-    blocks.extend(section(t) for t in shown)
+    lines = [
+        line
+        for line in readable(q.question).splitlines()
+        if line.strip()
+        # the accounts listed in words: the table shows them
+        and not (facts is not None and (line.startswith("• ") or line.rstrip(":") == "By account"))
+    ]
+    first, *rest = lines or [""]
+    title = escape(q.header or "Posting")
+    blocks: list[dict[str, Any]] = [section(f"*🙋 {title}*\n{escape(first)}")]
+    if rest:
+        blocks.append(context(*(escape(line) for line in rest)))
     if facts is not None:
-        blocks.append(facts)
-    what = "\n".join(
-        f"• *{escape(o.label)}*" + (f" — {escape(o.description)}" if o.description else "")
-        for o in q.options
-    )
-    blocks.extend(section(t) for t in split_text(what))
-    if q.recommended is not None:
+        blocks.append(shortened_table(facts, CARD_TABLE_ROWS))
+    if why_applies(q):
         blocks.append(why_input(1, nonce))
     blocks.append(who_may_answer_block(who_may_answer, deadline, nonce))
     buttons = []
-    for number, option in enumerate(q.options[:MAX_ACTIONS], start=1):
+    for number, option in enumerate(q.options[: MAX_ACTIONS - 1], start=1):
         mark = " ⭐" if q.recommended == number else ""
         button: dict[str, Any] = {
             "type": "button",
@@ -134,8 +143,38 @@ def approval_form(
                 "deny": plain("Not yet", MAX_CONFIRM_BUTTON),
             }
         buttons.append(button)
+    buttons.append(
+        {
+            "type": "button",
+            "action_id": DETAILS_ACTION,
+            "text": plain("Details", MAX_BUTTON_TEXT),
+            "value": cut(question_id, 2000),
+        }
+    )
     blocks.append({"type": "actions", "block_id": block_id("a", 0, nonce), "elements": buttons})
     return blocks
+
+
+def shortened_table(table_block: dict[str, Any], keep: int) -> dict[str, Any]:
+    """A table of at most `keep` body rows before its last (the total): the rows after the
+    first `keep` are counted in one row (with any a "… N more" row already counted), which
+    says where they all are."""
+    header, *body = table_block["rows"]
+    if len(body) <= keep + 2:
+        return table_block
+    *shown, last = body
+    hidden, said = 0, "… {} more accounts (in the Total): every line is in the draft journal above"
+    rows = []
+    for row in shown:
+        if m := re.match(r"^… (\d+) more", row[0].get("text") or ""):
+            hidden += int(m.group(1))
+            said = re.sub(r"^… \d+", "… {}", row[0]["text"])
+        else:
+            rows.append(row)
+    hidden += len(rows) - keep
+    more = [{"type": "raw_text", "text": said.format(hidden)}]
+    more += [{"type": "raw_text", "text": " "} for _ in header[1:]]
+    return {**table_block, "rows": [header, *rows[:keep], more, last]}
 
 
 def approving(label: str) -> bool:

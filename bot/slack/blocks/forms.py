@@ -4,40 +4,32 @@ who may answer and the deadline, Submit and Cancel; the external select's option
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from bot.close import for_people
 from bot.core.questions import Ask, Question, has_defaults
 from bot.slack.blocks.actions import (
-    ANSWER_ACTION,
     BLOCK_PREFIX,
     CANCEL_ACTION,
     CHOICE_ACTION_RE,
-    OTHER_ACTION,
+    DETAILS_ACTION,
     PER_QUESTION_WHY,
     SUBMIT_ACTION,
-    WHY_ACTION,
 )
+from bot.slack.blocks.cards import card_blocks, choice_option, why_box
 from bot.slack.blocks.limits import (
     MAX_BUTTON_TEXT,
-    MAX_CHOICE_BUTTONS,
     MAX_CONFIRM_BUTTON,
     MAX_CONFIRM_TEXT,
     MAX_CONFIRM_TITLE,
     MAX_ID,
-    MAX_LABEL,
-    MAX_OPTION_DESCRIPTION,
-    MAX_OPTION_TEXT,
     MAX_SELECT_OPTIONS,
 )
 from bot.slack.blocks.text import (
     context,
     cut,
-    escape,
     fits,
     plain,
-    section,
-    split_text,
     when_text,
 )
 
@@ -47,14 +39,8 @@ def block_id(kind: str, number: int, nonce: str) -> str:
 
 
 def why_input(number: int, nonce: str) -> dict[str, Any]:
-    """The optional Why box of question `number`: required only where it overrides."""
-    return {
-        "type": "input",
-        "block_id": block_id("w", number, nonce),
-        "label": plain("Why (only if you choose other than recommended)", MAX_LABEL),
-        "optional": True,
-        "element": {"type": "plain_text_input", "action_id": WHY_ACTION, "max_length": 3000},
-    }
+    """The Why box (question `number`'s; 0: the card's one box)."""
+    return why_box(block_id("w", number, nonce))
 
 
 def who_may_answer_block(who_may_answer: str, deadline: str | None, nonce: str) -> dict[str, Any]:
@@ -88,87 +74,13 @@ def percent(confidence: float | None) -> str:
     return "" if confidence is None else f"{round(confidence * 100)}%"
 
 
-def _described_apart(q: Question) -> bool:
-    """Whether the options' descriptions go in the question's text (one too long for a radio
-    description, or a menu, which shows none) rather than under each option."""
-    few = len(q.options) <= MAX_CHOICE_BUTTONS
-    return any(o.description for o in q.options) and (
-        not few or any(len(o.description) > MAX_OPTION_DESCRIPTION for o in q.options)
-    )
-
-
-def _option(q: Question, number: int, *, with_description: bool, compact: bool) -> dict[str, Any]:
-    opt = q.options[number - 1]
-    marks = " ⭐" if q.recommended == number else ""
-    if (sure := percent(opt.confidence)) and q.is_choice:
-        marks += f" {sure}"
-    prefix = f"{number}. " if _described_apart(q) and not compact else ""
-    limit = 40 if compact else MAX_OPTION_TEXT
-    out: dict[str, Any] = {
-        "text": plain(prefix + fit(opt.label, limit - len(prefix) - len(marks)) + marks, limit),
-        "value": str(number),
-    }
-    if with_description and opt.description and not _described_apart(q):
-        out["description"] = plain(opt.description, MAX_OPTION_DESCRIPTION)
-    return out
-
-
-def _element(q: Question, *, compact: bool, external: bool = False) -> dict[str, Any]:
-    few = len(q.options) <= MAX_CHOICE_BUTTONS
-    options = [
-        _option(q, n, with_description=few, compact=compact) for n in range(1, len(q.options) + 1)
-    ]
-    return q.kind.element(q, options, action_id=ANSWER_ACTION, external=external)
-
-
 def search_options(
     q: Question, query: str, limit: int = MAX_SELECT_OPTIONS
 ) -> list[dict[str, Any]]:
     """Options of a large question whose label contains `query`, for an external select."""
     needle = query.strip().casefold()
     numbers = [n for n, o in enumerate(q.options, start=1) if needle in o.label.casefold()]
-    return [_option(q, n, with_description=False, compact=False) for n in numbers[:limit]]
-
-
-def _option_details(q: Question) -> str:
-    """'*1.* what option 1 books' per line, one line per option (never "2, 4." merged: each
-    option shows its own entry, the one way every front end shows it)."""
-    return "\n".join(
-        f"*{n}.* {escape(o.description)}" for n, o in enumerate(q.options, start=1) if o.description
-    )
-
-
-def _question_sections(
-    q: Question,
-    number: int,
-    total: int,
-    *,
-    compact: bool,
-    listed: bool = False,
-    details: bool = True,
-) -> list[str]:
-    """The question as mrkdwn: its text, what each option books (when that cannot ride under
-    the option), and the recommendation's reasoning — each option's words once, never cut."""
-    head = f"*{number}/{total}" + (f" · {escape(q.header)}" if q.header else "") + "*"
-    if not q.required:
-        head += " _(optional)_"
-    text = for_people(q.question)  # the [ref …] tag stays in the decision log
-    if listed:  # the figures are in the form's table: not again as a list of lines
-        text = "\n".join(
-            line
-            for line in text.splitlines()
-            if not (line.startswith("• ") or line.rstrip(":") == "By account")
-        )
-    parts = [head, escape(text)]
-    if details and _described_apart(q) and not compact:
-        parts.append(_option_details(q))
-    if q.recommended:
-        sure = percent(q.confidence(q.recommended))
-        rec = "⭐ *Recommended, preselected*" + (f" ({sure} confident)" if sure else "")
-        if q.reasoning:
-            rec += f": {escape(fit(q.reasoning, 300) if compact else q.reasoning)}"
-        parts.append(rec)
-    return split_text("\n".join(parts))
+    return [choice_option(q, n) for n in numbers[:limit]]
 
 
 def question_form(
@@ -181,85 +93,52 @@ def question_form(
     external: bool = False,
     deadline: str | None = None,
     confirm: str | None = None,
-    facts: dict[str, Any] | None = None,
+    items: Sequence[dict[str, str] | None] = (),
+    expanded: bool = False,
+    names: Callable[[str], str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One message: the situation (with `facts`, a table block, after it), each question with its options once (the recommended one
-    preselected), an Other box where allowed, a Why per question that has a recommendation
-    (needed only when it is overridden), Submit and Cancel.
+    """One message, the decision card (blocks/cards.py): what happened, the number that
+    matters and what the ⭐ books, the ⭐ preselected; several items as one table with a
+    choice per row; Other and Why once, where they can apply; who may answer and the
+    deadline; Submit, Details (the rest, in a modal) and Cancel. `items`: each question's
+    row (the close's facts), where it has one.
 
     `nonce` makes the block ids fresh each time a form is (re)built, so Slack keeps no
     stale input state; the Submit handler reads values by question number, not nonce.
     """
-    blocks: list[dict[str, Any]] = [section(f"*🙋 Your decision is needed*\n{escape(ask.context)}")]
-    total = sum(1 for q in ask.questions if not q.kind.assigns)
-    for number, q in enumerate(ask.questions, start=1):
-        if q.kind.assigns:
-            # an owner or a due date: one labelled picker, the recommended value preselected
-            blocks.append(
-                {
-                    "type": "input",
-                    "block_id": block_id("q", number, nonce),
-                    "label": plain(fit(q.question, 150), MAX_LABEL),
-                    "optional": not q.required,
-                    "element": q.kind.element(q, [], action_id=ANSWER_ACTION, external=external),
-                }
-            )
-            continue
-        shown = _question_sections(q, number, total, compact=compact, listed=facts is not None)
-        blocks.extend(section(t) for t in shown)
-        if facts is not None and number == 1:
-            blocks.append(facts)
-        few = len(q.options) <= MAX_CHOICE_BUTTONS
-        options = [
-            _option(q, n, with_description=few, compact=compact)
-            for n in range(1, len(q.options) + 1)
-        ]
-        blocks.append(
-            {
-                "type": "input",
-                "block_id": block_id("q", number, nonce),
-                "label": plain(q.kind.label, MAX_LABEL),
-                "optional": not q.required,
-                "element": q.kind.element(q, options, action_id=ANSWER_ACTION, external=external),
-            }
-        )
-        if q.allow_other and q.is_choice:
-            blocks.append(
-                {
-                    "type": "input",
-                    "block_id": block_id("o", number, nonce),
-                    "label": plain("Other (your own answer, instead of a choice)", MAX_LABEL),
-                    "optional": True,
-                    "element": {
-                        "type": "plain_text_input",
-                        "action_id": OTHER_ACTION,
-                        "max_length": 3000,
-                    },
-                }
-            )
-        if q.recommended is not None:
-            blocks.append(why_input(number, nonce))
+    blocks = card_blocks(
+        ask,
+        block_id=lambda kind, number: block_id(kind, number, nonce),
+        items=items,
+        external=external,
+        expanded=expanded,
+        names=names,
+        question_id=question_id,
+    )
     blocks.append(who_may_answer_block(who_may_answer, deadline, nonce))
-    blocks.append(form_actions(question_id, nonce, confirm))
+    blocks.append(form_actions(question_id, nonce, confirm, details=True))
     if not fits(blocks) and not external:
-        # Too big for one message: first compact (no option details, shorter option texts),
-        # then with large menus served from the store (external_select).
+        # Too big for one message: large menus served from the store (external_select).
         return question_form(
             ask,
             question_id=question_id,
             who_may_answer=who_may_answer,
             nonce=nonce,
-            compact=True,
-            external=compact,
+            external=True,
             deadline=deadline,
             confirm=confirm,
-            facts=facts,
+            items=items,
+            expanded=expanded,
+            names=names,
         )
     return blocks
 
 
-def form_actions(question_id: str, nonce: str, confirm: str | None) -> dict[str, Any]:
-    """Submit (with a confirm dialog when the answer is irreversible) and Cancel."""
+def form_actions(
+    question_id: str, nonce: str, confirm: str | None, *, details: bool = False
+) -> dict[str, Any]:
+    """Submit (with a confirm dialog when the answer is irreversible), Details (the card's
+    detail in a modal) and Cancel."""
     submit: dict[str, Any] = {
         "type": "button",
         "action_id": SUBMIT_ACTION,
@@ -279,6 +158,18 @@ def form_actions(question_id: str, nonce: str, confirm: str | None) -> dict[str,
         "block_id": block_id("a", 0, nonce),
         "elements": [
             submit,
+            *(
+                [
+                    {
+                        "type": "button",
+                        "action_id": DETAILS_ACTION,
+                        "text": plain("Details", MAX_BUTTON_TEXT),
+                        "value": cut(question_id, 2000),
+                    }
+                ]
+                if details
+                else []
+            ),
             {
                 "type": "button",
                 "action_id": CANCEL_ACTION,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.questions import Ask, Response
-from bot.slack.blocks.actions import BLOCK_PREFIX, PER_QUESTION_WHY
+from bot.slack.blocks.actions import BLOCK_PREFIX, OTHER_VALUE, PER_QUESTION_WHY
 from bot.slack.blocks.forms import parse_block_id
 
 
@@ -30,10 +30,25 @@ def read_form(ask: Ask, values: dict[str, dict[str, Any]]) -> dict[int, Response
             if not isinstance(action, dict):
                 raise FormError(f"question {number}: the form sent a value this bot did not build")
             raw.setdefault(number, {})[kind] = action
+    shared = _typed((raw.get(0) or {}).get("o") or {}) or None  # a table card's one Other
+    to_other = [n for n, e in raw.items() if n and _picked(e.get("q") or {}) == OTHER_VALUE]
+    if len(to_other) > 1:
+        raise FormError("one typed answer per card: set only one row to Other…")
+    if shared and not to_other:
+        raise FormError("your typed answer is for which item? Set its row to Other…")
+    if to_other and not shared:
+        raise FormError(f"question {to_other[0]} is set to Other…: type your answer in Other")
     responses: dict[int, Response] = {}
     for number, q in enumerate(ask.questions, start=1):
         entry = raw.get(number, {})
         other = _typed(entry.get("o") or {}) or None
+        if number in to_other:
+            entry, other = {k: v for k, v in entry.items() if k != "q"}, shared
+        if q.kind.assigns and "q" not in entry:
+            # a card that lists its owners and due dates without their pickers (not
+            # expanded): the recommended ones stand, as if the pickers were untouched
+            responses[number] = q.kind.default(q) or Response(skipped=True)
+            continue
         try:
             responses[number] = q.kind.read(q, entry.get("q") or {}, other)
         except (TypeError, ValueError):
@@ -48,6 +63,13 @@ def read_choice(ask: Ask, number: int) -> dict[int, Response]:
     if len(ask.questions) != 1 or not 1 <= number <= len(ask.questions[0].options):
         raise FormError("the form sent a choice this bot did not build")
     return {1: Response(selected=(number,))}
+
+
+def _picked(action: dict[str, Any]) -> str | None:
+    """The value of a menu's selected option, if it has one."""
+    option = action.get("selected_option")
+    value = option.get("value") if isinstance(option, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def _typed(action: dict[str, Any]) -> str:

@@ -107,6 +107,12 @@ class SlackPresenter:
     def post_form(self, record: QuestionRecord, *, nonce: str = "0", again: bool = False) -> None:
         self.forms.post(record, nonce=nonce, again=again)
 
+    def form_details(self, question_id: str) -> dict[str, Any]:
+        return self.forms.details(question_id)
+
+    def expand_form(self, question_id: str) -> None:
+        self.forms.expand(question_id)
+
     def refresh_form(self, question_id: str) -> None:
         self.forms.refresh(question_id)
 

@@ -22,6 +22,7 @@ from bot.close import (
     detail_rows,
     group_summary,
     header_of,
+    question_facts,
     who_may_answer,
 )
 from bot.core.decision_log import to_csv
@@ -45,10 +46,18 @@ class Forms:
     # -- drawing a form -------------------------------------------------------------
 
     def form(
-        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool = False
+        self,
+        record: QuestionRecord,
+        run: Run,
+        ask: Ask,
+        *,
+        nonce: str,
+        attach: bool = False,
+        expanded: bool = False,
     ) -> list[dict[str, Any]]:
-        """A question's form; `attach`: the first time an approval form is posted, with the
-        draft journal attached before it."""
+        """A question's form, the decision card; `attach`: the first time an approval form is
+        posted, with the draft journal attached before it; `expanded`: with its owners' and
+        due dates' pickers shown."""
         out = self.messages
         ask = self.named(ask, run)
         if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
@@ -59,7 +68,38 @@ class Forms:
             who_may_answer=out.safe(who_may_answer(run, out.approvers), out.waits_on(run, record)),
             nonce=nonce,
             deadline=blocks.deadline_note(ask, record.expires_at),
+            items=question_facts(self.store, record),
+            expanded=expanded,
+            names=self.messages.names,
         )
+
+    def details(self, question_id: str) -> dict[str, Any]:
+        """The Details modal of a question's card: every question whole, each option with
+        what it books, the reasoning."""
+        record = self.store.questions.get(question_id)
+        run = self.store.runs.get(record.run_id)
+        return blocks.details_view(self.named(ask_of(record), run), question_id=record.id)
+
+    def expand(self, question_id: str) -> None:
+        """Redraw a pending card with its owners' and due dates' pickers (Change owners or
+        dates); a settled one is left alone."""
+        record = self.store.questions.get(question_id)
+        if record.status != "pending" or not (record.channel and record.message_ts):
+            return
+        run = self.store.runs.get(record.run_id)
+        ask = ask_of(record)
+        form = self.form(
+            record, run, ask, nonce=f"{record.id[-8:]}e{int(time.time())}", expanded=True
+        )
+        try:
+            self.messages.client.chat_update(
+                channel=record.channel,
+                ts=record.message_ts,
+                text=self.text(record, run, ask),
+                blocks=form,
+            )
+        except SlackApiError as e:  # the card stays as it was; the recommended owners stand
+            log.warning("question %s: pickers not shown: %s", record.id, slack_error(e))
 
     def text(self, record: QuestionRecord, run: Run, ask: Ask) -> str:
         """A form's notification text: whom it waits on (mentioned) and the first question."""

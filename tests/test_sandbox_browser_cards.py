@@ -1,0 +1,148 @@
+"""Issue 30's targets, measured in Chromium at 1600×1000 on a full sample close driven in the
+sandbox, taking the ⭐ on every decision: the median decision card ≤ 80 words before its
+detail, every card ≤ one screen of the thread pane, the whole thread ≤ 4 screens, ≤ 12 clicks
+for the close. Each card is saved in docs/screenshots/ (card-*.png) to be looked at."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from bot.sandbox.run import APPROVERS, STARTER, Sandbox
+from tests.sandbox_browser import answer_button, pending_form, say, submit_button, switch_to
+
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+MAX_FORMS = 20
+WIDTH, HEIGHT = 1600, 1000
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"\S+", text))
+
+
+class Clicks:
+    """Every click the reader makes, counted: the measure of 'one click to take the ⭐'."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def click(self, locator: Any) -> None:
+        locator.click()
+        self.count += 1
+
+
+def _measure(pane: Any, card: Any) -> dict[str, Any]:
+    """A card as the reader meets it: its words before any detail is opened, its height
+    against the thread pane's."""
+    body = card.locator(".msg-body")
+    text = body.evaluate(
+        # what the reader sees: a closed menu shows its chosen option, not all of them
+        "b => { const c = b.cloneNode(true); c.querySelectorAll('.meta').forEach(m => m.remove());"
+        " const live = [...b.querySelectorAll('select')];"
+        " c.querySelectorAll('select').forEach((s, i) => { const o = live[i].selectedOptions[0];"
+        " s.replaceWith(document.createTextNode(' ' + (o ? o.text : '') + ' ')); });"
+        " document.body.append(c); const t = c.innerText; c.remove(); return t; }"
+    )
+    return {
+        "words": _words(text),
+        "height": card.bounding_box()["height"],
+        "pane": pane.evaluate("p => p.clientHeight"),
+        "text": text,
+    }
+
+
+def _shown(pane: Any, card: Any, number: int) -> dict[str, Any]:
+    card.scroll_into_view_if_needed()
+    measured = _measure(pane, card)
+    card.screenshot(path=str(SCREENSHOTS / f"card-{number:02d}.png"))
+    return measured
+
+
+def _again(measure: Any) -> Any:
+    """A card redrawn while it is measured (the thread updates under it) is measured again."""
+    from playwright.sync_api import Error
+
+    for _ in range(20):
+        try:
+            return measure()
+        except Error:
+            continue
+    return measure()
+
+
+def test_a_full_close_taking_every_star_meets_the_targets(browser: Any, sandbox: Sandbox) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(sandbox.url)
+    clicks = Clicks()
+    switch_to(page, STARTER.id)
+    say(page, "/close 2026-10")
+    pane = page.locator("#thread-messages")
+    page.locator("#messages .msg.ephemeral", has_text="Starting the").wait_for()
+    try:  # the thread opens by itself (issue 30); one that does not costs a click
+        pane.locator(".msg").first.wait_for(timeout=10_000)
+    except PlaywrightTimeout:
+        link = page.locator("#messages .thread-link").last
+        link.wait_for()
+        clicks.click(link)
+    root = page.locator("#messages .msg").filter(has=page.locator(".thread-link")).last
+    finished = root.get_by_text("Finished: every step ran")
+    cards: list[dict[str, Any]] = []
+    approvers = list(APPROVERS)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    for shot in SCREENSHOTS.glob("card-*.png"):
+        shot.unlink()
+    while True:
+        expect(answer_button(pane).or_(finished).first).to_be_visible()
+        if finished.count():
+            break
+        card = pending_form(pane)
+        ts = card.get_attribute("data-ts")
+        card = pane.locator(f'.msg[data-ts="{ts}"]')
+        approving = card.get_by_role("button", name=re.compile(r"^Approve")).count() > 0
+        who = approvers.pop(0) if approving else STARTER
+        switch_to(page, who.id)
+        card = pane.locator(f'.msg[data-ts="{ts}"]')
+        measured = _again(partial(_shown, pane, card, len(cards) + 1))
+        cards.append(measured)
+        # take the ⭐: it is preselected, so the reader only answers (and confirms a posting)
+        button = card.get_by_role("button", name=re.compile(r"^Approve")).or_(submit_button(card))
+        clicks.click(button.first)
+        dialog = page.locator("#dialog-backdrop")
+        if dialog.is_visible():
+            clicks.click(page.locator("#dialog-confirm"))
+        expect(pane.locator(f'.msg[data-ts="{ts}"] .input-block')).to_have_count(0)
+        expect(pane.locator(f'.msg[data-ts="{ts}"]').get_by_role("button")).to_have_count(0)
+        assert len(cards) < MAX_FORMS, "the close kept asking"
+    screens = pane.evaluate("p => p.scrollHeight / p.clientHeight")
+    heights = pane.evaluate(
+        "p => [...p.querySelectorAll(':scope > .msg')].map(m => Math.round(m.offsetHeight) + ' '"
+        " + (m.innerText.replace(/\\s+/g, ' ').slice(0, 70)))"
+    )
+    words = [c["words"] for c in cards]
+    tall = [c["height"] / c["pane"] for c in cards]
+    report = (
+        f"{len(cards)} cards; words median {statistics.median(words)} max {max(words)}; "
+        f"px {[round(c['height']) for c in cards]} in a {cards[0]['pane']} px pane "
+        f"(max {max(tall):.2f} screens); thread {screens:.2f} screens; {clicks.count} clicks"
+    )
+    print(report)
+    (SCREENSHOTS.parent.parent / "test-artifacts").mkdir(exist_ok=True)
+    (SCREENSHOTS.parent.parent / "test-artifacts" / "cards-measured.txt").write_text(
+        report + "\n\n" + "\n".join(heights) + "\n\n" + "\n\n---\n".join(c["text"] for c in cards)
+    )
+    context.close()
+    assert not errors, errors
+    assert statistics.median(words) <= 80, report
+    assert max(tall) <= 1.0, report
+    assert screens <= 4, report
+    assert clicks.count <= 12, report
