@@ -113,7 +113,7 @@ def test_the_card_has_context_star_other_why_once_who_and_buttons() -> None:
         {"question": "Notes?", "type": "free_text", "required": False},
     )
     f = form(a)
-    assert f[0]["text"]["text"] == "*🙋 Why I ask.*"
+    assert f[0]["text"]["text"] == "*🙋 Why I ask.*"  # no "what: …" head to name the items by
     # two questions: one table of them, a menu per row (the ⭐ preselected)
     (table,) = [b for b in f if b["type"] == "table"]
     assert [[c["text"] for c in row] for row in table["rows"]] == [
@@ -131,7 +131,7 @@ def test_the_card_has_context_star_other_why_once_who_and_buttons() -> None:
     ids = [blocks.parse_block_id(b.get("block_id", "")) for b in f]
     assert ids.count(("o", 0)) == 1 and ids.count(("w", 0)) == 1
     why = next(b for b in f if b.get("block_id", "").startswith("closebot:w:0:"))
-    assert why["optional"] is False and "required if you choose other" in why["label"]["text"]
+    assert why["optional"] is False and "required if not the ⭐" in why["label"]["text"]
     notes = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:q:2:"))
     assert notes["element"]["type"] == "plain_text_input" and notes["optional"] is True
     assert f[-2] == {
@@ -169,7 +169,7 @@ def test_a_card_of_one_question_shows_what_happened_and_what_the_star_books() ->
         ],
     )
     assert f[0]["text"]["text"] == "*🙋 Severance*\nWhitfield 12-8H · severance off the state rate"
-    assert f[1]["fields"] == [{"type": "mrkdwn", "text": "*Difference*\n$718.13"}]
+    assert f[1]["fields"] == [{"type": "mrkdwn", "text": "*At stake*\n$718.13"}]
     assert f[2]["text"]["text"] == "*⭐ books:* About 2"
     assert element(f)["type"] == "radio_buttons"
     assert [o["text"]["text"] for o in element(f)["options"]] == [

@@ -41,7 +41,7 @@ def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
     sandbox.fake.on_refusal = lambda method, body: refused.append((method, body))
     pane = start_close(page)
     form = pending_form(pane)
-    expect(form).to_contain_text("Recommended")
+    expect(form).to_contain_text("⭐ books")  # what the recommendation books, on the card
     expect(form.locator("label.choice", has_text="⭐").first).to_be_visible()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "sandbox-page.png"))

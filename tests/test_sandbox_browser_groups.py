@@ -57,11 +57,18 @@ def test_many_alike_lines_are_one_form_with_their_detail(
     page = open_page(alike_sandbox.url)
     pane = start_close(page)
     form = answer_until(page, pane, "alike duplicate exceptions")
-    expect(form).to_contain_text("The same check found 5 alike duplicate exceptions")
-    expect(form.locator("label.choice", has_text="Decide line by line")).to_be_visible()
-    expect(form.locator("label.choice", has_text="⭐").first).to_contain_text(
-        "Short-pay and dispute"
+    expect(form).to_contain_text("5 alike duplicate exceptions")  # the card: the group, its total
+    form.get_by_role("button", name="Details").click()  # the whole question, in a modal
+    expect(page.locator("#modal-backdrop")).to_contain_text(
+        "The same check found 5 alike duplicate exceptions"
     )
+    page.locator("#modal-close").click()
+    # the group is a row of its card (a menu), or the card's one question (radio buttons)
+    choices = form.locator("label.choice, select option")
+    expect(choices.filter(has_text="Decide line by line")).not_to_have_count(0)
+    expect(
+        choices.filter(has_text="⭐").filter(has_text="Short-pay and dispute")
+    ).not_to_have_count(0)
     expect(csv_links(pane).filter(has_text=re.compile("Detail"))).to_have_count(1)
     ARTIFACTS.mkdir(exist_ok=True)
     page.set_viewport_size({"width": 1440, "height": 2400})
@@ -97,7 +104,7 @@ def test_a_typed_effective_date_is_shown_before_it_books(page: Any, sandbox: San
     form = answer_until(
         page, pane, "DOI effective date"
     )  # Smith's decimal accepted, as recommended
-    form.get_by_role("group", name=re.compile("^Other")).locator("textarea, input").fill(
+    form.get_by_role("group", name=re.compile("own answer")).locator("textarea, input").fill(
         "2026-06-01"
     )
     form.get_by_role("group", name=re.compile("^Why")).locator("textarea, input").fill(

@@ -35,7 +35,11 @@ def test_an_owner_and_a_due_date_are_picked_in_the_sign_off_form(
         answer_button(pane).first.wait_for()
         ts = pending_form(pane).get_attribute("data-ts")
         form = answered(pane, ts)
-        if form.locator("select.users-select").count():
+        if form.get_by_role("button", name="Reassign").count():
+            # the sign-off card lists owners and due dates; Reassign shows their pickers
+            form.get_by_role("button", name="Reassign").click()
+            pane.locator("select.users-select").first.wait_for()
+            ts = pending_form(pane).get_attribute("data-ts")
             break
         labels = form.locator("label.choice, button").all_inner_texts()
         approve = any(re.match(r"\s*Approve", label) for label in labels)

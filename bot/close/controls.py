@@ -247,8 +247,11 @@ def eligible_approvers(
     )
 
 
-def who_may_answer(run: Run, approvers: frozenset[str]) -> str:
-    """'<@U1> (started this close) or an approver: <@U2>, <@U3>'."""
+def who_may_answer(run: Run, approvers: frozenset[str], *, brief: bool = False) -> str:
+    """'<@U1> (started this close) or an approver: <@U2>, <@U3>'; `brief` (a decision card's
+    footer): '<@U1> or an approver'."""
+    if brief and run.started_by:
+        return f"<@{run.started_by}>" + (" or an approver" if approvers else "")
     text = (
         f"<@{run.started_by}> (started this close)"
         if run.started_by

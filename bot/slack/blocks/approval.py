@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.core.questions import Ask, why_applies
 from bot.slack.blocks.actions import CHOICE_ACTION, DETAILS_ACTION
-from bot.slack.blocks.cards import readable
+from bot.slack.blocks.cards import lead, readable
 from bot.slack.blocks.forms import (
     block_id,
     fit,
@@ -31,7 +31,7 @@ MAX_TABLE_CHARS = 10_000  # the text of all its cells together (the same page, "
 # The table's share of its message: Slack refuses a message whose blocks run to about 13,000
 # characters (msg_blocks_too_long); the approval form's other blocks keep the rest.
 TABLE_BUDGET = 8_000
-CARD_TABLE_ROWS = 6  # the accounts an approval card shows before "… N more" and the total
+CARD_TABLE_ROWS = 4  # the accounts an approval card shows before "… N more" and the total
 
 
 def table(
@@ -118,8 +118,8 @@ def approval_form(
     first, *rest = lines or [""]
     title = escape(q.header or "Posting")
     blocks: list[dict[str, Any]] = [section(f"*🙋 {title}*\n{escape(first)}")]
-    if rest:
-        blocks.append(context(*(escape(line) for line in rest)))
+    if rest:  # what comes with it (DOI changes, the limit), a glance each; whole in Details
+        blocks.append(context(*(escape(lead(line, 16)) for line in rest)))
     if facts is not None:
         blocks.append(shortened_table(facts, CARD_TABLE_ROWS))
     if why_applies(q):

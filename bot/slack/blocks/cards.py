@@ -14,7 +14,6 @@ from bot.close import for_people
 from bot.core.questions import Ask, Question, QuestionType, why_applies
 from bot.slack.blocks.actions import (
     ANSWER_ACTION,
-    EXPAND_ACTION,
     OTHER_ACTION,
     OTHER_VALUE,
     WHY_ACTION,
@@ -32,7 +31,10 @@ COLUMNS = (
 )
 AMOUNT_COLUMNS = {"billed", "expected", "difference"}
 LEAD_WORDS = 28  # what happened, when no item gives it: the question's first words
-CELL_WORDS = 9  # a table cell's words (an item, its basis) on the card
+CELL_WORDS = 5  # a table cell's words (an item, its basis) on the card
+# A context that only says a decision is needed ("Intake: 1 item needs your decision before I
+# book anything."): the card says so already. Any other (a change, the model's own) is shown.
+ROUTINE = re.compile(r"\d+ items? needs? your decision")
 MAX_VIEW_TITLE = 24  # docs.slack.dev/reference/views/modal-views: title, close ≤ 24 chars
 MAX_VIEW_BLOCKS = 100
 
@@ -50,6 +52,15 @@ def lead(text: str, words: int = LEAD_WORDS) -> str:
     first = re.split(r"(?<=[.?!])\s+(?=[A-Z])", text, maxsplit=1)[0]
     parts = first.split()
     return first if len(parts) <= words else " ".join(parts[:words]).rstrip(",;:") + " …"
+
+
+def situation(context: str, count: int) -> str:
+    """A card of several items: what they are ('WI/NRI validation') and how many decisions,
+    from the context's head; else the context's first words."""
+    head, colon, _ = readable(context).partition(":")
+    if colon and len(head.split()) <= 6:
+        return f"{head.strip()} · {count} decisions"
+    return lead(context, 20)
 
 
 def star_line(q: Question) -> str | None:
@@ -105,16 +116,47 @@ def _cell(key: str, value: str | None) -> dict[str, Any]:
 
 
 def _table(rows: list[Item]) -> dict[str, Any]:
-    shown = [(k, h) for k, h in COLUMNS if any(r.get(k) for r in rows)]
-    cells = [[{"type": "raw_text", "text": h} for _, h in shown]] + [
-        [_cell(k, r.get(k)) for k, _ in shown] for r in rows
+    """Several items as one table — item | basis | billed / expected | difference — sized for
+    a thread's narrow pane: the item and its basis wrapped, billed and expected in
+    one cell (one above the other), the amounts right-aligned. A column no row fills is left
+    out."""
+    both = any(r.get("billed") or r.get("expected") for r in rows)
+    differ = any(r.get("difference") for r in rows)
+    header = [
+        "Item",
+        "Basis",
+        *(["Billed / expected"] if both else []),
+        *(["Difference"] if differ else []),
+    ]
+    body = [
+        [
+            {"type": "raw_text", "text": cut(r.get("item") or " ", 80)},
+            _cell("basis", r.get("basis")),
+            *(
+                [
+                    {
+                        "type": "raw_text",
+                        "text": " / ".join(v for v in (r.get("billed"), r.get("expected")) if v)
+                        or " ",
+                    }
+                ]
+                if both
+                else []
+            ),
+            *([_cell("difference", r.get("difference"))] if differ else []),
+        ]
+        for r in rows
+    ]
+    settings: list[dict[str, Any] | None] = [
+        {"is_wrapped": True},
+        {"is_wrapped": True},
+        *([{"align": "right", "is_wrapped": True}] if both else []),
+        *([{"align": "right"}] if differ else []),
     ]
     return {
         "type": "table",
-        "rows": cells,
-        "column_settings": [
-            {"align": "right"} if k in AMOUNT_COLUMNS else {"is_wrapped": True} for k, _ in shown
-        ],
+        "rows": [[{"type": "raw_text", "text": h} for h in header], *body],
+        "column_settings": settings,
     }
 
 
@@ -156,7 +198,6 @@ def card_blocks(
     external: bool = False,
     expanded: bool = False,
     names: Callable[[str], str] | None = None,
-    question_id: str = "",
 ) -> list[dict[str, Any]]:
     """The card's body, before its footer and buttons: the situation, the items (fields for
     one, a table for several), the choices, the ⭐ and what it books, Other and Why once."""
@@ -167,8 +208,10 @@ def card_blocks(
         (number, q), item = deciding[0], facts[0]
         title = q.header or lead(ask.context, 8)
         what = item["basis"] if item and item.get("basis") else lead(q.question)
-        subject = f"{item['item']} · " if item and item.get("item", "") not in title else ""
-        blocks.append(section(f"*🙋 {escape(title)}*\n{escape(subject + what)}"))
+        named = item.get("item", "") if item else ""
+        subject = f"{named} · " if named and named not in title and named not in what else ""
+        said = "" if ROUTINE.search(ask.context) else f"_{escape(lead(ask.context, 14))}_\n"
+        blocks.append(section(f"*🙋 {escape(title)}*\n{said}{escape(subject + what)}"))
         if item and any(item.get(k) for k, _ in COLUMNS[2:]):
             blocks.append(_fields(item))
         if star := star_line(q):
@@ -187,7 +230,7 @@ def card_blocks(
             )
         other_id = block_id("o", number)
     else:
-        blocks.append(section(f"*🙋 {escape(lead(ask.context, 20))}*"))
+        blocks.append(section(f"*🙋 {escape(situation(ask.context, len(deciding)))}*"))
         rows = [
             f or {"item": q.header or f"Question {n}", "basis": lead(q.question, 16)}
             for (n, q), f in zip(deciding, facts, strict=True)
@@ -219,7 +262,7 @@ def card_blocks(
                             for item, who, due in assigned
                         ),
                     ],
-                    "column_settings": [{"is_wrapped": True}, {"is_wrapped": True}, None],
+                    "column_settings": [{"is_wrapped": True}, None, None],
                 }
             )
         else:
@@ -227,20 +270,8 @@ def card_blocks(
                 f"• {escape(i)} → *{escape(o)}*, due {escape(d)}" for i, o, d in assigned
             )
             blocks.extend(section(t) for t in split_text(listed, MAX_SECTION_TEXT)[:3])
-        blocks.append(
-            {
-                "type": "actions",
-                "block_id": block_id("e", 0),
-                "elements": [
-                    {
-                        "type": "button",
-                        "action_id": EXPAND_ACTION,
-                        "text": plain("Change owners or dates", 75),
-                        "value": cut(question_id, 2000) or "expand",
-                    }
-                ],
-            }
-        )
+        # its button (Reassign: each owner's and due date's picker) rides in the card's
+        # actions row (forms.py)
     elif assigned:
         for number, q in enumerate(ask.questions, start=1):
             if q.kind.assigns:
@@ -261,9 +292,9 @@ def card_blocks(
                 "type": "input",
                 "block_id": other_id,
                 "label": plain(
-                    "Other: your own answer, instead of a choice"
+                    "Or type your own answer"
                     if len(deciding) == 1
-                    else "Other: your own answer, for the row set to Other…",
+                    else "Your own answer, for a row set to Other…",
                     MAX_LABEL,
                 ),
                 "optional": True,
@@ -285,7 +316,7 @@ def why_box(block_id: str) -> dict[str, Any]:
     return {
         "type": "input",
         "block_id": block_id,
-        "label": plain("Why: required if you choose other than a ⭐", MAX_LABEL),
+        "label": plain("Why (required if not the ⭐)", MAX_LABEL),
         "optional": False,
         "element": {"type": "plain_text_input", "action_id": WHY_ACTION, "max_length": 3000},
     }

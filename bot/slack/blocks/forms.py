@@ -13,6 +13,7 @@ from bot.slack.blocks.actions import (
     CANCEL_ACTION,
     CHOICE_ACTION_RE,
     DETAILS_ACTION,
+    EXPAND_ACTION,
     PER_QUESTION_WHY,
     SUBMIT_ACTION,
 )
@@ -113,10 +114,20 @@ def question_form(
         external=external,
         expanded=expanded,
         names=names,
-        question_id=question_id,
     )
     blocks.append(who_may_answer_block(who_may_answer, deadline, nonce))
-    blocks.append(form_actions(question_id, nonce, confirm, details=True))
+    actions = form_actions(question_id, nonce, confirm, details=True)
+    if not expanded and any(q.kind.assigns for q in ask.questions):
+        actions["elements"].insert(
+            2,
+            {
+                "type": "button",
+                "action_id": EXPAND_ACTION,
+                "text": plain("Reassign", MAX_BUTTON_TEXT),
+                "value": cut(question_id, 2000),
+            },
+        )
+    blocks.append(actions)
     if not fits(blocks) and not external:
         # Too big for one message: large menus served from the store (external_select).
         return question_form(

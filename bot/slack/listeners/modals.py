@@ -1,6 +1,6 @@
 """A decision card's two buttons beside Submit: Details opens the card's detail in a modal
 (views.open with the click's trigger_id, which Slack honours for 3 seconds, once:
-docs.slack.dev/surfaces/modals#opening), and "Change owners or dates" redraws the card with
+docs.slack.dev/surfaces/modals#opening), and Reassign ("Change owners or dates") redraws the card with
 its pickers. Neither answers or changes anything, so anyone who can see the card may use them."""
 
 from __future__ import annotations

@@ -65,7 +65,9 @@ class Forms:
         return blocks.question_form(
             ask,
             question_id=record.id,
-            who_may_answer=out.safe(who_may_answer(run, out.approvers), out.waits_on(run, record)),
+            who_may_answer=out.safe(
+                who_may_answer(run, out.approvers, brief=True), out.waits_on(run, record)
+            ),
             nonce=nonce,
             deadline=blocks.deadline_note(ask, record.expires_at),
             items=question_facts(self.store, record),
