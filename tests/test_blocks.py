@@ -168,7 +168,10 @@ def test_a_card_of_one_question_shows_what_happened_and_what_the_star_books() ->
             }
         ],
     )
-    assert f[0]["text"]["text"] == "*🙋 Severance*\nWhitfield 12-8H · severance off the state rate"
+    # the context said once under the title (a routine one, "1 item needs your decision", not)
+    assert f[0]["text"]["text"] == (
+        "*🙋 Severance*\n_Why I ask._\nWhitfield 12-8H · severance off the state rate"
+    )
     assert f[1]["fields"] == [{"type": "mrkdwn", "text": "*At stake*\n$718.13"}]
     assert f[2]["text"]["text"] == "*⭐ books:* About 2"
     assert element(f)["type"] == "radio_buttons"

@@ -107,10 +107,11 @@ def test_the_slack_form_lists_each_options_entry_once_on_its_own_line() -> None:
     ask = parse_ask(
         {"context": "WI/NRI", "questions": [{"question": "Which?", "options": options}]}
     )
+    # issue 30: the card keeps to its choices; each option's entry is in its Details modal
     form = json.dumps(
-        blocks.question_form(ask, question_id="q", who_may_answer="<@UALICE>", nonce="n"),
+        blocks.details_view(ask, question_id="q"),
         ensure_ascii=False,
     )
     assert not re.search(r"\*\d+, \d+", form)  # never "2, 4." merged
     for n in range(1, 6):
-        assert form.count(f"*{n}.* ") == 1
+        assert form.count(f"• *Option {n}*: {same}") == 1

@@ -210,7 +210,12 @@ def card_blocks(
         what = item["basis"] if item and item.get("basis") else lead(q.question)
         named = item.get("item", "") if item else ""
         subject = f"{named} · " if named and named not in title and named not in what else ""
-        said = "" if ROUTINE.search(ask.context) else f"_{escape(lead(ask.context, 14))}_\n"
+        # the context, unless routine or already the title
+        said = (
+            ""
+            if ROUTINE.search(ask.context) or not q.header
+            else f"_{escape(lead(ask.context, 14))}_\n"
+        )
         blocks.append(section(f"*🙋 {escape(title)}*\n{said}{escape(subject + what)}"))
         if item and any(item.get(k) for k, _ in COLUMNS[2:]):
             blocks.append(_fields(item))
