@@ -90,7 +90,6 @@ def question_form(
     question_id: str,
     who_may_answer: str,
     nonce: str,
-    compact: bool = False,
     external: bool = False,
     deadline: str | None = None,
     confirm: str | None = None,
