@@ -56,7 +56,7 @@ def item_facts(exc: ExceptionRow) -> dict[str, str]:
 def group_facts(group: list[ExceptionRow]) -> dict[str, str]:
     """Many alike exceptions asked as one: their count and total at stake."""
     return {
-        "item": f"{len(group)} {groups.noun(group[0]['kind'])}",
+        "item": f"{len(group)} {group[0]['kind'].replace('_', ' ')} {groups.noun(group[0]['kind'])}",
         "basis": groups.summary(group),
         "billed": "",
         "expected": "",
