@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from bot.close.data import SAMPLE_DIR
 from bot.close.imports.intake import Imports
 from bot.sandbox.http import LoopbackServer, Request, Response
 from bot.sandbox.slack_api import FakeSlack
@@ -222,3 +223,21 @@ def test_four_slow_downloads_do_not_delay_a_submitted_form_turning_read_only(
     ), "the answered form did not turn read-only while four downloads dripped"
     fake.drips_stopped.set()
     h.idle()
+
+
+def test_a_file_dropped_after_posting_is_not_promised_to_a_next_close(
+    h: Harness, fake: FakeSlack
+) -> None:
+    run = h.start("2026-10")
+    h.finish(run.id)
+    assert h.store.runs.get(run.id).status == "done"
+    share(
+        h,
+        "revenue.csv",
+        (SAMPLE_DIR / "2026-10" / "revenue.csv").read_bytes(),
+        channel=run.channel or "",
+        thread_ts=run.thread_ts,
+    )
+    h.idle()
+    said = [t for t in bot_said(fake, run.channel or "") if "revenue.csv" in t]
+    assert said and "is posted" in said[-1] and "next /close" not in said[-1], said

@@ -19,11 +19,10 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot.blocks import escape, outgoing, section
-from bot.close import FILE_KINDS, FILE_LEVEL_COLUMNS, Imports, Received, period_label
+from bot.close import FILE_KINDS, FILE_LEVEL_COLUMNS, Imports, Received, period_label, period_taken
 from bot.close import file_preview as preview
 from bot.close import optional_file as optional
 from bot.core.errors import CloseBotError, NotAuthorizedError
-from bot.core.identity import one_of
 from bot.core.names import Names
 from bot.slack.blocks import files as file_blocks
 from bot.slack.downloads import (
@@ -36,6 +35,7 @@ from bot.slack.downloads import (
     allowed_origins,
     is_sign_in_page,
 )
+from bot.slack.file_access import may_drop, refuse_drop
 from bot.slack.file_forms import later_channel, later_thread, missing_required, with_headers
 from bot.slack.file_shares import Shares
 from bot.store import Store
@@ -110,8 +110,10 @@ class FileIntake:
         if run is None and waiting is None and not channel.startswith("D"):
             return  # a file in a channel outside a close's thread is not for closebot
         starter = run.started_by if run else waiting["started_by"] if waiting else None
-        if not self.may_drop(user, starter):
-            self._refuse_drop(
+        if not may_drop(user, starter, {*self.approvers, *self.finance}):
+            refuse_drop(
+                self.store,
+                self.client,
                 user,
                 name,
                 file_id,
@@ -181,43 +183,6 @@ class FileIntake:
         self._answer(got, channel=channel, thread_ts=reply_to, user=user)
         self._after(got, channel=channel, thread_ts=reply_to, user=user)
 
-    def may_drop(self, user: str, starter: str | None) -> bool:
-        """Who may give closebot a period's data: the close's starter (of the thread the
-        file is dropped in), an approver, or someone in CLOSEBOT_FINANCE. In the DM, no
-        close is named: an approver or finance only."""
-        return one_of(user, {*self.approvers, *self.finance, *([starter] if starter else [])})
-
-    def _refuse_drop(
-        self,
-        user: str,
-        name: str,
-        file_id: str,
-        *,
-        channel: str,
-        thread_ts: str | None,
-        run_id: str | None,
-    ) -> None:
-        """Not read, not kept; the refusal audited and told to the dropper alone."""
-        self.store.audit.record(
-            run_id=run_id,
-            kind="file_drop_refused",
-            actor=user,
-            detail={"file": file_id, "filename": name, "channel": channel},
-        )
-        text = (
-            f"I did not read {name}: only the close's starter, an approver or someone in "
-            "finance (CLOSEBOT_FINANCE) may give me a period's data. Nothing was read or kept."
-        )
-        try:
-            if channel.startswith("D"):
-                self._say(channel, thread_ts, text)
-            else:
-                self.client.chat_postEphemeral(
-                    channel=channel, user=user, thread_ts=thread_ts, text=outgoing(text)
-                )
-        except SlackApiError as e:
-            log.warning("file %s: refusal not told: %s", file_id, e.response.get("error"))
-
     # -- a close that waits for its files -------------------------------------
 
     def open_waiting(self, *, channel: str, period: str, user: str) -> None:
@@ -252,7 +217,15 @@ class FileIntake:
             return
         run = self.store.runs.for_thread(channel=channel, thread_ts=thread_ts)
         if run is not None:
-            if self.store.audit.events(run.id, kind="input_files"):
+            taken = period_taken(self.store, run.period)
+            if taken is not None and taken.posted is not None:  # issue 31: never a promise
+                self._say(
+                    channel,
+                    thread_ts,
+                    f"{run.period} is posted, and a posted period is not closed again: "
+                    f"{got.filename} is kept on record but no close will use it.",
+                )
+            elif self.store.audit.events(run.id, kind="input_files"):
                 self._say(
                     channel,
                     thread_ts,
