@@ -131,7 +131,7 @@ class KeepAliveWebClient(WebClient):
             )
         return super().api_call(api_method, **kwargs)
 
-    def post_json(self, url: str, body: dict[str, Any]) -> tuple[int, str]:
+    def respond(self, url: str, body: dict[str, Any]) -> tuple[int, str]:
         """POST `body` as JSON to `url` — an interaction's response_url — over this thread's
         kept-alive connection to its host, as the Web API calls go: (HTTP status, the answer's
         text). No token is sent (a response_url needs none)."""

@@ -240,7 +240,7 @@ class Messages:
         body = {"text": text, "blocks": form, "replace_original": True}
         try:
             if isinstance(self.client, KeepAliveWebClient):  # a kept-alive connection
-                status, said = self.client.post_json(via.response_url, body)
+                status, said = self.client.respond(via.response_url, body)
             else:
                 sent = WebhookClient(via.response_url, timeout=10).send_dict(body)
                 status, said = sent.status_code, sent.body
