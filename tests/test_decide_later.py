@@ -116,9 +116,14 @@ def test_decide_brings_the_form_back_and_the_close_finishes_and_posts(
     # a fresh form: a new message, answerable, the same question
     assert again.message_ts and again.message_ts != first_form_ts
     form = bot.form_of(put_off)
-    radios = [b["element"] for b in inputs(form) if b["element"]["type"] == "radio_buttons"]
+    # (issue 30: its two items are a table card, a menu per row, the ⭐ preselected)
+    radios = [
+        b["element"]
+        for b in inputs(form)
+        if b["element"]["type"] in ("radio_buttons", "static_select")
+    ]
     assert radios and radios[0]["initial_option"]["text"]["text"].endswith("⭐")
-    assert [e["text"]["text"] for e in elements(form)][:2] == ["Submit", "Cancel"]
+    assert [e["text"]["text"] for e in elements(form)][:3] == ["Submit", "Details", "Cancel"]
     # while the form is out, the channel shows no Decide button for it
     assert not [e for e in elements(root(bot, run.id)) if e["action_id"].startswith(DECIDE_ACTION)]
     bot.submit(put_off, bot.recommended_picks(put_off))
@@ -146,7 +151,8 @@ def test_a_typed_other_that_names_an_option_gets_a_follow_up(bot: Harness) -> No
     follow = bot.store.questions.pending(run.id)
     assert follow is not None and follow.id != question_id
     form = bot.form_of(follow.id)
-    text = json.dumps(form["blocks"], ensure_ascii=False)
+    # issue 30: the whole question (what was typed, quoted) is in the card's Details modal
+    text = json.dumps(bot.service.presenter.form_details(follow.id), ensure_ascii=False)
     assert "You wrote" in text and "Put the difference in suspense for now" in text
     radio = next(b["element"] for b in inputs(form) if b["element"]["type"] == "radio_buttons")
     # the option's entry, named, is too long to ride under it: the options are numbered
