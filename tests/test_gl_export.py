@@ -229,14 +229,18 @@ def test_xero_gets_files_of_at_most_300_lines_each_balanced_split_between_entrie
         one.files("xero")
 
 
-def test_qbo_names_the_operator_or_payor_on_every_payable_and_receivable_line(
-    closed_run: tuple[str, dict[str, str]],
+@pytest.mark.parametrize("fmt", ["qbo", "netsuite"])
+def test_the_ledger_names_the_operator_or_payor_on_every_payable_and_receivable_line(
+    fmt: str, closed_run: tuple[str, dict[str, str]]
 ) -> None:
     """QuickBooks Online's "Import journal entries" help: on an A/P or A/R account line "the
-    system will request the Name column to have a supplier selected"."""
+    system will request the Name column to have a supplier selected"; NetSuite ties A/P lines
+    to a vendor and A/R lines to a customer (its aging's "No Vendor"/"No Customer" otherwise:
+    optimaldataconsulting.com/resources/how-to-fix-the-no-customer-vendor-line-on-netsuite-
+    aging-report)."""
     run_id, env = closed_run
     ours = list(csv.DictReader(io.StringIO(closebot("entries", run_id, "--csv", env=env).stdout)))
-    got = closebot("entries", run_id, "--format", "qbo", env=env)
+    got = closebot("entries", run_id, "--format", fmt, env=env)
     assert got.returncode == 0, got.stderr
     rows = list(csv.DictReader(io.StringIO(got.stdout)))
     assert len(rows) == len(ours)
@@ -254,6 +258,7 @@ def test_qbo_names_the_operator_or_payor_on_every_payable_and_receivable_line(
     named = 0
     for ours_line, row in zip(ours, rows, strict=True):
         if ours_line["account"] not in payable_or_receivable:
+            assert row["Name"] == ""
             continue
         named += 1
         title = ours_line["entry"]
@@ -284,6 +289,13 @@ def test_netsuite_refuses_what_its_fields_cannot_hold() -> None:
     )
     with pytest.raises(exports_batch.DataError, match="10 digits"):
         export.render("netsuite")
+    small = [{**li, "debit": li["debit"] and Decimal("5.00"), "credit": li["credit"] and Decimal("5.00")}
+             for li in lines]  # fmt: skip
+    nameless = exports_batch.build_export(
+        {"id": "JE-1"}, small, period="2027-01", documents="", account_map=_sample_map()
+    )
+    with pytest.raises(exports_batch.DataError, match=r"NetSuite needs .* 1 line\(s\) have no"):
+        nameless.render("netsuite")  # an A/P line (2110) with no operator: refused
     with pytest.raises(exports_batch.DataError, match="at least two lines"):
         exports_batch.Export({"id": "JE-1"}, lines[:1], "2027-01", "", _sample_map()).render(
             "netsuite"

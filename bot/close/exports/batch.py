@@ -139,6 +139,11 @@ def write(columns: list[str], rows: list[list[Any]]) -> str:
     return out.getvalue()
 
 
+# closebot's payables and receivables (CLOSE.md's chart): AP - JIB, and the receivables. A
+# ledger wants a party on each: QuickBooks a supplier or customer in Name, NetSuite a vendor on
+# an A/P line and a customer on an A/R line (`Export.names`).
+PAYABLE_OR_RECEIVABLE = frozenset({"2110", "1210", "1215", "1220", "1390"})
+
 # a document entry's title names its operator or payor (bot/close/journal.py writes them)
 DOCUMENT_TITLE = re.compile(r"^(?:JIB|Revenue check) \S+ · (?P<party>.+?) · (?:service|sales) ")
 
@@ -174,6 +179,24 @@ class Export:
             return m.group("party")
         ref = str(line.get("ref") or "").split(",")[0]
         return self.operators.get(ref) or self.operators.get(str(line.get("well_id") or ""), "")
+
+    def names(self, ledger: str) -> list[str]:
+        """The Name of each line: its party (`party`) on a payable or receivable, "" elsewhere;
+        DataError naming the lines when a payable or receivable has none (`ledger` says whose
+        import needs it)."""
+        out, nameless = [], []
+        for li in self.lines:
+            on_party = li["account"] in PAYABLE_OR_RECEIVABLE
+            name = self.party(li) if on_party else ""
+            if on_party and not name:
+                nameless.append(f"{li['account']} {line_text(li)}")
+            out.append(name)
+        if nameless:
+            raise DataError(
+                f"{ledger} needs a supplier or customer in Name on every A/P and A/R line; "
+                f"{len(nameless)} line(s) have no operator or payor: " + "; ".join(nameless[:5])
+            )
+        return out
 
     def render(self, fmt: str) -> str:
         """The batch in format `fmt` (its name, as `closebot entries --format` takes it), in

@@ -7,7 +7,15 @@ docs.oracle.com/en/cloud/saas/netsuite/ns-online-help/section_1534492737.html): 
 imported journal entry must include at least two lines, and have balancing debits and
 credits"; Debit and Credit are "a number with a maximum of 10 digits before the decimal and 2
 digits after the decimal"; with account numbers on, Account is "11000 Accounts Payable" (number
-and name) or the number alone. Each is checked here before a file is written."""
+and name) or the number alone. Each is checked here before a file is written.
+
+Name is the line's entity: NetSuite's A/P aging and Pay Bills work by vendor and its A/R aging
+and Accept Payment by customer, so a journal line on an A/P account without a vendor (or an A/R
+line without a customer) lands in "No Vendor"/"No Customer" and cannot be applied
+(optimaldataconsulting.com/resources/how-to-fix-the-no-customer-vendor-line-on-netsuite-aging-report;
+techfino.com/blog/netsuite-tip-how-to-close-ap-journals-mistakenly-posted-to-a-customer). So
+every A/P and A/R line carries its operator or payor, the same party QuickBooks' Name gets
+(bot/close/exports/batch.py `Export.names`), and a file with such a line unnamed is refused."""
 
 from __future__ import annotations
 
@@ -44,7 +52,7 @@ def write_netsuite(export: Export) -> str:
     y, m, d = entry_date(export.period)
     date = f"{m}/{d}/{y:04d}"
     rows = []
-    for li in export.lines:
+    for li, name in zip(export.lines, export.names("NetSuite"), strict=True):
         gl = export.gl(li["account"])
         account = f"{gl.number} {gl.name}".strip()
         rows.append(
@@ -56,7 +64,7 @@ def write_netsuite(export: Export) -> str:
                 amount(li["debit"]),
                 amount(li["credit"]),
                 line_text(li)[:4000],
-                "",
+                name,
             ]
         )
     columns = ["External ID", "Date", "Memo", "Account", "Debit", "Credit", "Line Memo", "Name"]

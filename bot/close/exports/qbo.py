@@ -13,20 +13,13 @@ from __future__ import annotations
 
 from bot.close.exports import Format
 from bot.close.exports.batch import Export, amount, entry_date, line_text, write
-from bot.core.errors import DataError
-
-# closebot's payables and receivables (CLOSE.md's chart): AP - JIB, and the receivables
-PAYABLE_OR_RECEIVABLE = frozenset({"2110", "1210", "1215", "1220", "1390"})
 
 
 def write_qbo(export: Export) -> str:
     y, m, d = entry_date(export.period)
     date = f"{m:02d}/{d:02d}/{y:04d}"
-    rows, nameless = [], []
-    for li in export.lines:
-        name = export.party(li) if li["account"] in PAYABLE_OR_RECEIVABLE else ""
-        if li["account"] in PAYABLE_OR_RECEIVABLE and not name:
-            nameless.append(f"{li['account']} {line_text(li)}")
+    rows = []
+    for li, name in zip(export.lines, export.names("QuickBooks Online"), strict=True):
         rows.append(
             [
                 export.batch["id"],
@@ -37,11 +30,6 @@ def write_qbo(export: Export) -> str:
                 line_text(li)[:4000],
                 name,
             ]
-        )
-    if nameless:
-        raise DataError(
-            f"QuickBooks Online needs a supplier or customer in Name on every A/P and A/R line; "
-            f"{len(nameless)} line(s) have no operator or payor: " + "; ".join(nameless[:5])
         )
     rows[0][5] = f"{export.memo} | {rows[0][5]}"[:4000]
     columns = [
