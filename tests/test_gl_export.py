@@ -254,6 +254,15 @@ def test_the_ledger_names_the_operator_or_payor_on_every_payable_and_receivable_
     invoice_operator = {j["invoice_no"]: j["operator"] for j in rows_of("jib.csv")}
     stubs = dict(enumerate(rows_of("revenue.csv"), start=2))
     check_payor = {r["check_no"]: r["payor"] for r in stubs.values()}
+    # each well's payor: the payor of its latest check line (a line without a well id is
+    # the DOI's well with that operator property number)
+    well_of_property = {d["operator_property_no"]: d["well_id"] for d in rows_of("doi.csv")}
+    payor_of: dict[str, str] = {}
+    month_of: dict[str, str] = {}
+    for stub in stubs.values():
+        well = stub["well_id"] or well_of_property.get(stub["property_no"], "")
+        if well and stub["sale_month"] > month_of.get(well, ""):
+            month_of[well], payor_of[well] = stub["sale_month"], stub["payor"]
     payable_or_receivable = {"2110", "1210", "1215", "1220", "1390"}
     named = 0
     for ours_line, row in zip(ours, rows, strict=True):
@@ -268,10 +277,16 @@ def test_the_ledger_names_the_operator_or_payor_on_every_payable_and_receivable_
             expected = check_payor[title.split()[2]]
         elif ours_line["ref"].startswith("revenue.csv:"):  # a stub's refund claim: its payor
             expected = stubs[int(ours_line["ref"].split(":")[1].split(",")[0])]["payor"]
+        elif ours_line["account"] in ("1210", "1215", "1220") and ours_line["well_id"] in payor_of:
+            expected = payor_of[ours_line["well_id"]]  # a revenue receivable: the payor owes it
         else:
-            expected = operator_of[ours_line["well_id"]]
+            expected = operator_of[ours_line["well_id"]]  # JIB payable or disputed JIB
         assert row["Name"] == expected, (ours_line, row)
     assert named > 10
+    # the accruals (1210) of wells with checks are the payors', the disputed JIB the operator's
+    names = {(o["account"], r["Name"]) for o, r in zip(ours, rows, strict=True)}
+    assert ("1210", "Bakken Prairie Marketing") in names
+    assert ("1390", "Anadarko Basin Operating Co.") in names
 
 
 def test_netsuite_refuses_what_its_fields_cannot_hold() -> None:

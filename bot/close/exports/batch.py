@@ -143,6 +143,8 @@ def write(columns: list[str], rows: list[list[Any]]) -> str:
 # ledger wants a party on each: QuickBooks a supplier or customer in Name, NetSuite a vendor on
 # an A/P line and a customer on an A/R line (`Export.names`).
 PAYABLE_OR_RECEIVABLE = frozenset({"2110", "1210", "1215", "1220", "1390"})
+OWED_BY_PAYOR = frozenset({"1210", "1215", "1220"})  # revenue receivables (`Export.party`)
+PAYOR_OF = "payor of "  # `operators()` keys a well's payor "payor of W-TX-001"
 
 # a document entry's title names its operator or payor (bot/close/journal.py writes them)
 DOCUMENT_TITLE = re.compile(r"^(?:JIB|Revenue check) \S+ · (?P<party>.+?) · (?:service|sales) ")
@@ -178,7 +180,17 @@ class Export:
         if m:
             return m.group("party")
         ref = str(line.get("ref") or "").split(",")[0]
-        return self.operators.get(ref) or self.operators.get(str(line.get("well_id") or ""), "")
+        if ref in self.operators:
+            return self.operators[ref]
+        well = str(line.get("well_id") or "")
+        # Who owes a receivable: revenue is paid by the payor (the purchaser or the operator
+        # as remitter, whoever writes the well's checks), so an accrued or claimed revenue
+        # receivable (1210, 1215, 1220) is the customer the well's last check came from; a
+        # JIB's payable (2110) and a disputed JIB (1390) are with the operator who billed it.
+        # A well with no check in the period's documents falls back to its DOI operator.
+        if line["account"] in OWED_BY_PAYOR and self.operators.get(PAYOR_OF + well):
+            return self.operators[PAYOR_OF + well]
+        return self.operators.get(well, "")
 
     def names(self, ledger: str) -> list[str]:
         """The Name of each line: its party (`party`) on a payable or receivable, "" elsewhere;
@@ -302,7 +314,8 @@ def documents(store: Store, run_id: str) -> str:
 
 def operators(store: Store, run_id: str, data_dir: Path | None) -> dict[str, str]:
     """Who the run's lines are with: each document line's operator or payor by its ref, each
-    well's operator in the DOI the run read (the Name of A/P and A/R lines)."""
+    well's operator in the DOI the run read, and each well's payor (its latest check in the
+    period's revenue, keyed `PAYOR_OF` + well id) — the Name of A/P and A/R lines."""
     from bot.close.toolset import CloseTools  # the close's tools import this package
     from bot.core.tools import ToolContext, ToolError
 
@@ -311,7 +324,12 @@ def operators(store: Store, run_id: str, data_dir: Path | None) -> dict[str, str
     except ToolError as e:
         raise DataError(str(e)) from e
     out = {j.ref: j.operator for j, _ in close.jib()}
-    out |= {r.ref: r.payor for r, _ in close.revenue()}
+    latest: dict[str, str] = {}  # well → the sale month of its payor's check line
+    for r, well_id in close.revenue():
+        out[r.ref] = r.payor
+        if well_id and r.payor and r.sale_month > latest.get(well_id, ""):
+            latest[well_id] = r.sale_month
+            out[PAYOR_OF + well_id] = r.payor  # the well's latest check's payor
     for well_id in close.master.well_ids():
         row = close.master.latest(well_id)
         if row is not None:
