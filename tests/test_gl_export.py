@@ -4,6 +4,7 @@ one entry per batch, balanced — checked here by reading the files back indepen
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import re
 from collections import defaultdict
@@ -15,6 +16,7 @@ import pytest
 from bot.close import exports
 from bot.close.data import SAMPLE_DIR
 from bot.close.exports import batch as exports_batch
+from bot.store import Store
 from tests.cli_run import closebot, run_id_of
 
 # What each system's import documents (README, "Entries your ledger imports", cites them):
@@ -352,3 +354,42 @@ def test_entries_out_writes_the_ledgers_files_into_a_folder(
     for path in written:
         rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
         assert 0 < len(rows) <= 300 and sum(Decimal(r["Amount"]) for r in rows) == 0
+
+
+def _dropped(kind: str, n: int) -> dict[str, object]:
+    digest = hashlib.sha256(f"{kind}{n}".encode()).hexdigest()
+    return {"id": n, "kind": kind, "filename": f"Operator {n} {kind}.xlsx", "sha256": digest,
+            "status": "active", "dropped_by": "UALICE", "dropped_at": "2026-11-02T10:00:00Z",
+            "mapping": {}, "superseded_by": None}  # fmt: skip
+
+
+def test_the_memo_names_every_file_of_a_kind_or_counts_them_when_they_do_not_fit(
+    store: Store,
+) -> None:
+    """Issue 29: many JIB files per period; the memo names each as dropped with its hash, and
+    when they are more than the memo holds, a count per kind and where each file is listed."""
+    run = store.runs.create(period="2026-10", mode="auto", started_by="alice", model="s")
+    few = [_dropped("jib.csv", n) for n in (1, 2, 3)] + [_dropped("revenue.csv", 4)]
+    few.append({**_dropped("jib.csv", 5), "status": "superseded"})  # replaced: not read
+    hashes = {"jib.csv": "ab" * 32, "revenue.csv": "cd" * 32, "doi.csv": "ef" * 32}
+    store.audit.record(
+        run_id=run.id, kind="input_files", actor="agent",
+        detail={"period": "2026-10", "files": hashes, "imported": few},
+    )  # fmt: skip
+    memo = exports_batch.documents(store, run.id)
+    for f in few[:4]:
+        assert f"{f['filename']} sha256 {str(f['sha256'])[:12]}" in memo, memo
+    assert "Operator 5" not in memo
+    many = [_dropped("jib.csv", n) for n in range(1, 41)] + [_dropped("revenue.csv", 99)]
+    other = store.runs.create(period="2026-10", mode="auto", started_by="alice", model="s")
+    store.audit.record(
+        run_id=other.id, kind="input_files", actor="agent",
+        detail={"period": "2026-10", "files": hashes, "imported": many},
+    )  # fmt: skip
+    memo = exports_batch.documents(store, other.id)
+    assert "jib.csv: 40 files" in memo and "revenue.csv: 1 file" in memo
+    assert f"closebot audit {other.id} --csv" in memo
+    export = exports_batch.build_export(
+        {"id": "JE-1"}, _big_batch(1), period="2026-10", documents=memo, account_map=_sample_map()
+    )
+    assert export.memo.endswith("--csv)") and len(export.memo) <= exports_batch.MEMO_LIMIT

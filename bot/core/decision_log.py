@@ -171,9 +171,12 @@ def decision_rows(store: Store, run_id: str) -> list[DecisionRow]:
     names = Names(store)  # Slack's names as last looked up (users.info, cached)
     events = store.audit.events(run_id)
     inputs = next((e.detail for e in reversed(events) if e.kind == "input_files"), {})
-    imported = {f["kind"]: f for f in inputs.get("imported") or [] if f["status"] == "active"}
+    imported: dict[str, list[dict[str, Any]]] = {}  # kind → its files as dropped (several JIBs)
+    for f in inputs.get("imported") or []:
+        if f["status"] == "active":
+            imported.setdefault(f["kind"], []).append(f)
     files = "; ".join(
-        f"{name}={digest}{_imported(imported.get(name), names)}"
+        f"{name}={digest}" + "".join(_imported(f, names) for f in imported.get(name, []))
         for name, digest in sorted((inputs.get("files") or {}).items())
     )
     answered = {
@@ -281,13 +284,13 @@ def _name(user: str | None, evidence: dict[str, Any], names: Names) -> str:
     return "" if name == user and is_slack_id(user) else name
 
 
-def _imported(f: dict[str, Any] | None, names: Names) -> str:
-    """Where an imported file came from, beside its hash in the decision log."""
-    if not f:
-        return ""
+def _imported(f: dict[str, Any], names: Names) -> str:
+    """Where an imported file came from, beside its kind's hash in the decision log: its name,
+    its own sha256, who dropped it and when, its mapping."""
     mapped = ", ".join(f"{k}←{v}" for k, v in f["mapping"].items())
+    sha = f", sha256 {f['sha256']}" if f.get("sha256") else ""
     return (
-        f" ({f['filename']}, dropped by {names.labelled(f['dropped_by'])} at {f['dropped_at']}"
+        f" ({f['filename']}, dropped by {names.labelled(f['dropped_by'])} at {f['dropped_at']}{sha}"
         + (f"; mapped {mapped}" if mapped else "")
         + ")"
     )

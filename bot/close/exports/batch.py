@@ -168,7 +168,7 @@ class Export:
         return (
             f"closebot {self.batch['id']}{part} · {period_label(self.period)} close · documents: "
             f"{self.documents or 'none recorded'}"
-        )[:999]
+        )[:MEMO_LIMIT]
 
     def gl(self, account: str) -> GlAccount:
         return self.account_map[account]
@@ -291,25 +291,45 @@ def file_name(batch_id: str, fmt: str) -> str:
     return f"journal-{batch_id}-{fmt}.csv"
 
 
+# the room the documents have in the memo: the memo is cut at MEMO_LIMIT (`Export.memo`), and
+# its own words before them ("closebot JE-… · file 1 of 2 · October 2026 close · documents: ")
+# take under 150 characters
+MEMO_LIMIT = 999
+DOCUMENTS_ROOM = MEMO_LIMIT - 150
+
+
 def documents(store: Store, run_id: str) -> str:
-    """The documents a run read, for the entry's memo: file names (as dropped) and hashes."""
+    """The documents a run read, for the entry's memo: every JIB and revenue file as dropped
+    (its name and SHA-256), or the kind's own file's hash when it came from the data folder.
+    When every file does not fit the memo, a count per kind and where each file and its hash
+    are (the run's decision log, `closebot audit RUN --csv`, column input_files)."""
     events = store.audit.events(run_id, kind="input_files")
     if not events:
         return ""
     detail = events[-1].detail
-    names = {
-        f["kind"]: f["filename"] for f in detail.get("imported") or [] if f["status"] == "active"
-    }
-    parts = []
+    dropped: dict[str, list[dict[str, Any]]] = {}
+    for f in detail.get("imported") or []:
+        if f["status"] == "active":
+            dropped.setdefault(f["kind"], []).append(f)
+    hashes = detail.get("files") or {}
+    parts, counts = [], []
     for kind in ("jib.csv", "revenue.csv"):
-        digest = (detail.get("files") or {}).get(kind)
-        if digest:
-            shown = f"{kind} ({names[kind]})" if kind in names else kind
-            parts.append(f"{shown} sha256 {digest[:12]}")
-    others = sorted(k for k in detail.get("files") or {} if k not in ("jib.csv", "revenue.csv"))
+        files = dropped.get(kind, [])
+        if files:
+            named = ", ".join(f"{f['filename']} sha256 {f['sha256'][:12]}" for f in files)
+            parts.append(f"{kind}: {named}")
+            counts.append(f"{kind}: {len(files)} file{'s' if len(files) > 1 else ''}")
+        elif hashes.get(kind):
+            parts.append(f"{kind} sha256 {hashes[kind][:12]}")
+            counts.append(parts[-1])
+    others = sorted(k for k in hashes if k not in ("jib.csv", "revenue.csv"))
     if others:
         parts.append(f"{len(others)} reference files")
-    return "; ".join(parts)
+        counts.append(parts[-1])
+    text = "; ".join(parts)
+    if len(text) <= DOCUMENTS_ROOM:
+        return text
+    return "; ".join(counts) + f" (each file and its sha256: closebot audit {run_id} --csv)"
 
 
 def operators(store: Store, run_id: str, data_dir: Path | None) -> dict[str, str]:
