@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -73,7 +74,7 @@ def test_foreign_headers_are_asked_then_confirmed_then_remembered(store: Store) 
         period="2026-11",
     )
     assert nxt.status == "active", nxt
-    assert "UALICE confirmed" in nxt.mapped
+    assert "confirmed by UALICE" in nxt.mapped
 
 
 def test_a_bad_file_is_reported_whole_and_nothing_is_used(store: Store) -> None:
@@ -155,12 +156,25 @@ def test_data_import_at_the_terminal_then_a_close_on_those_files(tmp_path: Path)
     second = closebot("data", "import", str(folder), "--period", "2026-12", "--yes", env=env)
     assert second.returncode == 0, second.stdout + second.stderr
     assert "(jib.csv) for 2026-12" in second.stdout
+    assert f"columns: the mapping confirmed by {LOGIN}" in second.stdout  # who, said as who
     run = closebot("run", "2026-12", "--auto", env=env)
     assert "Decision log: closebot audit" in run.stdout, run.stdout + run.stderr
     run_id = run_id_of(run.stdout)
     log = closebot("audit", run_id, "--csv", env=env)
     assert f"Permian JIB Oct 2026.xlsx, dropped by {LOGIN}" in log.stdout  # the OS login
     assert "owner_net_amount←Your Share" in log.stdout
+    # imported data has no YYYY-MM folders: the export's advice (`closebot data check`) works
+    no_map = closebot("entries", run_id, "--format", "qbo", env=env)
+    advice = re.search(r"`closebot data check ([^`]+)`", no_map.stderr)
+    assert no_map.returncode == 2 and advice, no_map.stderr
+    sample_map = (close_data.SAMPLE_DIR / "account_map.csv").read_text().splitlines()
+    (data / "account_map.csv").write_text(
+        "\n".join(line for line in sample_map if not line.startswith("2110,")) + "\n"
+    )
+    checked = closebot("data", "check", advice.group(1), env=env)
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert "no period folders" not in checked.stderr
+    assert "account_map.csv: 1 closebot account(s) with no GL account: 2110" in checked.stdout
 
 
 # -- issue 29: every operator's own files, as they come ------------------------------------

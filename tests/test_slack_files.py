@@ -253,7 +253,7 @@ def test_a_foreign_layout_confirmed_once_maps_next_months_file_by_itself(
     (active,) = Imports(h.store).active("2026-11")
     assert active["filename"] == "Permian JIB 2026-11.xlsx"
     last = _replies(fake, DM)[-1]["blocks"][0]["text"]["text"]
-    assert "the mapping Alice confirmed" in last and "for *November 2026*" in last
+    assert "the mapping confirmed by Alice" in last and "for *November 2026*" in last
 
 
 def test_a_bad_file_is_reported_whole_in_the_thread_and_nothing_is_used(

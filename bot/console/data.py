@@ -40,7 +40,17 @@ def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigError(f"{target} is not a directory")
     if args.period:
         check_period(args.period)
-    results = check_data(target, args.period)
+    if not args.period and not has_period_folders(target) and (target / MAP_FILE).is_file():
+        # imported months live in the database, checked as each file is imported: a folder
+        # that holds only the account map (`closebot entries` names it) has that to check
+        print(
+            f"{target}: no period folders (YYYY-MM); imported months are checked as they are "
+            f"imported, so only {MAP_FILE} is checked here",
+            file=out,
+        )
+        results = {}
+    else:
+        results = check_data(target, args.period)
     bad = 0
     for period, problems in results.items():
         if not problems:
@@ -86,6 +96,14 @@ def cmd_data(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
         )
     return EXIT_USAGE if bad else EXIT_OK
+
+
+def has_period_folders(target: Path) -> bool:
+    try:
+        latest_data_period(target)
+    except CloseBotError:
+        return False
+    return True
 
 
 def cmd_doi(args: argparse.Namespace, out: TextIO) -> int:

@@ -199,7 +199,7 @@ class Imports(FileKeeping):
                 mapping = known["mapping"]
                 row["mapping"] = json.dumps(mapping)
                 mapped = (
-                    f"the mapping {Names(self.store).cached(known['confirmed_by'], 'someone')} confirmed for "
+                    f"the mapping confirmed by {Names(self.store).cached(known['confirmed_by'], 'someone')} for "
                     f"{row['source'] or 'this layout'} on {known['confirmed_at'][:10]}"
                 )
             else:
@@ -292,7 +292,7 @@ class Imports(FileKeeping):
         mapped = (
             "closebot's own column names"
             if exact
-            else f"the mapping {Names(self.store).cached(by, 'someone')} confirmed"
+            else f"the mapping confirmed by {Names(self.store).cached(by, 'someone')}"
         )
         received = self._use(
             {**f, **row}, sheet, kind, period, chosen, mapped=mapped, by=by, remember=not exact
