@@ -1,7 +1,8 @@
 """The posting approval form (issue 17.4), read from the blocks Slack would draw: the batch by
 account in a table that fits a thread, addressed only to the people who may approve (and why
 the starter may not), Approve / Keep as draft / Reject as separate buttons with the confirm
-dialog on Approve only, the draft CSV attached once. The buttons go through the same controls
+dialog on an Approve that posts only (not on a first approval over the limit, which posts
+nothing), the draft CSV attached once. The buttons go through the same controls
 as a Submit: a person who may not approve is refused privately and the refusal audited."""
 
 from __future__ import annotations
@@ -84,10 +85,17 @@ def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_on
     assert "confirm" not in keep and "confirm" not in reject
     entries = len({x["entry_no"] for x in lines})
     total = sum((Decimal(str(x["debit"] or 0)) for x in lines), Decimal(0))
-    assert approve["confirm"]["text"]["text"] == (
-        f"Post {entries} entries, {money(total)}, batch {batch['id']}? This cannot be undone."
-    )
-    assert approve["confirm"]["title"]["text"] == "Post to the ledger?"
+    # The sample batch holds an entry over the approval limit (summed here per entry), so this
+    # first approval posts nothing — a second, different approver is asked — and, since issue
+    # 30, carries no "Post to the ledger?" dialog (it was a click that confirmed nothing): the
+    # second approval, which posts, does (checked at the end of this test).
+    per_entry: dict[int, Decimal] = {}
+    for x in lines:
+        per_entry[x["entry_no"]] = per_entry.get(x["entry_no"], Decimal(0)) + Decimal(
+            str(x["debit"] or 0)
+        )
+    assert max(per_entry.values()) > Decimal("250000.00")  # the default approval limit
+    assert "confirm" not in approve
     assert approve["style"] == "primary" and "style" not in keep and "style" not in reject
     # what each choice does: once, in the Details modal (the card keeps to its buttons)
     modal = json.dumps(bot.service.presenter.form_details(approval), ensure_ascii=False)
@@ -123,6 +131,18 @@ def test_the_approval_form_names_only_who_may_approve_and_confirms_on_approve_on
     # the draft journal attached once, before the form
     drafts = [f["filename"] for f in fake.to("files.getUploadURLExternal")]
     assert drafts == [f"journal-{batch['id']}-draft.csv"]
+    # the first approval given: the second approval's Approve posts, so it asks first, naming
+    # what it posts (counted here from the lines)
+    press(bot, approval, 1, user="UAPPROVER", why=None)
+    second = bot.pending(run.id)
+    assert bot.store.questions.get(second).questions[0]["header"] == "Second approval"
+    posts = buttons(bot.form_of(second))[0]
+    assert posts["text"]["text"].startswith("Approve")
+    assert posts["confirm"]["text"]["text"] == (
+        f"Post {entries} entries, {money(total)}, batch {batch['id']}? This cannot be undone."
+    )
+    assert posts["confirm"]["title"]["text"] == "Post to the ledger?"
+    assert "confirm" not in buttons(bot.form_of(second))[1]
 
 
 def test_keep_as_draft_and_reject_post_nothing_and_reject_needs_its_why(

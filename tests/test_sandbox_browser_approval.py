@@ -1,13 +1,14 @@
 """The posting approval and the which-period form in the sandbox, in a real browser (issue
-17.3, 17.4): the approval's table fits the thread pane, Approve opens the confirm dialog and
-Keep as draft does not; `/close` with two open periods asks which."""
+17.3, 17.4): the approval's table fits the thread pane, an Approve that posts opens the
+confirm dialog (a first approval over the limit posts nothing, and does not) and Keep as draft
+does not; `/close` with two open periods asks which."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bot.close.ledger import Ledger
-from bot.sandbox.run import APPROVER, STARTER, Sandbox
+from bot.sandbox.run import APPROVER, SECOND_APPROVER, STARTER, Sandbox
 from tests.sandbox_browser import (
     ARTIFACTS,
     answered,
@@ -67,11 +68,23 @@ def test_the_approval_form_fits_the_pane_and_confirms_only_approve(
     form.screenshot(path=str(ARTIFACTS / "sandbox-approval-form.png"))
     page.set_viewport_size({"width": 1440, "height": 900})
 
-    # Approve opens the dialog naming what it posts; "Not yet" sends nothing
+    # The sample batch has an entry over the approval limit: this first approval posts
+    # nothing (a second, different approver is asked), so since issue 30 its Approve has no
+    # "Post to the ledger?" dialog — taken at once, nothing posted yet
     switch_to(page, APPROVER.id)
-    sent = len(sandbox.fake.calls)
     approve_button(answered(pane, ts)).click()
     dialog = page.get_by_role("dialog")
+    expect(answered(pane, ts)).to_contain_text(f"{APPROVER.name} chose Approve")
+    expect(dialog).to_be_hidden()
+    (run,) = sandbox.store.runs.recent()
+    assert Ledger(sandbox.store).posted_batch(run.period) is None
+    # the second approval posts: its Approve opens the dialog naming what it posts; "Not yet"
+    # sends nothing
+    expect(approve_button(pane)).to_have_count(1)
+    ts = pending_form(pane).get_attribute("data-ts")
+    switch_to(page, SECOND_APPROVER.id)
+    sent = len(sandbox.fake.calls)
+    approve_button(answered(pane, ts)).click()
     expect(dialog).to_contain_text("Post to the ledger?")
     expect(dialog).to_contain_text("entries, $")
     page.locator("#dialog-deny").click()
@@ -83,9 +96,8 @@ def test_the_approval_form_fits_the_pane_and_confirms_only_approve(
     form.locator("textarea, input[type=text]").first.fill("Waiting on the AFE support")
     form.get_by_role("button", name="Keep as draft").click()
     expect(dialog).to_be_hidden()
-    expect(answered(pane, ts)).to_contain_text(f"{APPROVER.name} chose Keep as draft")
+    expect(answered(pane, ts)).to_contain_text(f"{SECOND_APPROVER.name} chose Keep as draft")
     expect(answered(pane, ts).get_by_role("button")).to_have_count(0)
-    (run,) = sandbox.store.runs.recent()
     assert Ledger(sandbox.store).posted_batch(run.period) is None
 
 

@@ -23,12 +23,14 @@ from bot.close.controls import (
     APPROVAL_HEADER,
     APPROVAL_HEADERS,
     SECOND_APPROVAL_HEADER,
+    approval_posts,
     approval_refusal,
     content_hash,
     eligible_approvers,
     first_approver,
     header_of,
     may_approve,
+    over_limit,
     who_may_answer,
     who_may_approve,
 )
@@ -39,7 +41,7 @@ from bot.close.data import load as load_data
 from bot.close.data import require_period as require_data_period
 from bot.close.data import write_sample as write_sample_data
 from bot.close.decisions import CannotChange, ask_change, changeable_decisions
-from bot.close.doi_master import ACCOUNT_NAMES, money
+from bot.close.doi_master import ACCOUNT_NAMES, APPROVAL_LIMIT, money
 from bot.close.exception_questions import for_people
 from bot.close.exports import Format, format_named, formats
 from bot.close.exports import names as format_names
@@ -157,6 +159,7 @@ __all__ = [
     "ACCOUNT_NAMES",
     "APPROVAL_HEADER",
     "APPROVAL_HEADERS",
+    "APPROVAL_LIMIT",
     "DOMAIN",
     "FILE_KINDS",
     "FILE_LEVEL_COLUMNS",
@@ -190,6 +193,7 @@ __all__ = [
     "add_months",
     "answer_preview",
     "approval_notes",
+    "approval_posts",
     "approval_refusal",
     "ask_change",
     "asked_groups",
@@ -235,6 +239,7 @@ __all__ = [
     "may_approve",
     "money",
     "optional_file",
+    "over_limit",
     "period_label",
     "period_taken",
     "periods_with_data",

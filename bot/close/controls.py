@@ -142,6 +142,23 @@ def approves(answer: dict[str, Any] | None) -> bool:
     )
 
 
+def over_limit(lines: Iterable[Mapping[str, Any]], limit: Decimal) -> list[int]:
+    """The entries whose debits are over the approval limit."""
+    amounts: dict[int, Decimal] = {}
+    for line in lines:
+        amounts[line["entry_no"]] = amounts.get(line["entry_no"], Decimal(0)) + line["debit"]
+    return sorted(n for n, amount in amounts.items() if amount > limit)
+
+
+def approval_posts(
+    record: QuestionRecord, lines: Iterable[Mapping[str, Any]], limit: Decimal
+) -> bool:
+    """Whether Approve on this approval form posts the batch (`lines`): a second approval
+    does; a first one only where no entry is over the approval limit — over it, the first
+    approval posts nothing and a second, different approver is asked (post_journal_batch)."""
+    return header_of(record) == SECOND_APPROVAL_HEADER or not over_limit(lines, limit)
+
+
 def first_approver(store: Store, run_id: str) -> str | None:
     """Who approved posting first in this run (the latest answered Posting form that approved)."""
     for q in reversed(store.questions.of_run(run_id)):

@@ -55,6 +55,7 @@ def presenter_for(
         names=names or slack_names(store, client),
         steps=STEPS,
         approvers=settings.approvers,
+        approval_limit=settings.approval_limit,
         account_map=map_path(settings.data_dir),
         data_dir=settings.data_dir,
         reminder=timedelta(minutes=settings.reminder_minutes)

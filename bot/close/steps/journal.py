@@ -3,12 +3,11 @@ step, behind the controls (bot/close/controls.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, cast
 
-from bot.close.controls import check_approval, content_hash, short_hash
-from bot.close.data import ZERO, add_months
+from bot.close.controls import check_approval, content_hash, over_limit, short_hash
+from bot.close.data import add_months
 from bot.close.doi_master import money
 from bot.close.journal import JournalError, build
 from bot.close.kinds import KINDS
@@ -260,11 +259,3 @@ def post_journal_entries(
             if r["status"] == "in_force"
         ],
     }
-
-
-def over_limit(lines: Iterable[Mapping[str, Any]], limit: Decimal) -> list[int]:
-    """The entries whose debits are over the approval limit."""
-    amounts: dict[int, Decimal] = {}
-    for line in lines:
-        amounts[line["entry_no"]] = amounts.get(line["entry_no"], ZERO) + line["debit"]
-    return sorted(n for n, amount in amounts.items() if amount > limit)

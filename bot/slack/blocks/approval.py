@@ -95,7 +95,7 @@ def approval_form(
     question_id: str,
     who_may_answer: str,
     nonce: str,
-    confirm: str,
+    confirm: str | None,
     facts: dict[str, Any] | None = None,
     deadline: str | None = None,
 ) -> list[dict[str, Any]]:
@@ -104,7 +104,8 @@ def approval_form(
     (`facts`: its first accounts and the total when they are many), a Why, who may approve,
     and one button per choice (Approve / Keep as draft / Reject) beside Details (each
     choice's meaning and the reasoning, in a modal). Only the button that approves carries the
-    `confirm` dialog: the other choices post nothing. The buttons answer by themselves: no
+    `confirm` dialog, and only where it posts (None: a first approval over the limit posts
+    nothing, a second approver is asked): the other choices post nothing. The buttons answer by themselves: no
     radio buttons, no Submit (the documented exception to a form's one Submit, DESIGN.md's
     interface contract)."""
     q = ask.questions[0]
@@ -136,6 +137,7 @@ def approval_form(
         }
         if approving(option.label):
             button["style"] = "primary"
+        if approving(option.label) and confirm is not None:
             button["confirm"] = {
                 "title": plain("Post to the ledger?", MAX_CONFIRM_TITLE),
                 "text": plain(confirm, MAX_CONFIRM_TEXT),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from bot import blocks
+from bot.close import APPROVAL_LIMIT
 from bot.core.names import Names
 from bot.slack.presenter.approval import ApprovalForm, entries_by_account, seen_block_id
 from bot.slack.presenter.auth import Workspace
@@ -64,6 +66,7 @@ class SlackPresenter:
         store: Store,
         steps: Sequence[str],
         approvers: frozenset[str] = frozenset(),
+        approval_limit: Decimal = APPROVAL_LIMIT,
         reminder: timedelta | None = None,
         plan: bool = True,
         account_map: Path | None = None,
@@ -75,7 +78,13 @@ class SlackPresenter:
         self.steps = list(steps)
         self.approvers = approvers
         self.names = names or Names(store)
-        self.messages = Messages(client=client, store=store, names=self.names, approvers=approvers)
+        self.messages = Messages(
+            client=client,
+            store=store,
+            names=self.names,
+            approvers=approvers,
+            approval_limit=approval_limit,
+        )
         self.auth = Workspace(client)
         self.root = RootMessage(self.messages)
         # The status message as a plan streamed with chat.startStream; where Slack refuses the

@@ -20,6 +20,7 @@ from bot.close import (
     SECOND_APPROVAL_HEADER,
     Ledger,
     approval_notes,
+    approval_posts,
     first_approver,
     header_of,
     money,
@@ -81,6 +82,11 @@ class ApprovalForm:
         ledger = Ledger(self.store)
         batch = ledger.current_batch(run.id)
         facts = None
+        # over the approval limit the first approval posts nothing (a second approver is
+        # asked): no "Post to the ledger?" dialog on it, only on the Approve that posts
+        posts = batch is None or approval_posts(
+            record, ledger.iter_lines(batch["id"]), self.messages.approval_limit
+        )
         if batch is not None:
             # summed by SQLite: the form does not read the batch's lines
             header, rows = entries_by_account(ledger.account_totals(batch["id"]))
@@ -104,7 +110,7 @@ class ApprovalForm:
             ),
             nonce=nonce,
             facts=facts,
-            confirm=confirm or "Post to the ledger? This cannot be undone.",
+            confirm=(confirm or "Post to the ledger? This cannot be undone.") if posts else None,
             deadline=blocks.deadline_note(ask, record.expires_at),
         )
         # the approvals given so far and what changed since a batch withdrawn, after the

@@ -11,6 +11,7 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from slack_sdk import WebClient
@@ -21,6 +22,7 @@ from bot import blocks
 from bot.blocks import outgoing
 from bot.close import (
     APPROVAL_HEADERS,
+    APPROVAL_LIMIT,
     SECOND_APPROVAL_HEADER,
     eligible_approvers,
     first_approver,
@@ -105,12 +107,19 @@ class Messages:
     """
 
     def __init__(
-        self, *, client: WebClient, store: Store, names: Names, approvers: frozenset[str]
+        self,
+        *,
+        client: WebClient,
+        store: Store,
+        names: Names,
+        approvers: frozenset[str],
+        approval_limit: Decimal = APPROVAL_LIMIT,
     ) -> None:
         self.client = client
         self.store = store
         self.names = names  # who a user id is, as people read it (users.info, cached)
         self.approvers = approvers
+        self.approval_limit = approval_limit  # over it, a first approval posts nothing
         self.shown = Shown()
 
     def people(self, run: Run) -> set[str]:
