@@ -73,7 +73,7 @@ def cmd_entries(args: argparse.Namespace, out: TextIO) -> int:
         if len(files) > 1:
             print(
                 f"closebot: {len(lines)} lines in {len(files)} files ({fmt.title} imports at most "
-                f"{fmt.max_lines} a file), each balanced, split between entries",
+                f"{fmt.max_lines} a file), each balanced, split between entries (a longer one at its wells)",
                 file=sys.stderr,
             )
         return EXIT_OK

@@ -226,7 +226,7 @@ class Export:
     def files(self, fmt: str) -> list[tuple[str, str]]:
         """The batch as the ledger imports it: (file name, content) per file, split by entry
         into files of at most the format's `max_lines`, each balanced; DataError when one
-        entry alone is over the limit."""
+        entry alone is over the limit and its wells do not balance one by one (`by_well`)."""
         f = format_named(fmt)
         parts = split_by_entry(self.lines, f.max_lines) if f.max_lines else [list(self.lines)]
         out = []
@@ -240,27 +240,51 @@ class Export:
 
 
 def split_by_entry(lines: Sequence[Mapping[str, Any]], limit: int) -> list[list[Mapping[str, Any]]]:
-    """Lines in files of at most `limit`, an entry never split across two; each file balanced
-    (every entry is)."""
+    """Lines in files of at most `limit`, an entry never split across two unless it alone is
+    over the limit; each file balanced (every entry is). An entry over the limit is split at
+    its wells (`by_well`)."""
     entries: dict[Any, list[Mapping[str, Any]]] = {}
     for li in lines:
         entries.setdefault(li.get("entry_no"), []).append(li)
     parts: list[list[Mapping[str, Any]]] = [[]]
     for number, entry in entries.items():
-        if len(entry) > limit:
+        for chunk in [entry] if len(entry) <= limit else by_well(number, entry, limit):
+            if parts[-1] and len(parts[-1]) + len(chunk) > limit:
+                parts.append([])
+            parts[-1].extend(chunk)
+    for part in parts:
+        if _debit_credit(part)[0] != _debit_credit(part)[1]:
+            raise DataError(f"a file of the split would not balance: {_debit_credit(part)}")
+    return parts
+
+
+def by_well(
+    number: Any, entry: list[Mapping[str, Any]], limit: int
+) -> list[list[Mapping[str, Any]]]:
+    """An entry over `limit` lines in balanced pieces of at most `limit`, split only between
+    wells: an accrual or its reversal books each well's receivable against its revenue, so
+    each well's lines balance on their own. DataError when they do not (a JIB's one payable
+    line for many wells) or one well alone is over the limit."""
+    wells: dict[str, list[Mapping[str, Any]]] = {}
+    for li in entry:
+        wells.setdefault(str(li.get("well_id") or ""), []).append(li)
+    pieces: list[list[Mapping[str, Any]]] = [[]]
+    for well_lines in wells.values():
+        debit, credit = _debit_credit(well_lines)
+        if debit != credit or len(well_lines) > limit:
             raise DataError(
                 f"entry {number} ({entry[0].get('entry', '')}) has {len(entry)} lines, more than "
-                f"the {limit} one import file takes"
+                f"the {limit} one import file takes, and it cannot be split into balanced files "
+                "at its wells"
             )
-        if len(parts[-1]) + len(entry) > limit:
-            parts.append([])
-        parts[-1].extend(entry)
-    for part in parts:
-        debit = sum((li["debit"] for li in part), ZERO)
-        credit = sum((li["credit"] for li in part), ZERO)
-        if debit != credit:
-            raise DataError(f"a file of the split would not balance: {debit} ≠ {credit}")
-    return parts
+        if pieces[-1] and len(pieces[-1]) + len(well_lines) > limit:
+            pieces.append([])
+        pieces[-1].extend(well_lines)
+    return pieces
+
+
+def _debit_credit(lines: Sequence[Mapping[str, Any]]) -> tuple[Decimal, Decimal]:
+    return sum((li["debit"] for li in lines), ZERO), sum((li["credit"] for li in lines), ZERO)
 
 
 def build_export(

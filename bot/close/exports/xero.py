@@ -7,7 +7,8 @@ help.xero.com/nz/ManualJournalsImport): "You can import up to 300 lines in one t
 file"; Narration, Date, AccountCode, TaxRate and Amount are mandatory; "Use the same narration
 and date for each group of rows you want to import as lines in the same journal". So a batch
 over 300 lines is written as several files, split between entries (bot/close/exports/batch.py
-`split_by_entry`), each balanced, each narration naming its file ("file 1 of 2")."""
+`split_by_entry`) and an entry over 300 lines between its wells (`by_well`: an accrual or its
+reversal balances well by well), each balanced, each narration naming its file ("file 1 of 2")."""
 
 from __future__ import annotations
 
