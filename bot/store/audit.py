@@ -226,10 +226,9 @@ class AuditChain:
         r = rows[0]
         return chain.Seal(run_id, int(r["head_id"]), str(r["head_hash"]), int(r["events"]))
 
-    def verdict(self, run_id: str, *, rows_too: bool = True) -> chain.Verdict:
-        """The run's trail checked: each event with the algorithm that wrote it, the seal on
-        its head, and (`rows_too`) every covered row against what the chain recorded."""
-        rows = self.core.query("select * from audit_events where run_id = ? order by id", (run_id,))
+    def _verify_chain(self, rows: list[Any]) -> tuple[chain.Verdict, chain.Epoch | None]:
+        """`rows` (one run's events, or the register's) checked as a chain, with the record of
+        when keyed hashing began; the verdict and that epoch (None when it was removed)."""
         meta = {
             r["key"]: r["value"]
             for r in self.core.query(
@@ -244,6 +243,13 @@ class AuditChain:
             key=self._audit_key,
             epoch=epoch,
         )
+        return verdict, epoch
+
+    def verdict(self, run_id: str, *, rows_too: bool = True) -> chain.Verdict:
+        """The run's trail checked: each event with the algorithm that wrote it, the seal on
+        its head, and (`rows_too`) every covered row against what the chain recorded."""
+        rows = self.core.query("select * from audit_events where run_id = ? order by id", (run_id,))
+        verdict, epoch = self._verify_chain(rows)
         if verdict.broken is not None:
             return verdict
         if epoch is None or not epoch.valid:
@@ -274,20 +280,7 @@ class AuditChain:
         from the database (deleted, with its events, seal and rows)."""
         rows = self.core.query("select * from audit_events where run_id is null order by id")
         problems = []
-        meta = {
-            r["key"]: r["value"]
-            for r in self.core.query(
-                "select key, value from meta where key in ('audit_unchained_through', ?)",
-                (chain.KEYED_AFTER,),
-            )
-        }
-        epoch = chain.read_epoch(self._audit_key, meta.get(chain.KEYED_AFTER))
-        verdict = chain.verify(
-            rows,
-            unchained_through=int(meta.get("audit_unchained_through") or 0),
-            key=self._audit_key,
-            epoch=epoch,
-        )
+        verdict, _ = self._verify_chain(rows)
         registered = [r for r in rows if r["kind"] == "run_registered"]
         if verdict.broken is not None:
             b = verdict.broken
