@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -96,35 +96,25 @@ class Settings:
         if not _MODEL_NAME.match(model):
             raise ConfigError(f"CLOSEBOT_MODEL={model!r} is not a model name")
 
-        approvers = frozenset(
-            a.strip() for a in (get("CLOSEBOT_APPROVERS") or "").split(",") if a.strip()
+        approvers = _names(
+            get,
+            "CLOSEBOT_APPROVERS",
+            SLACK_USER_ID,
+            "is not a Slack user id (like U024BE7LH); separate ids with commas (console "
+            "approvers are OS logins, in CLOSEBOT_CONSOLE_APPROVERS)",
         )
-        bad = sorted(a for a in approvers if not SLACK_USER_ID.match(a))
-        if bad:
-            raise ConfigError(
-                f"CLOSEBOT_APPROVERS: {', '.join(repr(b) for b in bad)} is not a Slack user id "
-                "(like U024BE7LH); separate ids with commas (console approvers are OS logins, "
-                "in CLOSEBOT_CONSOLE_APPROVERS)"
-            )
-        logins = frozenset(
-            a.strip() for a in (get("CLOSEBOT_CONSOLE_APPROVERS") or "").split(",") if a.strip()
+        approvers |= _names(
+            get,
+            "CLOSEBOT_CONSOLE_APPROVERS",
+            LOGIN_NAME,
+            "is not an OS login name; separate logins with commas",
         )
-        bad = sorted(a for a in logins if not LOGIN_NAME.match(a))
-        if bad:
-            raise ConfigError(
-                f"CLOSEBOT_CONSOLE_APPROVERS: {', '.join(repr(b) for b in bad)} is not an OS login "
-                "name; separate logins with commas"
-            )
-        approvers |= logins
-        finance = frozenset(
-            a.strip() for a in (get("CLOSEBOT_FINANCE") or "").split(",") if a.strip()
+        finance = _names(
+            get,
+            "CLOSEBOT_FINANCE",
+            SLACK_USER_ID,
+            "is not a Slack user id (like U024BE7LH); separate ids with commas",
         )
-        bad = sorted(a for a in finance if not SLACK_USER_ID.match(a))
-        if bad:
-            raise ConfigError(
-                f"CLOSEBOT_FINANCE: {', '.join(repr(b) for b in bad)} is not a Slack user id "
-                "(like U024BE7LH); separate ids with commas"
-            )
 
         slack_api_url = get("SLACK_API_URL") or DEFAULT_SLACK_API_URL
         if not re.match(r"^https?://[^/\s]+", slack_api_url):
@@ -203,3 +193,15 @@ class Settings:
             data_dir=data_dir,
             max_steps=max_steps,
         )
+
+
+def _names(
+    get: Callable[[str], str | None], var: str, pattern: re.Pattern[str], what: str
+) -> frozenset[str]:
+    """A comma-separated list of ids or logins from `var`, each checked against `pattern`;
+    the ones that are not said with `what`."""
+    names = frozenset(a.strip() for a in (get(var) or "").split(",") if a.strip())
+    bad = sorted(a for a in names if not pattern.match(a))
+    if bad:
+        raise ConfigError(f"{var}: {', '.join(repr(b) for b in bad)} {what}")
+    return names
