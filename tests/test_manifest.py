@@ -74,9 +74,6 @@ API_CALL = re.compile(r"\bapi_call\(\s*[\"']([a-zA-Z.]+)[\"']")
 HELPERS = {
     "files_upload_v2": ("files.getUploadURLExternal", "files.completeUploadExternal"),
     "chat_stream": ("chat.startStream", "chat.appendStream", "chat.stopStream"),
-    # closebot's own client method: a POST to an interaction's response_url, which is not a Web
-    # API method and needs no scope (docs.slack.dev/interactivity/handling-user-interaction)
-    "post_json": (),
 }
 # Bolt's Assistant middleware: the listener and the event it is sent
 ASSISTANT_EVENTS = {
