@@ -100,3 +100,14 @@ def test_bad_settings_name_the_variable(tmp_path: Path, env: dict[str, str], mes
 def test_a_directory_is_not_a_database(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is a directory"):
         Settings.from_env({"CLOSEBOT_DB": str(tmp_path)})
+
+
+def test_turn_workers_is_a_setting_with_a_bounded_default(tmp_path: Path) -> None:
+    db = str(tmp_path / "x.db")
+    default = Settings.from_env({"CLOSEBOT_DB": db}).turn_workers
+    assert 4 <= default <= 16  # a few per core, bounded whatever the machine
+    s = Settings.from_env({"CLOSEBOT_DB": db, "CLOSEBOT_TURN_WORKERS": "12"})
+    assert s.turn_workers == 12 and "turn_workers=12" in repr(s)
+    for bad in ("0", "65", "four", "-2"):
+        with pytest.raises(ConfigError, match="CLOSEBOT_TURN_WORKERS"):
+            Settings.from_env({"CLOSEBOT_DB": db, "CLOSEBOT_TURN_WORKERS": bad})

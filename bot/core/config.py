@@ -19,6 +19,10 @@ DEFAULT_MAX_STEPS = 60
 DEFAULT_REMINDER_MINUTES = 60
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 DEFAULT_EFFORT = "medium"
+# Turn workers: a turn mostly waits on the model (network), so a few per core; bounded, since
+# each holds a thread and a turn's memory (issue 33: threads set by configuration, not load).
+DEFAULT_TURN_WORKERS = max(4, min(16, 4 * (os.cpu_count() or 1)))
+MAX_TURN_WORKERS = 64
 
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel (public or private), not a DM
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")
@@ -53,6 +57,8 @@ class Settings:
     approval_limit: Decimal = Decimal("250000.00")
     # the channel a close started from the DM runs in (where its approvers can act)
     close_channel: str | None = None
+    # CLOSEBOT_TURN_WORKERS: how many runs' turns advance at once (issue 33)
+    turn_workers: int = DEFAULT_TURN_WORKERS
 
     def __repr__(self) -> str:
         return (
@@ -67,7 +73,8 @@ class Settings:
             f"max_steps={self.max_steps}, "
             f"question_timeout_minutes={self.question_timeout_minutes}, "
             f"reminder_minutes={self.reminder_minutes}, effort={self.effort!r}, "
-            f"approval_limit={self.approval_limit}, close_channel={self.close_channel!r})"
+            f"approval_limit={self.approval_limit}, close_channel={self.close_channel!r}, "
+            f"turn_workers={self.turn_workers})"
         )
 
     @property
@@ -168,6 +175,15 @@ class Settings:
                     f"CLOSEBOT_APPROVAL_LIMIT={raw_limit!r} must be an amount above zero, e.g. 250000"
                 )
 
+        turn_workers = DEFAULT_TURN_WORKERS
+        if raw_workers := get("CLOSEBOT_TURN_WORKERS"):
+            if not raw_workers.isdigit() or not 1 <= int(raw_workers) <= MAX_TURN_WORKERS:
+                raise ConfigError(
+                    f"CLOSEBOT_TURN_WORKERS={raw_workers!r} must be a whole number from 1 to "
+                    f"{MAX_TURN_WORKERS}"
+                )
+            turn_workers = int(raw_workers)
+
         close_channel = get("CLOSEBOT_CLOSE_CHANNEL")
         if close_channel is not None and not CHANNEL_ID.match(close_channel):
             raise ConfigError(
@@ -176,6 +192,7 @@ class Settings:
             )
 
         return cls(
+            turn_workers=turn_workers,
             close_channel=close_channel,
             approval_limit=limit,
             question_timeout_minutes=timeout,

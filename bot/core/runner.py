@@ -31,6 +31,7 @@ class Runner:
     def __init__(
         self, *, max_workers: int = 4, fast_workers: int = 4, slow_io_workers: int = 4
     ) -> None:
+        self.turn_workers = max_workers
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="closebot-turn")
         self._fast = ThreadPoolExecutor(
             max_workers=fast_workers, thread_name_prefix="closebot-fast"

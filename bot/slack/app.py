@@ -76,7 +76,7 @@ def build_service(
     store: Store,
     model: Model,
     socket_mode: bool = False,
-    workers: int = 4,  # turns; quick Slack work has its own pool (runner.fast)
+    workers: int | None = None,  # turns (default: settings.turn_workers); quick work: runner.fast
     still_working_after: float = 45.0,
 ) -> Service:
     """The Bolt app with its listeners, runner and presenter; checks the token with auth.test."""
@@ -88,7 +88,7 @@ def build_service(
     loop = close_loop(
         settings, store=store, presenter=presenter, model=model, question_ttl=question_ttl(settings)
     )
-    runner = Runner(max_workers=workers)
+    runner = Runner(max_workers=workers or settings.turn_workers)
     work = SlackWork(
         store=store,
         loop=loop,
