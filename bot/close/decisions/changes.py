@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from bot.close.controls import APPROVAL_HEADERS, header_of
+from bot.close.controls import APPROVAL_HEADERS, BATCH_NAMED, approves, header_of
 from bot.close.decisions.answers import codes_of
 from bot.close.decisions.recording import RecordingTools
 from bot.close.kinds import KINDS, option_label
@@ -14,6 +14,7 @@ from bot.close.ledger import Ledger
 from bot.close.records import ExceptionRow
 from bot.close.toolbase import REF_RE
 from bot.core.errors import CloseBotError, NotFoundError
+from bot.core.identity import mention
 from bot.core.tools import ToolContext, ToolError
 from bot.store import QuestionRecord, Store
 
@@ -79,37 +80,76 @@ class CannotChange(CloseBotError):
     """A decision that cannot be asked again now; the message says why."""
 
 
+def _acting_on(store: Store, run_id: str) -> QuestionRecord | None:
+    """An answer the close has not read yet (answered, its result not in the transcript, or a
+    late answer not told): the close is about to act on it, though the run still reads
+    'waiting' until its turn starts. The latest such answer, or None."""
+    untold = {q.id for q in store.questions.untold_answers(run_id)}
+    unread = [
+        q
+        for q in store.questions.of_run(run_id)
+        if q.status == "answered"
+        and (q.id in untold or (not q.late and store.transcript.tool_result(q.id) is None))
+    ]
+    return unread[-1] if unread else None
+
+
+def _refusal_now(store: Store, run_id: str) -> str | None:
+    """Why no decision of the run may be asked again at this moment (None: one may). Read
+    inside the transaction that asks it: an approval claimed a moment earlier is seen here."""
+    acting = _acting_on(store, run_id)
+    if acting is not None and header_of(acting) in APPROVAL_HEADERS and approves(acting.answer):
+        named = BATCH_NAMED.findall(
+            acting.context + " ".join(str(x.get("question")) for x in acting.questions)
+        )
+        batch = f"batch {named[-1]}" if named else "the batch"
+        return (
+            f"{mention(acting.answered_by or '-')} approved {batch} at the same moment and the "
+            "close is acting on that approval; once it is posted, a decision is changed by a "
+            "reversing entry"
+        )
+    if acting is not None or store.runs.get(run_id).status != "waiting":
+        return "the close is working; change a decision once it waits on you"
+    pending = store.questions.pending(run_id)
+    if pending is not None and header_of(pending) not in APPROVAL_HEADERS:
+        return "answer the open form first, then change a decision"
+    return None
+
+
 def ask_change(
     store: Store, run_id: str, value: str, *, by: str
 ) -> tuple[QuestionRecord, str | None]:
     """'Change a decision' (`value` 'QUESTION:N' from changeable_decisions): that question is
     asked again as a new pending one naming it; a pending posting approval is withdrawn (it
     would approve a batch about to be drafted again). Returns the new question and the id of
-    the approval withdrawn, if any. CannotChange (nothing changed) when it may not be now."""
+    the approval withdrawn, if any. CannotChange (nothing changed) when it may not be now.
+
+    One transaction decides it against an approval given at the same instant (issue 31): the
+    approval's claim and this one are serialised by the database, so either the approval was
+    claimed first (seen here: refused, the approval stands) or this withdraws it first (the
+    approval's claim then finds it cancelled, and its giver is told so)."""
     question_id, _, number = value.partition(":")
-    if (value, "") not in {(v, "") for v, _ in changeable_decisions(store, run_id)}:
-        raise CannotChange(
-            "that decision can no longer be changed here (it is posted, set off follow-ups, or "
-            "was changed already)"
-        )
-    run = store.runs.get(run_id)
-    pending = store.questions.pending(run_id)
-    if run.status != "waiting":
-        raise CannotChange("the close is working; change a decision once it waits on you")
-    if pending is not None and header_of(pending) not in APPROVAL_HEADERS:
-        raise CannotChange("answer the open form first, then change a decision")
-    of = store.questions.get(question_id)
-    item = of.questions[int(number) - 1]
-    ref = REF_RE.findall(item["question"])
-    exc = Ledger(store).exception(f"{run_id}:{ref[0]}") if ref else None
-    subject = exc["details"]["subject"] if exc else (item.get("header") or "a decision")
-    earlier = (
-        f" Decided before: {option_label(exc['kind'], exc['resolution'], exc['details']['facts'])}."
-        if exc and exc["resolution"] not in (None, "other")
-        else ""
-    )
-    changes = [q for q in store.questions.of_run(run_id) if q.changes == of.id]
     with store.write():
+        if (value, "") not in {(v, "") for v, _ in changeable_decisions(store, run_id)}:
+            raise CannotChange(
+                "that decision can no longer be changed here (it is posted, set off follow-ups, "
+                "or was changed already)"
+            )
+        refusal = _refusal_now(store, run_id)
+        if refusal:
+            raise CannotChange(refusal)
+        pending = store.questions.pending(run_id)
+        of = store.questions.get(question_id)
+        item = of.questions[int(number) - 1]
+        ref = REF_RE.findall(item["question"])
+        exc = Ledger(store).exception(f"{run_id}:{ref[0]}") if ref else None
+        subject = exc["details"]["subject"] if exc else (item.get("header") or "a decision")
+        earlier = (
+            f" Decided before: {option_label(exc['kind'], exc['resolution'], exc['details']['facts'])}."
+            if exc and exc["resolution"] not in (None, "other")
+            else ""
+        )
+        changes = [q for q in store.questions.of_run(run_id) if q.changes == of.id]
         withdrawn = None
         if pending is not None:
             store.questions.cancel(pending.id, cancelled_by=by, source="change")
