@@ -69,8 +69,6 @@ class ToolBase(OpenItems):
         self.data_dir = data_dir
         self.approvers = approvers
         self.approval_limit = approval_limit
-        # the last period read from imported files, while those files are the same
-        self._imported: tuple[tuple[Any, ...], CloseData] | None = None
         self._resolved: tuple[Any, Close] | None = None
         self._prior: dict[str, list[dict[str, Any]]] = {}  # posted batch id → its revenue accruals
         self._prior_csv: tuple[CloseData, list[dict[str, Any]]] | None = None  # accruals.csv's
@@ -88,18 +86,10 @@ class ToolBase(OpenItems):
         sources = imports.sources_of(evidence[0].detail) if evidence else imports.sources(period)
         try:
             progress = close_data.ReadProgress(ctx.progress, period) if ctx.progress else None
-            if sources:
-                key = (period, tuple(sorted((k, v.digest) for k, v in sources.items())))
-                if self._imported is None or self._imported[0] != key:
-                    self._imported = (
-                        key,
-                        close_data.load(period, self.data_dir, sources, progress=progress),
-                    )
-                data = self._imported[1]
-            else:
-                # load() keeps the period while its files are unchanged, and reads them again
-                # (a resumed run, a file replaced) when they are not
-                data = close_data.load(period, self.data_dir, progress=progress)
+            # load() keeps the periods read lately while their files are unchanged, and reads
+            # them again (a file replaced, a period long unused) when they are not: a run's
+            # turns and resumes read its month once (issue 33)
+            data = close_data.load(period, self.data_dir, sources or None, progress=progress)
         except DataError as e:
             raise ToolError(str(e)) from e
         if evidence:

@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.close.data.folders import available_periods, require_period
 from bot.close.data.history import History, _HistoryReader
+from bot.close.data.kept import Kept
 from bot.close.data.problems import DataProblems, Problem
 from bot.close.data.reading import FileSource, _read_file
 from bot.close.data.rows import (
@@ -116,7 +117,7 @@ def _cross_checks(data: CloseData, problems: list[Problem]) -> None:
             )
 
 
-_last_load: list[tuple[tuple[Any, ...], CloseData]] = []
+KEPT = Kept()  # the periods read lately, while their files are unchanged
 
 
 def _stamp(folder: Path) -> tuple[Any, ...]:
@@ -167,20 +168,24 @@ def load(
     """Read and check one period's files whole, each once as a stream; DataProblems lists
     every problem. The history files are reduced to `History` as they are read.
 
-    The last period loaded is kept while its files are unchanged (size and mtime), so the
-    check before a run and the run's own intake read the files once between them.
+    The periods loaded lately are kept while their files are unchanged (size and mtime;
+    the imported files' SHA-256), so the check before a run, the run's own intake and every
+    later tool call and resume of the run read the files once between them (KEPT).
 
     A kind in `imported` (files dropped in Slack or imported at a terminal, from the
     database) is read from there instead of the folder, which may then not exist."""
     if imported:
         check_period(period)
-        return _read(period, (data_dir or SAMPLE_DIR) / period, imported, progress)
-    folder = require_period(period, data_dir)
-    stamp = _stamp(folder)
-    if _last_load and _last_load[0][0] == stamp and _last_load[0][1].period == period:
-        return _last_load[0][1]
-    data = _read(period, folder, None, progress)
-    _last_load[:] = [(stamp, data)]
+        folder = (data_dir or SAMPLE_DIR) / period
+        digests = tuple(sorted((name, source.digest) for name, source in imported.items()))
+        key: tuple[Any, ...] = (period, _stamp(folder), digests)
+    else:
+        folder = require_period(period, data_dir)
+        key = (period, _stamp(folder), ())
+    data = KEPT.get(key)
+    if data is None:
+        data = _read(period, folder, imported, progress)
+        KEPT.put(key, data)
     return data
 
 
