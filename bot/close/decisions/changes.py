@@ -98,6 +98,10 @@ def _refusal_now(store: Store, run_id: str) -> str | None:
     """Why no decision of the run may be asked again at this moment (None: one may). Read
     inside the transaction that asks it: an approval claimed a moment earlier is seen here."""
     acting = _acting_on(store, run_id)
+    working = acting is not None or store.runs.get(run_id).status != "waiting"
+    if working and acting is None:  # its turn has begun: on the approval last given, if any
+        approvals = [q for q in store.questions.of_run(run_id) if header_of(q) in APPROVAL_HEADERS]
+        acting = approvals[-1] if approvals and approvals[-1].status == "answered" else None
     if acting is not None and header_of(acting) in APPROVAL_HEADERS and approves(acting.answer):
         named = BATCH_NAMED.findall(
             acting.context + " ".join(str(x.get("question")) for x in acting.questions)
@@ -108,7 +112,7 @@ def _refusal_now(store: Store, run_id: str) -> str | None:
             "close is acting on that approval; once it is posted, a decision is changed by a "
             "reversing entry"
         )
-    if acting is not None or store.runs.get(run_id).status != "waiting":
+    if working:
         return "the close is working; change a decision once it waits on you"
     pending = store.questions.pending(run_id)
     if pending is not None and header_of(pending) not in APPROVAL_HEADERS:
@@ -130,6 +134,12 @@ def ask_change(
     approval's claim then finds it cancelled, and its giver is told so)."""
     question_id, _, number = value.partition(":")
     with store.write():
+        posted = [b["id"] for b in Ledger(store).batches(run_id) if b["status"] == "posted"]
+        if posted:
+            raise CannotChange(
+                f"batch {posted[-1]} was approved and posted; a posted decision is changed by a "
+                "reversing entry"
+            )
         if (value, "") not in {(v, "") for v, _ in changeable_decisions(store, run_id)}:
             raise CannotChange(
                 "that decision can no longer be changed here (it is posted, set off follow-ups, "
