@@ -77,7 +77,7 @@ def build_service(
     model: Model,
     socket_mode: bool = False,
     workers: int | None = None,  # turns (default: settings.turn_workers); quick work: runner.fast
-    still_working_after: float = 45.0,
+    still_working_after: float = 100.0,  # Slack clears a status line after two minutes
 ) -> Service:
     """The Bolt app with its listeners, runner and presenter; checks the token with auth.test."""
     require(settings, socket_mode=socket_mode)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bot.close.data.loading import CloseData
 
-KEEP_ROWS = 100_000  # about 70 MB of rows; the sample period is some 200 rows
+KEEP_ROWS = 50_000  # some 35 MB of rows; the sample period is some 200 rows
 
 
 class Kept:

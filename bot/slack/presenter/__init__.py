@@ -142,8 +142,8 @@ class SlackPresenter:
     def state_line(self, run: Run) -> str:
         return self.root.state_line(run)
 
-    def set_status(self, run_id: str, step: str | None = None) -> None:
-        self.status.set_line(run_id, step)
+    def set_status(self, run_id: str, step: str | None = None, *, again: bool = False) -> None:
+        self.status.set_line(run_id, step, again=again)
 
     def clear_status(self, run_id: str) -> None:
         self.status.clear_line(run_id)
@@ -230,9 +230,7 @@ class SlackPresenter:
             log.warning("run %s: reply not posted: %s", run_id, slack_error(e))
 
     def progress(self, run_id: str, steps: dict[str, str]) -> None:
-        running = next((s for s, state in steps.items() if state == "running"), None)
-        if running and self.status.step_shown.get(run_id) != running:
-            self.set_status(run_id, running)  # the status line names the step now working
+        # (the status line, set once when the turn started, names this step and the ones after)
         self.status.moves_again(run_id)
         self._status_updates.touch(run_id)
         if self.plan.resting(run_id):  # the close works again after a wait: its plan now

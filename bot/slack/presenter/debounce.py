@@ -74,3 +74,39 @@ class Debounce:
                 self._send(key)
             except Exception:  # the next change (or the turn's end) shows the state again
                 log.exception("a folded update of %s failed", key)
+
+
+class Latest:
+    """The latest wanted action of each key, done in order off the caller's thread (issue 33).
+
+    `want(key, action)` asks for `action` to be done on `schedule` (a pool's submit): one job
+    per key at a time, so a key's actions never overtake each other, and an action not yet
+    begun is replaced by a newer one of the same key — a thread's status line set when a turn
+    starts and cleared when it ends, both still waiting, costs only the clearing (which finds
+    nothing shown and calls nothing). The caller never waits on Slack for it."""
+
+    def __init__(self, schedule: Callable[[Callable[[], None]], None]) -> None:
+        self._schedule = schedule
+        self._wanted: dict[str, Callable[[], None]] = {}
+        self._doing: set[str] = set()  # keys with a job scheduled or running
+        self._guard = threading.Lock()
+
+    def want(self, key: str, action: Callable[[], None]) -> None:
+        with self._guard:
+            self._wanted[key] = action
+            if key in self._doing:
+                return  # the key's job does the newest action when it gets to it
+            self._doing.add(key)
+        self._schedule(lambda: self._do(key))
+
+    def _do(self, key: str) -> None:
+        while True:
+            with self._guard:
+                action = self._wanted.pop(key, None)
+                if action is None:
+                    self._doing.discard(key)
+                    return
+            try:
+                action()
+            except Exception:  # a notice only: the next change shows the state again
+                log.exception("an update of %s failed", key)

@@ -26,13 +26,13 @@ log = logging.getLogger(__name__)
 
 OVER = ("done", "failed", "cancelled")  # a close that will not work again without a person
 
-# The status line is folded: set when a turn starts (and again by the still-working timer
-# before Slack's two minutes clear it), its step changes at most once in LINE_GAP seconds
-# however many steps pass (the plan shows each step; the line only says the close is at
-# work), and cleared only while Slack still shows it.
+# The status line is set once per working stretch (issue 33: 3.8 setStatus calls per resume
+# were 7.6 % of a resume's time): when a turn starts, and again only by the still-working timer
+# before Slack's two minutes clear it. Its loading messages name the step at work and the steps
+# after it (the plan shows each step), so a step change does not set it again; it is cleared
+# only while Slack still shows it. The calls are made off the turn's thread (work/jobs.py).
 # assistant.threads.setStatus has special rate limits (about one a second for the workspace):
 # 20 closes at once must share them.
-LINE_GAP = 20.0
 MAX_LOADING_MESSAGES = 10  # assistant.threads.setStatus: "Maximum of 10 messages"
 LINE_LIFETIME = 120.0
 # The close's message in the channel is not moved for a short working stretch between two
@@ -68,7 +68,6 @@ class Status:
         self.on_state_change: Callable[[], None] | None = None
         self._states: dict[str, str] = {}
         self._figures: dict[str, dict[str, Any]] = {}  # run → the intake's counts
-        self.step_shown: dict[str, str | None] = {}  # run → the step its status line names
         self._line_set_at: dict[str, float] = {}  # run → when its status line was last set
         # run → the question pending when its line was last set (a new one, posted in the
         # thread since, cleared the line in Slack)
@@ -98,19 +97,19 @@ class Status:
 
     # -- the thread's status line (assistant.threads.setStatus) -----------------
 
-    def set_line(self, run_id: str, step: str | None = None) -> None:
-        """ "closebot is working…" under the thread, with loading messages naming the step."""
+    def set_line(self, run_id: str, step: str | None = None, *, again: bool = False) -> None:
+        """ "closebot is working…" under the thread, with loading messages naming the step:
+        once per working stretch; `again` (the still-working timer) sets it once more before
+        Slack's two minutes clear it."""
+        if run_id in self._line_set_at and not again:
+            return  # set in this stretch already: its rotation names the steps after
         run = self.store.runs.get(run_id)
         if not (run.channel and run.thread_ts):
             return
         now = self.clock()
-        last = self._line_set_at.get(run_id)
-        if last is not None and now - last < LINE_GAP and step != self.step_shown.get(run_id):
-            return  # a step change, folded: a later one (or the still-working timer) sets it
         if run.id not in self._figures or not self._figures[run.id]:
             self._figures[run.id] = intake_figures(self.store, run.id)
         messages = self._rotation(run, step)
-        self.step_shown[run_id] = step
         try:
             self.messages.client.assistant_threads_setStatus(
                 channel_id=run.channel,
@@ -140,7 +139,6 @@ class Status:
 
     def clear_line(self, run_id: str) -> None:
         """The status line taken away (a turn ended), if Slack still shows it."""
-        self.step_shown.pop(run_id, None)
         last = self._line_set_at.pop(run_id, None)
         before = self._line_question.pop(run_id, None)
         if last is None or self.clock() - last >= LINE_LIFETIME:

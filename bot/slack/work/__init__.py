@@ -48,7 +48,7 @@ class SlackWork:
         data_dir: Path | None = None,
         owner: str | None = None,
         lease_ttl: timedelta = timedelta(seconds=90),
-        still_working_after: float = 45.0,
+        still_working_after: float = 100.0,  # Slack clears a status line after two minutes
         stuck_after: timedelta = timedelta(minutes=2),
         retry_base: timedelta = timedelta(seconds=30),
         max_attempts: int = 5,
