@@ -29,6 +29,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m011_decide_later",
         "m012_started_team",
         "m013_run_prompts_and_retries",
+        "m014_workspaces",
     ]
     assert db.table("people").columns_dict == {
         "id": str,
@@ -79,6 +80,8 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "started_team": str,
         "retry_at": str,
         "retries": int,
+        "team_id": str,
+        "enterprise_id": str,
     }
     assert db.table("messages").columns_dict == {
         "id": int,

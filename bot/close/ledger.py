@@ -301,10 +301,11 @@ class Ledger(Batches):
         A stopped close decides nothing (CLOSE.md v2.2): a sign-off in a close that was then
         stopped carried nothing, and an item it settled, wrote off or carried reads as it was
         before (`open_items`)."""
+        where, args = self.store.runs.workspace_condition("r")  # this workspace's only
         latest = self._rows(
             "select o.run_id from open_items o join runs r on r.id = o.run_id "
-            "where o.period = ? and r.status != 'cancelled' order by o.id desc limit 1",
-            (period,),
+            f"where o.period = ? and r.status != 'cancelled'{where} order by o.id desc limit 1",
+            (period, *args),
         )
         if not latest:
             return []

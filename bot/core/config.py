@@ -59,6 +59,16 @@ class Settings:
     close_channel: str | None = None
     # CLOSEBOT_TURN_WORKERS: how many runs' turns advance at once (issue 33)
     turn_workers: int = DEFAULT_TURN_WORKERS
+    # issue 32: installed into many workspaces through OAuth v2 (HTTP mode, no bot token)
+    slack_client_id: str | None = None
+    slack_client_secret: str | None = field(default=None, repr=False)
+    slack_redirect_uri: str | None = None
+
+    @property
+    def many_workspaces(self) -> bool:
+        """Installed through OAuth (a client id and secret, no SLACK_BOT_TOKEN): each
+        workspace's token from the installation store, per request and per run."""
+        return bool(self.slack_client_id and self.slack_client_secret) and not self.slack_bot_token
 
     def __repr__(self) -> str:
         return (
@@ -74,7 +84,9 @@ class Settings:
             f"question_timeout_minutes={self.question_timeout_minutes}, "
             f"reminder_minutes={self.reminder_minutes}, effort={self.effort!r}, "
             f"approval_limit={self.approval_limit}, close_channel={self.close_channel!r}, "
-            f"turn_workers={self.turn_workers})"
+            f"turn_workers={self.turn_workers}, "
+            f"slack_client_id={self.slack_client_id!r}, "
+            f"slack_client_secret={_mask(self.slack_client_secret)})"
         )
 
     @property
@@ -191,8 +203,23 @@ class Settings:
                 "the channel's details in Slack show it); closes started from the DM run there"
             )
 
+        redirect_uri = get("SLACK_REDIRECT_URI")
+        if redirect_uri is not None and not re.match(r"^https?://[^/\s]+/", redirect_uri):
+            raise ConfigError(
+                f"SLACK_REDIRECT_URI={redirect_uri!r} is not an http(s) URL; it is the app's "
+                "/slack/oauth_redirect address as the app's OAuth settings list it"
+            )
+        if bool(get("SLACK_CLIENT_ID")) != bool(get("SLACK_CLIENT_SECRET")):
+            raise ConfigError(
+                "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET go together (the app's Basic "
+                "Information page shows both); set both to install through OAuth, or neither"
+            )
+
         return cls(
             turn_workers=turn_workers,
+            slack_client_id=get("SLACK_CLIENT_ID"),
+            slack_client_secret=get("SLACK_CLIENT_SECRET"),
+            slack_redirect_uri=redirect_uri,
             close_channel=close_channel,
             approval_limit=limit,
             question_timeout_minutes=timeout,

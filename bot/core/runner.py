@@ -11,6 +11,7 @@ agent or the database. RetrySchedule says when a run the model API could not ans
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections import deque
@@ -23,6 +24,19 @@ from functools import partial
 log = logging.getLogger(__name__)
 
 Job = Callable[[], None]
+
+
+def _in_context(job: Job) -> Job:
+    """`job`, run in a copy of the context it was queued from (once wrapped, kept as is)."""
+    if getattr(job, "in_context", False):
+        return job
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        context.run(job)
+
+    run.in_context = True  # type: ignore[attr-defined]
+    return run
 
 
 class Runner:
@@ -75,7 +89,9 @@ class Runner:
         return True
 
     def submit(self, key: str, job: Job) -> None:
-        """Queue `job` behind earlier jobs with the same key; never drop it."""
+        """Queue `job` behind earlier jobs with the same key; never drop it. It runs in a copy
+        of the caller's context (the workspace a request acts for: bot/core/tenancy.py)."""
+        job = _in_context(job)
         if self._held(partial(self.submit, key, job)):
             return
         with self._lock:
@@ -102,6 +118,7 @@ class Runner:
     ) -> None:
         """A quick job on the fast pool: never behind a model call. With a key, busy(key)
         holds while it runs (a job that hands on to submit(key, …) stays busy throughout)."""
+        job = _in_context(job)
         if self._held(partial(self.fast, job, key=key, pool=pool)):
             return
         with self._lock:

@@ -21,12 +21,14 @@ from bot.core.errors import ConfigError
 from bot.core.models import Model
 from bot.core.names import Names
 from bot.core.runner import Runner
-from bot.slack.client import web_client
+from bot.slack.client import KeepAliveWebClient, web_client
 from bot.slack.close_start import CloseStarter
 from bot.slack.files import FileIntake
 from bot.slack.home import SlackDesk
+from bot.slack.installations import Installations
 from bot.slack.people import slack_names
 from bot.slack.presenter import SlackPresenter
+from bot.slack.tenants import SealedApp, seal_requests
 from bot.slack.work import SlackWork
 from bot.store import Store
 
@@ -43,6 +45,8 @@ class Service:
     presenter: SlackPresenter
     work: SlackWork
     signing_secret: str
+    # installed in many workspaces through OAuth (issue 32); None: one workspace's token
+    installations: Installations | None = None
 
 
 def presenter_for(
@@ -82,7 +86,11 @@ def build_service(
     """The Bolt app with its listeners, runner and presenter; checks the token with auth.test."""
     require(settings, socket_mode=socket_mode)
     client = web_client(settings)
-    app = bolt_app(settings, client)
+    installations = None
+    if settings.many_workspaces:  # each call carries its workspace's token
+        installations = Installations(settings, client)
+        client.token_for = installations.token
+    app = bolt_app(settings, client, installations)
     names = slack_names(store, client)  # one cache of who people are, for every part
     presenter = presenter_for(settings, store, client, names)
     loop = close_loop(
@@ -97,6 +105,7 @@ def build_service(
         data_dir=settings.data_dir,
         still_working_after=still_working_after,
     )
+    work.installations = installations
     desk = SlackDesk(
         client=client,
         store=store,
@@ -136,19 +145,24 @@ def build_service(
         presenter=presenter,
         work=work,
         signing_secret=settings.slack_signing_secret or "",
+        installations=installations,
     )
 
 
-def bolt_app(settings: Settings, client: WebClient) -> App:
+def bolt_app(
+    settings: Settings, client: KeepAliveWebClient, installations: Installations | None = None
+) -> App:
     """The App over `client`; Bolt's auth.test refusing the token is a ConfigError that says
-    which setting to check."""
+    which setting to check. Installed in many workspaces: Bolt's OAuth flow and its
+    authorize from the installation store, and each request sealed to its workspace."""
     try:
-        return App(
+        app = (SealedApp if installations else App)(
             client=client,
             signing_secret=settings.slack_signing_secret or "socket-mode",
             process_before_response=True,
             # an event nothing listens to is acknowledged in the error handler, in one line
             raise_error_for_unhandled_request=True,
+            oauth_settings=installations.oauth_settings() if installations else None,
         )
     except (BoltError, SlackApiError) as e:
         reason = slack_reason(e)
@@ -163,6 +177,9 @@ def bolt_app(settings: Settings, client: WebClient) -> App:
         raise ConfigError(
             f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({e})"
         ) from e
+    if installations is not None:
+        seal_requests(app)
+    return app
 
 
 def slack_reason(e: Exception) -> str:
@@ -176,10 +193,20 @@ def slack_reason(e: Exception) -> str:
 
 
 def require(settings: Settings, *, socket_mode: bool) -> None:
-    """The settings the chosen transport needs: a ConfigError naming the first missing."""
+    """The settings the chosen transport needs: a ConfigError naming the first missing.
+    Over HTTP, SLACK_CLIENT_ID and SLACK_CLIENT_SECRET without a bot token install it in
+    many workspaces through OAuth (issue 32); Socket Mode serves one workspace."""
+    if socket_mode and settings.many_workspaces:
+        raise ConfigError(
+            "SLACK_CLIENT_ID/SLACK_CLIENT_SECRET install closebot in many workspaces, which "
+            "needs HTTP (closebot serve --http; Slack does not allow Socket Mode for apps "
+            "installed by others); for one workspace set SLACK_BOT_TOKEN instead"
+        )
     needed = (
         ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"]
         if socket_mode
+        else ["SLACK_SIGNING_SECRET"]
+        if settings.many_workspaces
         else ["SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET"]
     )
     values = {

@@ -16,6 +16,11 @@ new connection. A call on a new connection is never sent twice here.
 After Slack takes the token back (`tokens_revoked`, `app_uninstalled`: `revoked`), no call
 goes out with it but auth.test (the watchdog's check of whether a token works again): each
 is refused here with the reason, as a SlackApiError, without being sent.
+
+Installed in many workspaces (issue 32), the client has no token of its own: each call
+carries the token of the workspace the work in hand is for (`token_for`, from the
+installation store: bot/slack/installations.py), and a call for no workspace, or one not
+installed, is refused without being sent.
 """
 
 from __future__ import annotations
@@ -52,7 +57,11 @@ from bot.core.config import Settings
 UNSENT = (BrokenPipeError, ConnectionResetError)
 
 
-def web_client(settings: Settings) -> WebClient:
+# Calls that carry no bot token: the OAuth exchange and refresh (client id and secret instead).
+TOKENLESS = frozenset({"oauth.v2.access", "oauth.v2.exchange"})
+
+
+def web_client(settings: Settings) -> KeepAliveWebClient:
     """The Web API client: SLACK_API_URL, with 429 (Retry-After) and connection retries,
     over kept-alive connections."""
     return KeepAliveWebClient(
@@ -64,6 +73,13 @@ def web_client(settings: Settings) -> WebClient:
             RateLimitRetryHandler(max_retry_count=3),
         ],
     )
+
+
+def bot_token(client: WebClient) -> str:
+    """The token `client`'s calls carry now (for a file download, which sends it too)."""
+    if isinstance(client, KeepAliveWebClient):
+        return client.bearer()
+    return str(client.token or "")
 
 
 # How a 429's Retry-After is waited out: real time here; the tests put the fake Slack's clock
@@ -112,9 +128,28 @@ class KeepAliveWebClient(WebClient):
         self.connections_opened = 0  # for the benchmark and the tests
         self._count = threading.Lock()
         self.revoked: str | None = None  # why Slack took the token back; None: it works
+        # many workspaces: the token of the workspace the work in hand is for (or a refusal)
+        self.token_for: Callable[[str], str] | None = None
+
+    def bearer(self) -> str:
+        """The token a call made now would carry (a file download sends it too)."""
+        if self.token_for is not None:
+            return self.token_for("url_private_download")
+        return str(self.token or "")
 
     def api_call(self, api_method: str, **kwargs: Any) -> Any:
         """A Web API call, unless the token was taken back (then only auth.test is sent)."""
+        if self.token_for is not None and api_method not in TOKENLESS:
+            explicit = any(
+                isinstance(kwargs.get(part), dict) and "token" in kwargs[part]
+                for part in ("params", "json", "data")
+            )
+            if not explicit:  # Bolt's own auth.test passes the token it found
+                token = self.token_for(api_method)
+                kwargs["headers"] = {
+                    **(kwargs.get("headers") or {}),
+                    "Authorization": f"Bearer {token}",
+                }
         reason = self.revoked
         if reason is not None and api_method != "auth.test":
             raise SlackApiError(

@@ -25,6 +25,7 @@ from bot.close import optional_file as optional
 from bot.core.errors import CloseBotError, NotAuthorizedError
 from bot.core.names import Names
 from bot.slack.blocks import files as file_blocks
+from bot.slack.client import bot_token
 from bot.slack.downloads import (
     DownloadRefused,
     DownloadTooBig,
@@ -268,7 +269,7 @@ class FileIntake:
         if not url:
             raise OSError("the file has no download address")
         fetched = SlackDownloads(
-            token=str(self.client.token or ""),
+            token=bot_token(self.client),
             allowed=allowed_origins(self.client.base_url),
             max_bytes=MAX_FILE_BYTES,
             seconds=DOWNLOAD_SECONDS,

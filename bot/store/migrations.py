@@ -293,3 +293,14 @@ def m013_run_prompts_and_retries(db: Database) -> None:
     db.table("runs").add_column("retries", int)
     db.table("model_calls").add_column("cache_write_1h_input_tokens", int)
     db.table("model_calls").add_column("thinking_tokens", int)
+
+
+@migrations()
+def m014_workspaces(db: Database) -> None:
+    """Many workspaces, sealed from each other (issue 32): the workspace a run belongs to
+    (`team_id`) and its Enterprise Grid org (`enterprise_id`). Everything of a run (its
+    questions, decisions, files, open items, audit chain) is reached through it. A run of an
+    earlier release keeps both null: the one workspace that release served."""
+    db.table("runs").add_column("team_id", str)
+    db.table("runs").add_column("enterprise_id", str)
+    db.execute("create index if not exists runs_workspace_period on runs (team_id, period)")

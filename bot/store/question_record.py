@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.core.errors import NotFoundError
+from bot.core.tenancy import current
 from bot.store.core import StoreCore, known
 
 
@@ -57,9 +58,18 @@ class QuestionReads:
 
     def get(self, question_id: str) -> QuestionRecord:
         rows = self.core.query("select * from questions where id = ?", (question_id,))
-        if not rows:
+        if not rows or not self._ours(rows[0]["run_id"]):
             raise NotFoundError(f"no question with id {question_id!r}")
         return question_from_row(rows[0])
+
+    def _ours(self, run_id: str) -> bool:
+        """Whether the work in hand may reach the run's questions: any, outside a workspace;
+        inside one, only its own runs' (issue 32; bot/core/tenancy.py)."""
+        tenant = current()
+        if tenant is None:
+            return True
+        rows = self.core.query("select team_id, enterprise_id from runs where id = ?", (run_id,))
+        return bool(rows) and tenant.owns(rows[0]["team_id"], rows[0]["enterprise_id"])
 
     def of_run(self, run_id: str) -> list[QuestionRecord]:
         rows = self.core.query(

@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from bot.core.errors import NotFoundError, PeriodTakenError
+from bot.core.tenancy import Tenant, current
 from bot.store.audit import AuditChain
 from bot.store.core import StoreCore, dumps, insert_row, known
 
@@ -34,6 +35,15 @@ class Run:
     started_team: str | None = None  # the starter's team (Slack Connect, org-wide installs)
     retry_at: str | None = None  # waiting to retry a model call the API could not answer
     retries: int | None = None  # tries so far since the last answered model call
+    team_id: str | None = None  # the workspace it belongs to (None: the one workspace)
+    enterprise_id: str | None = None  # that workspace's Enterprise Grid org, if any
+
+    @property
+    def tenant(self) -> Tenant | None:
+        """The workspace the run belongs to; None: the one workspace of a single install."""
+        if self.team_id is None and self.enterprise_id is None:
+            return None
+        return Tenant(self.team_id, self.enterprise_id)
 
 
 @dataclass(frozen=True)
@@ -65,11 +75,13 @@ class Runs:
         thread_ts: str | None = None,
         one_per_period: bool = False,
     ) -> Run:
-        """A new run, running. `one_per_period`: the period's claim — PeriodTakenError when a
-        run of `period` is still live; the check and the insert are one write transaction
+        """A new run, running, of the workspace the work in hand is for (bot/core/tenancy.py).
+        `one_per_period`: the period's claim — PeriodTakenError when a run of `period` is
+        still live in that workspace; the check and the insert are one write transaction
         (BEGIN IMMEDIATE), so of two starts at the same instant one run is made."""
         run_id = uuid.uuid4().hex[:12]
         now = self.core.now()
+        tenant = current()
         row: dict[str, Any] = {
             "id": run_id,
             "period": period,
@@ -84,6 +96,8 @@ class Runs:
             "created_at": now,
             "updated_at": now,
         }
+        if tenant is not None:  # a single install's runs keep the columns an older release knows
+            row.update(team_id=tenant.team_id, enterprise_id=tenant.enterprise_id)
         with self.core.write() as db:
             live = self.live(period) if one_per_period else None
             if live is not None:
@@ -97,7 +111,8 @@ class Runs:
                 run_id=run_id,
                 kind="run_started",
                 actor=started_by,
-                detail={"period": period, "mode": mode, "model": model},
+                detail={"period": period, "mode": mode, "model": model}
+                | ({"workspace": str(tenant)} if tenant is not None else {}),
                 first=True,
                 covers=[("runs", "id", run_id)],
             )
@@ -115,8 +130,32 @@ class Runs:
         if not rows:
             raise NotFoundError(f"no run with id {run_id!r} in {self.core.path}")
         row = rows[0]
+        tenant = current()
+        if tenant is not None and not tenant.owns(row.get("team_id"), row.get("enterprise_id")):
+            # another workspace's run is, for this one, no run at all (issue 32)
+            raise NotFoundError(f"no run with id {run_id!r} in {self.core.path}")
         row["steps"] = json.loads(row["steps"] or "{}")
         return Run(**known(Run, row))
+
+    def visible(self, run_id: str) -> bool:
+        """Whether the work in hand may reach the run: it exists and is its workspace's."""
+        try:
+            self.get(run_id)
+        except NotFoundError:
+            return False
+        return True
+
+    @staticmethod
+    def workspace_condition(alias: str = "") -> tuple[str, tuple[Any, ...]]:
+        """The SQL condition (and its parameters) that keeps a query to the runs of the
+        workspace the work in hand is for; none outside any workspace."""
+        tenant = current()
+        if tenant is None:
+            return "", ()
+        col = f"{alias}." if alias else ""
+        if tenant.team_id is None:  # an org-wide install acting for the org itself
+            return f" and {col}enterprise_id = ?", (tenant.enterprise_id,)
+        return f" and {col}team_id = ?", (tenant.team_id,)
 
     def stop_requested(self, run_id: str) -> str | None:
         """Who pressed Stop on the run, if anyone (a turn asks before each step)."""
@@ -124,24 +163,30 @@ class Runs:
         return rows[0]["stop_requested_by"] if rows else None
 
     def recent(self, *, limit: int = 20) -> list[Run]:
+        where, args = self.workspace_condition()
         rows = self.core.query(
-            "select id from runs order by created_at desc, rowid desc limit ?", (limit,)
+            f"select id from runs where 1 = 1{where} order by created_at desc, rowid desc limit ?",
+            (*args, limit),
         )
         return [self.get(r["id"]) for r in rows]
 
     def live(self, period: str) -> Run | None:
-        """The latest run of `period` that is still going (running or waiting on someone)."""
+        """The latest run of `period` that is still going (running or waiting on someone), in
+        the workspace the work in hand is for: one close per period per workspace."""
+        where, args = self.workspace_condition()
         rows = self.core.query(
-            "select id from runs where period = ? and status in ('running', 'waiting') "
-            "order by created_at desc, rowid desc limit 1",
-            (period,),
+            "select id from runs where period = ? and status in ('running', 'waiting')"
+            f"{where} order by created_at desc, rowid desc limit 1",
+            (period, *args),
         )
         return self.get(rows[0]["id"]) if rows else None
 
     def for_thread(self, *, channel: str, thread_ts: str) -> Run | None:
+        where, args = self.workspace_condition()
         rows = self.core.query(
-            "select id from runs where channel = ? and thread_ts = ? order by created_at desc limit 1",
-            (channel, thread_ts),
+            f"select id from runs where channel = ? and thread_ts = ?{where} "
+            "order by created_at desc limit 1",
+            (channel, thread_ts, *args),
         )
         return self.get(rows[0]["id"]) if rows else None
 
@@ -165,8 +210,10 @@ class Runs:
 
     def with_status(self, *statuses: str) -> list[Run]:
         marks = ",".join("?" for _ in statuses)
+        where, args = self.workspace_condition()
         rows = self.core.query(
-            f"select id from runs where status in ({marks}) order by created_at", statuses
+            f"select id from runs where status in ({marks}){where} order by created_at",
+            (*statuses, *args),
         )
         return [self.get(r["id"]) for r in rows]
 

@@ -21,7 +21,7 @@ from bot.sandbox.slack_api.response_url import ResponseUrls
 from bot.sandbox.slack_api.scopes import Grants, conversation_kind
 from bot.sandbox.slack_api.streams import StreamMethods
 from bot.sandbox.slack_api.views import ViewMethods
-from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, TEAM_ID, Call, SlackError
+from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, Call, SlackError
 
 
 def parse_params(content_type: str, raw: bytes, query: dict[str, str]) -> dict[str, Any]:
@@ -151,16 +151,25 @@ class FakeSlack(
     def _token_ok(self, token: Any) -> bool:
         if not isinstance(token, str) or not token:
             return False
+        if token in self.issued_tokens:
+            return not self.token_expired(token)
         return token == self.token if self.token else "invalid" not in token
+
+    def token_expired(self, token: str) -> bool:
+        """Whether an issued token is past its expiry (token rotation: an access token lives
+        `expires_in` seconds, docs.slack.dev/authentication/using-token-rotation)."""
+        expires = self.issued_tokens.get(token)
+        return expires is not None and self.now() >= expires
 
     def m_auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
         return {
             "url": f"{self.url}/",
             "team": self.team_name,
             "user": "closebot",
-            "team_id": TEAM_ID,
+            "team_id": self.team_id,
             "user_id": BOT_USER,
             "bot_id": BOT_ID,
+            "enterprise_id": self.enterprise_id,
             "is_enterprise_install": False,
         }
 

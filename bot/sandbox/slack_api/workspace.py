@@ -81,9 +81,16 @@ class Workspace:
         channels: list[Channel] | None = None,
         auto_channels: bool = True,
         team_name: str = "Sandbox",
+        team_id: str = TEAM_ID,
+        enterprise_id: str | None = None,
     ) -> None:
         self.token = token  # None: any token but one containing "invalid"
+        # tokens an OAuth install issued for this workspace (oauth.py), each with when it
+        # expires on `clock` (None: never; token rotation off)
+        self.issued_tokens: dict[str, float | None] = {}
         self.team_name = team_name
+        self.team_id = team_id  # each workspace of a FakeSlackHost has its own
+        self.enterprise_id = enterprise_id  # the Enterprise Grid org it belongs to, if any
         self.people: dict[str, Person] = {p.id: p for p in people or []}
         self.people.setdefault(BOT_USER, Person(BOT_USER, "closebot", "App", "#2eb67d"))
         self.channels: dict[str, Channel] = {c.id: c for c in channels or []}

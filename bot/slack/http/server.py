@@ -1,5 +1,6 @@
 """The HTTP side of closebot: /slack/events through the edge checks to Bolt, GET /healthz,
-and the waitress server that serves both.
+GET /slack/install and /slack/oauth_redirect (the OAuth install, when installed in many
+workspaces: issue 32), and the waitress server that serves them.
 
 waitress is a production-grade, pure-Python WSGI server with a bounded thread pool, in one
 process. One process matters here: the runner keeps the per-thread order of turns in
@@ -12,7 +13,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,8 @@ log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/healthz"
+INSTALL_PATH = "/slack/install"  # Bolt's OAuthSettings defaults, kept
+REDIRECT_PATH = "/slack/oauth_redirect"
 
 
 def health(service: Service) -> tuple[int, dict[str, Any]]:
@@ -117,6 +120,12 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             outcome["kind"] = "health"
             status, body = health(service)
             return answer(start_response, status, body)
+        flow = service.app.oauth_flow
+        if path in (INSTALL_PATH, REDIRECT_PATH) and flow is not None:
+            outcome["kind"] = "install" if path == INSTALL_PATH else "oauth_redirect"
+            if method not in ("GET", "HEAD"):
+                return answer(start_response, 405, {"error": "GET only"})
+            return _oauth(environ, start_response, path)
         if path != EVENTS_PATH:
             return answer(start_response, 404, {"error": "not found"})
         if method != "POST":
@@ -174,6 +183,35 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             [*out_headers, ("Content-Length", str(len(payload)))],
         )
         return ThenStart([payload], held)
+
+    def _oauth(
+        environ: dict[str, Any], start_response: Callable[..., Any], path: str
+    ) -> Iterable[bytes]:
+        """Bolt's own OAuth flow: the install page (its "Add to Slack" link carries a state
+        kept in the state store and a cookie), and the redirect that checks both and
+        exchanges the code at oauth.v2.access into the installation store."""
+        flow = service.app.oauth_flow
+        assert flow is not None
+        headers: dict[str, str | Sequence[str]] = {
+            k[5:].replace("_", "-").lower(): str(v)
+            for k, v in environ.items()
+            if k.startswith("HTTP_")
+        }
+        request = BoltRequest(
+            body="", query=str(environ.get("QUERY_STRING") or ""), headers=headers
+        )
+        if path == INSTALL_PATH:
+            response = flow.handle_installation(request)
+        else:
+            response = flow.handle_callback(request)
+        payload = (response.body or "").encode("utf-8")
+        out = [(k, v) for k, values in response.headers.items() for v in values]
+        out = [(k, v) for k, v in out if k.lower() != "content-length"]
+        start_response(
+            f"{response.status} {HTTPStatus(response.status).phrase}",
+            [*out, ("Content-Length", str(len(payload)))],
+        )
+        return [payload]
 
     return application
 

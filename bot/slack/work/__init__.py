@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot.agent_loop import AgentLoop, TurnOutcome
 from bot.core.runner import Runner
+from bot.slack.installations import Installations
 from bot.slack.presenter import Clicked, SlackPresenter
 from bot.slack.work.jobs import RunJobs
 from bot.slack.work.opening import Opening
@@ -66,6 +67,8 @@ class SlackWork:
         self.max_attempts = max_attempts
         self.slack_status = "ok"  # auth.test passed when the app was built
         self.paused_by: str | None = None  # tokens_revoked / app_uninstalled, until a token works
+        # installed in many workspaces (issue 32): their installation store; None: one workspace
+        self.installations: Installations | None = None
         self.jobs = RunJobs(self)
         self.opening = Opening(self)
         self.turns = Turns(self)

@@ -5,6 +5,7 @@ the turn's own thread (issue 33), a run's in order, the newest replacing one not
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import time
@@ -12,6 +13,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from bot.core.errors import NotFoundError
+from bot.core.tenancy import acting_for, current
 from bot.slack.presenter.debounce import Latest
 
 if TYPE_CHECKING:
@@ -33,6 +36,14 @@ class RunJobs:
         store = work.store
 
         def job() -> None:
+            if current() is None:  # upkeep (recovery, the watchdog): for the run's workspace
+                try:
+                    tenant = store.runs.get(run_id).tenant
+                except NotFoundError:
+                    tenant = None
+                if tenant is not None:
+                    with acting_for(tenant):
+                        return job()
             if work.paused:  # a dead token: nothing to try until it works again
                 log.info("run %s: %s waits, Slack %s", run_id, what, work.slack_status)
                 if held:
@@ -48,8 +59,10 @@ class RunJobs:
                 self._doing[run_id] = what
                 done = threading.Event()
                 self.show_working(run_id)
-                timer = threading.Thread(
-                    target=self._still_working, args=(run_id, done), daemon=True
+                timer = threading.Thread(  # in this job's context: its workspace
+                    target=contextvars.copy_context().run,
+                    args=(self._still_working, run_id, done),
+                    daemon=True,
                 )
                 timer.start()
                 started = time.monotonic()

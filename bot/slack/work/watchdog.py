@@ -17,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 from bot.agent_loop import ask_of
 from bot.core.errors import AlreadyAnsweredError
 from bot.core.questions import answer_payload, default_responses, has_defaults
+from bot.core.tenancy import current
 from bot.slack.presenter import slack_error
 
 if TYPE_CHECKING:
@@ -142,10 +143,27 @@ class Watchdog:
     def pause_workspace(self, reason: str) -> list[str]:
         """Slack took the token back (tokens_revoked, app_uninstalled): no run's work is tried
         until a token works again (the watchdog's auth.test), and healthz says why. Each live
-        run records the pause in its audit trail; its state is kept as it was."""
+        run records the pause in its audit trail; its state is kept as it was.
+
+        Installed in many workspaces, only the workspace that took it back pauses: its
+        tokens are deleted from the installation store, its runs wait (a reinstall brings
+        them back), and the process stays healthy for the others."""
         work = self.work
+        tenant = current()
+        if work.installations is not None and tenant is not None:
+            work.installations.uninstalled(tenant)
+            paused = self._audit_paused(reason)  # the store reaches this workspace's runs only
+            log.warning("workspace %s: Slack %s: %d run(s) wait", tenant, reason, len(paused))
+            return paused
         work.slack_status = work.paused_by = reason
         work.presenter.revoke(reason)  # no call goes out with the dead token
+        paused = self._audit_paused(reason)
+        log.warning("Slack %s: %d run(s) paused until a token works again", reason, len(paused))
+        return paused
+
+    def _audit_paused(self, reason: str) -> list[str]:
+        """Each live Slack run records the pause in its audit trail."""
+        work = self.work
         paused = []
         for run in work.store.runs.with_status("running", "waiting"):
             if run.mode != "slack":
@@ -154,7 +172,6 @@ class Watchdog:
                 run_id=run.id, kind="paused", actor=None, detail={"reason": reason}
             )
             paused.append(run.id)
-        log.warning("Slack %s: %d run(s) paused until a token works again", reason, len(paused))
         return paused
 
     def watch(self, stop: threading.Event, every: float = 15.0) -> threading.Thread:
