@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from bot.core.encoded import dumps, request_body
 from bot.core.errors import (
     ModelAuthError,
     ModelError,
@@ -96,6 +98,7 @@ class ClaudeModel:
         self._client = anthropic.Anthropic(
             api_key=api_key, base_url=base_url, max_retries=max_retries, timeout=timeout
         )
+        self._heads = threading.local()  # each turn's thread: its request head, made once
 
     def pinned(self, name: str) -> ClaudeModel:
         """The same client on another model: a run resumes on the model that began it."""
@@ -116,33 +119,18 @@ class ClaudeModel:
     ) -> Reply:
         import anthropic
 
-        messages = with_conversation_breakpoint(messages)
-        cached_tools = [dict(t) for t in tools]
-        if cached_tools:
-            # One breakpoint after the last tool caches tools and system together.
-            cached_tools[-1]["cache_control"] = CACHE_1H
-        request: dict[str, Any] = {
-            "model": self.name,
-            "max_tokens": self.max_tokens,
-            # The default model thinks; its words between tool calls arrive as thinking.
-            "thinking": {"type": "adaptive", "display": "summarized"},
-            "output_config": {"effort": self.effort},
-            "system": [{"type": "text", "text": system, "cache_control": CACHE_1H}],
-            "tools": cached_tools,
-            "messages": messages,
-        }
-        if tool_choice is not None:
-            # Only `auto` (or `none`): forced tool use (`any`, `tool`) returns a 400 on the
-            # default model (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5,
-            # "Forced tool use returns an error").
-            if tool_choice.get("type") not in ("auto", "none"):
-                raise ValueError(f"tool_choice {tool_choice!r}: only auto or none may be sent")
-            request["tool_choice"] = tool_choice
+        marked = with_conversation_breakpoint(messages)
+        # Only `auto` (or `none`): forced tool use (`any`, `tool`) returns a 400 on the
+        # default model (https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5,
+        # "Forced tool use returns an error").
+        if tool_choice is not None and tool_choice.get("type") not in ("auto", "none"):
+            raise ValueError(f"tool_choice {tool_choice!r}: only auto or none may be sent")
+        head = self._head(system, tools, tool_choice)
         try:
             # Streamed, so a long reply is read as it is written and never abandoned for time
             # (the timeout is between events, not for the whole reply): the SDK's own advice
             # for long requests (https://platform.claude.com/docs/en/build-with-claude/streaming).
-            with self._client.messages.stream(**request) as stream:
+            with self._stream(head, marked, messages) as stream:
                 response = stream.get_final_message()
         except anthropic.AuthenticationError as e:
             raise ModelAuthError(f"the Anthropic API refused the key (401): {_detail(e)}") from e
@@ -179,6 +167,62 @@ class ClaudeModel:
             content=[_block_dict(b) for b in response.content],
             stop_reason=response.stop_reason,
             usage=usage,
+        )
+
+    def _head(
+        self, system: str, tools: list[dict[str, Any]], tool_choice: dict[str, Any] | None
+    ) -> bytes:
+        """Everything of the request but its messages, as JSON, with "stream": true. A run
+        sends the same system prompt and tools (the very list) at every step of a turn: made
+        once per turn and thread, not per step."""
+        key = (self.name, self.max_tokens, self.effort, system, id(tools), dumps(tool_choice))
+        kept = getattr(self._heads, "kept", None)
+        if kept is not None and kept[0] == key and kept[1] is tools:
+            return cast(bytes, kept[2])
+        cached_tools = [dict(t) for t in tools]
+        if cached_tools:
+            # One breakpoint after the last tool caches tools and system together.
+            cached_tools[-1]["cache_control"] = CACHE_1H
+        request: dict[str, Any] = {
+            "model": self.name,
+            "max_tokens": self.max_tokens,
+            # The default model thinks; its words between tool calls arrive as thinking.
+            "thinking": {"type": "adaptive", "display": "summarized"},
+            "output_config": {"effort": self.effort},
+            "system": [{"type": "text", "text": system, "cache_control": CACHE_1H}],
+            "tools": cached_tools,
+            "stream": True,
+        }
+        if tool_choice is not None:
+            request["tool_choice"] = tool_choice
+        head = dumps(request)
+        self._heads.kept = (key, tools, head)  # the list held: its id is not reused meanwhile
+        return head
+
+    def _stream(
+        self, head: bytes, marked: list[dict[str, Any]], messages: list[dict[str, Any]]
+    ) -> Any:
+        """`messages.stream(...)` of the request, with the body built from each
+        message's JSON made once (bot/core/encoded.py) rather than the whole request copied
+        and encoded again by the SDK at every step (issue 33). Sent with the SDK's own
+        request path (`client.post`, documented for requests the SDK has no method for:
+        https://github.com/anthropics/anthropic-sdk-python#making-customundocumented-requests),
+        so its retries, timeouts and errors are the same, and read with its own stream
+        accumulator."""
+        from anthropic import NOT_GIVEN, Stream
+        from anthropic.lib.streaming import MessageStreamManager
+        from anthropic.types import Message, RawMessageStreamEvent
+
+        body = request_body(head, marked, messages)
+        return MessageStreamManager(
+            lambda: self._client.post(
+                "/v1/messages",
+                cast_to=Message,
+                content=body,
+                stream=True,
+                stream_cls=Stream[RawMessageStreamEvent],
+            ),
+            output_format=NOT_GIVEN,
         )
 
 

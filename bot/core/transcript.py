@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.core.encoded import SentMessages, dumps
 from bot.store import Message, RunPrompt, Store
 
 
@@ -63,6 +64,7 @@ class Transcript:
         self.stale_before = stale_before
         self._messages = store.transcript.messages(run_id)
         self._api = [self._sent(m) for m in self._messages]
+        self._encoded = [dumps(m) for m in self._api]  # each message's JSON, made once
 
     def _sent(self, message: Message) -> dict[str, Any]:
         """The message as it is sent: before `stale_before`, without its thinking blocks."""
@@ -79,8 +81,9 @@ class Transcript:
         return self._messages
 
     def api(self) -> list[dict[str, Any]]:
-        """The messages as the Messages API takes them (a new list; the dicts are shared)."""
-        return list(self._api)
+        """The messages as the Messages API takes them (a new list; the dicts are shared),
+        with each one's JSON made when it joined (bot/core/encoded.py)."""
+        return SentMessages(self._api, list(self._encoded))
 
     def append(self, role: str, content: list[dict[str, Any]]) -> None:
         seq = self.store.transcript.append(self.run_id, role=role, content=content)
@@ -88,7 +91,9 @@ class Transcript:
         if seq != expected:  # another writer got in between: take the store's word
             self._messages = self.store.transcript.messages(self.run_id)
             self._api = [self._sent(m) for m in self._messages]
+            self._encoded = [dumps(m) for m in self._api]
             return
         message = Message(seq=seq, role=role, content=content)
         self._messages.append(message)
         self._api.append(self._sent(message))
+        self._encoded.append(dumps(self._api[-1]))
