@@ -7,6 +7,7 @@ import io
 import json
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -165,4 +166,39 @@ def test_work_queued_before_a_failure_in_dispatch_still_starts(
     with pytest.raises(RuntimeError):
         call(app, sp.slash_command("2026-10"))
     assert ran.wait(10), "the held job was lost with the failed request"
+    bot.close()
+
+
+def test_a_submit_hands_its_work_on_without_the_request_thread_starting_any_job(
+    fake: FakeSlack, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request's thread answers and closes its answer; it never hands a job to a pool
+    itself (issue 33: a pool's submit wakes a worker, which takes the GIL from the ack), and
+    the work still runs: the form turns read-only and the run goes on."""
+    bot = Harness(fake, db_path)
+    run = bot.start()
+    question_id = bot.pending(run.id)
+    message = bot.form_of(question_id)
+    values = sp.form_values(message["blocks"], bot.recommended_picks(question_id), None, "ok")
+    body = sp.block_action(
+        SUBMIT_ACTION, question_id, channel=message["channel"], message=message, values=values
+    )
+    app = wsgi_app(bot.service)
+    submitted_by: list[int] = []
+    submit = ThreadPoolExecutor.submit
+
+    def counting(self: ThreadPoolExecutor, *args: Any, **kwargs: Any) -> Any:
+        submitted_by.append(threading.get_ident())
+        return submit(self, *args, **kwargs)
+
+    monkeypatch.setattr(ThreadPoolExecutor, "submit", counting)
+    status, _, answer = call(app, body)
+    getattr(answer, "close", lambda: None)()  # what the server does once the answer is out
+    assert status == 200
+    bot.idle()
+    monkeypatch.undo()
+    assert submitted_by, "the answer's work was never started"
+    assert threading.get_ident() not in submitted_by  # none from the request's thread
+    assert bot.store.questions.get(question_id).status == "answered"
+    assert bot.pending(run.id) != question_id  # the run went on to its next form
     bot.close()

@@ -63,6 +63,10 @@ class Runner:
         self._closed = False
         self._holding = threading.local()
         self._outstanding = 0  # holds not yet released (their jobs still to start)
+        # holds released by the starter thread, not the thread that answered the request
+        self._to_start: deque[Held] = deque()
+        self._start_wanted = threading.Condition(self._lock)
+        self._starter: threading.Thread | None = None
 
     def hold(self) -> Held:
         """Keep the jobs this thread queues inside `with held:` from starting until
@@ -71,6 +75,31 @@ class Runner:
         with self._lock:
             self._outstanding += 1
         return Held(self)
+
+    def release_later(self, held: Held) -> None:
+        """Start a request's held jobs from the runner's starter thread (issue 33): the
+        thread that answered the request goes back to its connection at once, instead of
+        handing each job to a pool itself (a pool's submit wakes a worker, which takes the
+        GIL from the request thread: 16 % of an ack's time)."""
+        with self._lock:
+            self._to_start.append(held)
+            self._start_wanted.notify()
+            if self._starter is None:
+                self._starter = threading.Thread(
+                    target=self._start_released, name="closebot-starter", daemon=True
+                )
+                self._starter.start()
+
+    def _start_released(self) -> None:
+        while True:
+            with self._lock:
+                while not self._to_start:
+                    self._start_wanted.wait()
+                held = self._to_start.popleft()
+            try:
+                held.release()
+            except Exception:  # one request's jobs must not stop the others'
+                log.exception("held jobs not started")
 
     def _released(self, jobs: list[Job]) -> None:
         try:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from slack_bolt.request import BoltRequest
 
 from bot.core.errors import BusyError, CorruptDatabaseError
-from bot.core.runner import Held
+from bot.core.runner import Held, Runner
 from bot.slack.http import edge, rolling
 from bot.store.ack_priority import ACKS
 
@@ -63,14 +63,16 @@ def bolt_request(body: dict[str, Any], *, query: str, headers: dict[str, str]) -
 
 class ThenStart(list[bytes]):
     """A WSGI answer that starts the jobs its request queued when the server closes it:
-    after the last byte is written (PEP 3333: the server always calls close())."""
+    after the last byte is written (PEP 3333: the server always calls close()), from the
+    runner's starter thread, so the request's thread is free for its connection at once."""
 
-    def __init__(self, chunks: list[bytes], held: Held) -> None:
+    def __init__(self, chunks: list[bytes], held: Held, runner: Runner) -> None:
         super().__init__(chunks)
         self.held = held
+        self.runner = runner
 
     def close(self) -> None:
-        self.held.release()
+        self.runner.release_later(self.held)
 
 
 def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
@@ -182,7 +184,7 @@ def wsgi_app(service: Service) -> Callable[[dict[str, Any], Callable[..., Any]],
             f"{response.status} {HTTPStatus(response.status).phrase}",
             [*out_headers, ("Content-Length", str(len(payload)))],
         )
-        return ThenStart([payload], held)
+        return ThenStart([payload], held, service.runner)
 
     def _oauth(
         environ: dict[str, Any], start_response: Callable[..., Any], path: str
