@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlencode
 
 from bot.blocks import CHANGE_ACTION, CHOICE_ACTION
 from bot.close.ledger import Ledger
-from bot.sandbox.slack_api import FakeSlack
+from bot.sandbox.slack_api import FakeSlack, Person
 from bot.slack.http.server import HttpServer
 from tests import slack_payloads as sp
 from tests.slack_harness import FORM, Harness
@@ -154,3 +154,40 @@ def test_approve_and_change_a_decision_at_the_same_instant_one_wins_every_time(
             server.stop()
             bot.close()
     assert len(outcomes) == TRIALS, outcomes
+
+
+def test_two_slack_ids_of_one_grid_person_cannot_give_both_approvals(
+    fake: FakeSlack, db_path: Path
+) -> None:
+    """UAPPROVER and UAPPROVER2 are one person's accounts in an Enterprise Grid org (users.info
+    gives both the same `enterprise_user.id`): the second approval by the other account is
+    refused as the same person, audited, and the batch waits; another person's second
+    approval posts it."""
+    fake.people["UAPPROVER"] = Person("UAPPROVER", "Ann Approver", enterprise_user="W0ANN")
+    fake.people["UAPPROVER2"] = Person("UAPPROVER2", "Ann Approver", enterprise_user="W0ANN")
+    fake.people["UAPPROVER3"] = Person("UAPPROVER3", "Ben Approver", enterprise_user="W0BEN")
+    bot = Harness(fake, db_path, CLOSEBOT_APPROVERS="UAPPROVER,UAPPROVER2,UAPPROVER3")
+    try:
+        run = bot.start()
+        approval = bot.answer_until(run.id, "Posting")
+        bot.submit(approval, {1: 1}, user="UAPPROVER")  # over the limit: a second is asked
+        bot.idle()
+        second = bot.pending(run.id)
+        assert bot.store.questions.get(second).questions[0]["header"] == "Second approval"
+        batch = Ledger(bot.store).current_batch(run.id)
+        assert batch is not None
+        before = len(fake.ephemerals)
+        bot.submit(second, {1: 1}, user="UAPPROVER2")
+        bot.idle()
+        said = " ".join(told(fake, "UAPPROVER2", before))
+        assert "one person's accounts" in said and "nothing was changed" in said, said
+        assert bot.store.questions.get(second).status == "pending"
+        assert Ledger(bot.store).batch(batch["id"])["status"] == "draft"
+        refused = bot.store.audit.events(run.id, kind="answer_refused")
+        assert [e.actor for e in refused] == ["UAPPROVER2"]
+        assert "one person's accounts" in refused[0].detail["reason"]
+        bot.submit(second, {1: 1}, user="UAPPROVER3")  # a different person
+        bot.idle()
+        assert Ledger(bot.store).batch(batch["id"])["status"] == "posted"
+    finally:
+        bot.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -171,20 +171,31 @@ def _names(people: frozenset[str]) -> str:
     return ", ".join(mention(a) for a in sorted(people))
 
 
+# Whether two identities are one person: canonically the same id (same_person), or — given by
+# the Slack edge — two ids of one person across an Enterprise Grid org (issue 31)
+SamePerson = Callable[[str | None, str | None], bool]
+
+
 def may_approve(
-    user: str | None, run: Run, approvers: frozenset[str], *, first: str | None = None
+    user: str | None,
+    run: Run,
+    approvers: frozenset[str],
+    *,
+    first: str | None = None,
+    same: SamePerson = same_person,
 ) -> str | None:
     """Why `user` may not give this approval (None: they may); `first` is set for a second
     approval. Identities are compared canonically, so 'ALICE' is alice.
 
     With approvers set, only an approver who did not start the run approves — the first
     approval and the second alike. Without, the starter approves (self-approved) and a second
-    approval comes from a different person.
+    approval comes from a different person. `same` tells one person's two ids apart from two
+    people (Slack: the same Enterprise Grid user).
     """
     if not canonical(user):
         return "an approval needs a person's identity"
     if approvers:
-        if same_person(user, run.started_by):
+        if same(user, run.started_by):
             others = approvers - {a for a in approvers if same_person(a, user)}
             return (
                 "segregation of duties: you started this close, so another approver must "
@@ -198,8 +209,16 @@ def may_approve(
             f"only {mention(run.started_by or '-')}, who started this close, may approve it "
             "(no approvers are set)"
         )
-    if first is not None and same_person(user, first):
-        return f"the second approval must come from a different approver than the first ({mention(first)})"
+    if first is not None and same(user, first):
+        also = (
+            ""
+            if same_person(user, first)
+            else f": {mention(user or '-')} and {mention(first)} are one person's accounts"
+        )
+        return (
+            f"the second approval must come from a different approver than the first "
+            f"({mention(first)}){also}"
+        )
     return None
 
 
@@ -212,6 +231,7 @@ def approval_refusal(
     answer: dict[str, Any] | None = None,
     *,
     console: bool = False,
+    same: SamePerson = same_person,
 ) -> str | None:
     """At Submit: why this person may not approve posting on this form (None for other forms).
     `answer` None asks whether they may approve at all. In Slack only the starter and the
@@ -223,7 +243,7 @@ def approval_refusal(
     first = first_approver(store, run.id) if header == SECOND_APPROVAL_HEADER else None
     if header == SECOND_APPROVAL_HEADER and not approvers and first is not None and not console:
         return "a second approver is needed and none is set: set CLOSEBOT_APPROVERS (choose 'Keep as draft' meanwhile)"
-    reason = may_approve(user, run, approvers, first=first)
+    reason = may_approve(user, run, approvers, first=first, same=same)
     return reason[0].upper() + reason[1:] if reason else None
 
 

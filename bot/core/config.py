@@ -23,6 +23,10 @@ DEFAULT_EFFORT = "medium"
 # each holds a thread and a turn's memory (issue 33: threads set by configuration, not load).
 DEFAULT_TURN_WORKERS = max(4, min(16, 4 * (os.cpu_count() or 1)))
 MAX_TURN_WORKERS = 64
+# CLOSEBOT_THREAD_REPLY_SECONDS: a person writing in a close's thread gets one answer of a
+# kind per this many seconds, not one per message (issue 31: a flood); 0 answers each
+DEFAULT_THREAD_REPLY_SECONDS = 60
+MAX_THREAD_REPLY_SECONDS = 24 * 60 * 60
 
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel (public or private), not a DM
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")
@@ -70,6 +74,9 @@ class Settings:
         workspace's token from the installation store, per request and per run."""
         return bool(self.slack_client_id and self.slack_client_secret) and not self.slack_bot_token
 
+    # issue 31: one answer of a kind per person and thread per this many seconds
+    thread_reply_seconds: int = DEFAULT_THREAD_REPLY_SECONDS
+
     def __repr__(self) -> str:
         return (
             f"Settings(db_path={str(self.db_path)!r}, model={self.model!r}, "
@@ -86,7 +93,8 @@ class Settings:
             f"approval_limit={self.approval_limit}, close_channel={self.close_channel!r}, "
             f"turn_workers={self.turn_workers}, "
             f"slack_client_id={self.slack_client_id!r}, "
-            f"slack_client_secret={_mask(self.slack_client_secret)})"
+            f"slack_client_secret={_mask(self.slack_client_secret)}, "
+            f"thread_reply_seconds={self.thread_reply_seconds})"
         )
 
     @property
@@ -196,6 +204,15 @@ class Settings:
                 )
             turn_workers = int(raw_workers)
 
+        thread_reply = DEFAULT_THREAD_REPLY_SECONDS
+        if (raw_reply := get("CLOSEBOT_THREAD_REPLY_SECONDS")) is not None:
+            if not raw_reply.isdigit() or int(raw_reply) > MAX_THREAD_REPLY_SECONDS:
+                raise ConfigError(
+                    f"CLOSEBOT_THREAD_REPLY_SECONDS={raw_reply!r} must be a whole number of "
+                    f"seconds from 0 (answer every thread message) to {MAX_THREAD_REPLY_SECONDS}"
+                )
+            thread_reply = int(raw_reply)
+
         close_channel = get("CLOSEBOT_CLOSE_CHANNEL")
         if close_channel is not None and not CHANNEL_ID.match(close_channel):
             raise ConfigError(
@@ -216,6 +233,7 @@ class Settings:
             )
 
         return cls(
+            thread_reply_seconds=thread_reply,
             turn_workers=turn_workers,
             slack_client_id=get("SLACK_CLIENT_ID"),
             slack_client_secret=get("SLACK_CLIENT_SECRET"),

@@ -24,10 +24,12 @@ from bot.core.runner import Runner
 from bot.slack.client import KeepAliveWebClient, web_client
 from bot.slack.close_start import CloseStarter
 from bot.slack.files import FileIntake
+from bot.slack.grid import GridIdentity
 from bot.slack.home import SlackDesk
 from bot.slack.installations import Installations
 from bot.slack.people import slack_names
 from bot.slack.presenter import SlackPresenter
+from bot.slack.reply_window import ReplyWindow
 from bot.slack.tenants import SealedApp, seal_requests
 from bot.slack.work import SlackWork
 from bot.store import Store
@@ -136,6 +138,8 @@ def build_service(
             desk=desk,
             starter=starter,
             finance=settings.finance,
+            replies=ReplyWindow(store, settings.thread_reply_seconds),
+            grid=GridIdentity(client),
         ),
     )
     return Service(

@@ -8,6 +8,7 @@ from typing import Any
 from bot.sandbox.slack_api.tiers import HISTORY_PAGE
 from bot.sandbox.slack_api.workspace import (
     BOT_USER,
+    ENTERPRISE_ID,
     Channel,
     Person,
     SlackError,
@@ -55,6 +56,23 @@ def user_object(person: Person, team_id: str) -> dict[str, Any]:
         "is_bot": bot,
         "is_app_user": False,
         "updated": 1_761_000_000,
+        # an Enterprise Grid member's org-wide identity, in the shape of Slack's own sample
+        # (slackapi/java-slack-sdk json-logs/samples/api/users.info.json: `enterprise_user`
+        # with id, enterprise_id, enterprise_name, is_admin, is_owner, teams)
+        **(
+            {
+                "enterprise_user": {
+                    "id": person.enterprise_user,
+                    "enterprise_id": ENTERPRISE_ID,
+                    "enterprise_name": "Sandbox Org",
+                    "is_admin": False,
+                    "is_owner": False,
+                    "teams": [team_id],
+                }
+            }
+            if person.enterprise_user
+            else {}
+        ),
     }
 
 

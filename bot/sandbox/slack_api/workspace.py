@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 BOT_USER = "UBOT"
 BOT_ID = "BBOT"
 TEAM_ID = "T0SANDBOX"
+ENTERPRISE_ID = (
+    "E0SANDBOX"  # the org of the fake's Enterprise Grid members (Person.enterprise_user)
+)
 # An interaction's response_url takes up to 5 responses within 30 minutes of the payload
 # (docs.slack.dev/interactivity/handling-user-interaction#message_responses, formerly
 # api.slack.com/interactivity/handling#message_responses). A POST to one is not a Web API
@@ -47,6 +50,10 @@ class Person:
     title: str = ""
     color: str = "#4a154b"
     team: str = TEAM_ID  # another team's id: a Slack Connect guest, or an org's other workspace
+    # An Enterprise Grid member: the org-wide user id users.info gives as `enterprise_user.id`
+    # (slackapi/java-slack-sdk json-logs/samples/api/users.info.json); two of a workspace's
+    # ids with the same one are one person
+    enterprise_user: str = ""
 
 
 @dataclass

@@ -10,6 +10,7 @@ from typing import Any
 from slack_bolt import Ack, App, BoltContext
 
 from bot.close import Intent, intent
+from bot.core.answers import may_steer
 from bot.core.errors import BusyError, NotAuthorizedError, StorageError
 from bot.slack.close_start import USAGE, storage_text
 from bot.slack.listeners import files as file_listeners
@@ -119,14 +120,33 @@ def conversation(
                     )
                 return
             asked = intent(text)
+            # a burst is answered once per person, thread and kind of answer (issue 31)
+            thread = f"{channel}:{thread_ts}"
+
+            def first(kind: str) -> bool:
+                return deps.window.admit(run_id=run.id, thread=thread, user=user, kind=kind)
+
             if asked.kind in ASKED_ANY_TIME and deps.desk is not None:
-                _asked(deps, asked, run, user=user, channel=channel, thread_ts=thread_ts)
+                if first(asked.kind):
+                    _asked(deps, asked, run, user=user, channel=channel, thread_ts=thread_ts)
                 return  # answered privately, at once, form pending or not
+            if not may_steer(run, user, deps.approvers) and not first("refused"):
+                return  # refused, told and audited once for this burst already
             deps.answers.authorize(run, user, action="steer", detail={"text": text[:200]})
-            work.message(run.id, user=user or None, text=text or "(empty message)")
+            work.message(
+                run.id, user=user or None, text=text or "(empty message)", answer=first("kept")
+            )
     except NotAuthorizedError as e:
         notify(deps, channel, user, thread_ts, *refused(deps, e, "steer it"))
     except StorageError as e:
+        if (
+            isinstance(e, BusyError)
+            and thread_ts
+            and not deps.window.admit(
+                run_id=None, thread=f"{channel}:{thread_ts}", user=user, kind="busy"
+            )
+        ):
+            return  # told once for this burst
         notify(
             deps,
             channel,

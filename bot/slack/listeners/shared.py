@@ -19,10 +19,12 @@ from typing import Any
 from bot.close import approval_refusal
 from bot.core.answers import Answers
 from bot.core.errors import NotAuthorizedError, StorageError
-from bot.core.identity import one_of
+from bot.core.identity import one_of, same_person
 from bot.slack.close_start import CloseStarter
 from bot.slack.files import FileIntake
+from bot.slack.grid import GridIdentity
 from bot.slack.home import SlackDesk
+from bot.slack.reply_window import ReplyWindow
 from bot.slack.work import SlackWork
 from bot.store import QuestionRecord, Run, Store
 
@@ -65,21 +67,31 @@ class Deps:
     desk: SlackDesk | None = None
     starter: CloseStarter | None = None
     finance: frozenset[str] = frozenset()  # CLOSEBOT_FINANCE (issue 31)
+    replies: ReplyWindow | None = None  # a thread burst answered once (issue 31)
+    grid: GridIdentity | None = None  # one person's two ids in an Enterprise Grid (issue 31)
     answers: Answers = field(init=False)
 
     def __post_init__(self) -> None:
+        if self.replies is None:
+            object.__setattr__(self, "replies", ReplyWindow(self.store))
         if self.starter is None:
             starter = CloseStarter(store=self.store, work=self.work, data_dir=self.data_dir)
             object.__setattr__(self, "starter", starter)
         store, approvers = self.store, self.approvers
+        same = self.grid.same if self.grid is not None else same_person
         answers = Answers(
             store,
             approvers,
             vet=lambda record, run, user, answer: approval_refusal(
-                store, record, run, user, approvers, answer
+                store, record, run, user, approvers, answer, same=same
             ),
         )
         object.__setattr__(self, "answers", answers)
+
+    @property
+    def window(self) -> ReplyWindow:
+        assert self.replies is not None  # made in __post_init__
+        return self.replies
 
     @property
     def starts(self) -> CloseStarter:

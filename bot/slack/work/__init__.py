@@ -109,8 +109,8 @@ class SlackWork:
     def ask_again(self, run_id: str, question_id: str, *, withdrawn: str | None = None) -> None:
         self.turns.ask_again(run_id, question_id, withdrawn=withdrawn)
 
-    def message(self, run_id: str, *, user: str | None, text: str) -> None:
-        self.turns.message(run_id, user=user, text=text)
+    def message(self, run_id: str, *, user: str | None, text: str, answer: bool = True) -> None:
+        self.turns.message(run_id, user=user, text=text, answer=answer)
 
     def deliver_held_messages(self, run_id: str, outcome: TurnOutcome | None) -> None:
         self.turns.deliver_held_messages(run_id, outcome)

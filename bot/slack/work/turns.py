@@ -5,6 +5,8 @@ works are handed over after it — none is ever dropped."""
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -20,6 +22,8 @@ log = logging.getLogger(__name__)
 class Turns:
     def __init__(self, work: SlackWork) -> None:
         self.work = work
+        self._queued: set[tuple[str, str]] = set()  # (run, job) queued and not started yet
+        self._queued_lock = threading.Lock()
 
     def answered(self, run_id: str, question_id: str, via: Clicked | None = None) -> None:
         """A form was settled (answered or cancelled): show it read-only, then go on. The copy
@@ -55,20 +59,43 @@ class Turns:
 
         work.jobs.job(run_id, "asking again", todo)
 
-    def message(self, run_id: str, *, user: str | None, text: str) -> None:
-        """A person wrote in the run's thread: kept in the store at once, read when the run is free."""
+    def message(self, run_id: str, *, user: str | None, text: str, answer: bool = True) -> None:
+        """A person wrote in the run's thread: kept in the store at once, read when the run is
+        free. `answer` False: a message of a burst already answered (issue 31) — kept and read
+        the same, but not answered again; and a flood queues one delivery, not one each."""
         work = self.work
         work.store.inbox.hold(run_id, user=user, text=text)
-        self._extend(run_id, user)
-        work.runner.fast(partial(work.presenter.note_message, run_id))  # an approval says so
-        if work.runner.busy(run_id):
+        if answer:  # typing gives a timed question its wait again: once per burst is enough
+            self._extend(run_id, user)
+        if self._queue_once(run_id, "note"):
+            work.runner.fast(partial(self._once, run_id, "note", work.presenter.note_message))
+        if answer and work.runner.busy(run_id):
             what = work.jobs.doing(run_id)
             work.runner.side(
                 lambda: work.presenter.say(
                     run_id, f"I'm in the middle of {what} — I'll read this when that's done."
                 )
             )
-        work.jobs.job(run_id, "reading your message", lambda: self._deliver(run_id))
+        if self._queue_once(run_id, "deliver") or answer:
+            work.jobs.job(
+                run_id,
+                "reading your message",
+                partial(self._once, run_id, "deliver", partial(self._deliver, answer=answer)),
+            )
+
+    def _queue_once(self, run_id: str, what: str) -> bool:
+        """Whether no `what` job of the run waits to start (and now one does): a job that has
+        not started yet reads every message held so far, so one queued is enough."""
+        with self._queued_lock:
+            if (run_id, what) in self._queued:
+                return False
+            self._queued.add((run_id, what))
+            return True
+
+    def _once(self, run_id: str, what: str, todo: Callable[[str], None]) -> None:
+        with self._queued_lock:  # started: a message held from now on queues another
+            self._queued.discard((run_id, what))
+        todo(run_id)
 
     def _extend(self, run_id: str, user: str | None) -> None:
         """A message from someone who may answer gives a timed question its full wait again
@@ -81,24 +108,26 @@ class Turns:
         if wait and work.store.questions.extend(pending.id, work.store.now(after=wait), by=user):
             work.runner.side(lambda: work.presenter.refresh_form(pending.id))
 
-    def _deliver(self, run_id: str) -> None:
+    def _deliver(self, run_id: str, *, answer: bool = True) -> None:
         work = self.work
         run = work.store.runs.get(run_id)
         if run.status == "cancelled":
             who = f" by <@{run.stop_requested_by}>" if run.stop_requested_by else ""
-            work.presenter.post(
-                run_id, f"This close was stopped{who}; start a new one with `/close`."
-            )
+            if answer:
+                work.presenter.post(
+                    run_id, f"This close was stopped{who}; start a new one with `/close`."
+                )
             return
         pending = work.store.questions.pending(run_id)
         if pending is not None:
             if pending.message_ts is None:  # its form never reached Slack: post it now
                 work.presenter.post_form(pending, again=True)
                 return
-            work.presenter.post(
-                run_id,
-                "I'm waiting on the question above; I'll read your message as soon as it is answered.",
-            )
+            if answer:
+                work.presenter.post(
+                    run_id,
+                    "I'm waiting on the question above; I'll read your message as soon as it is answered.",
+                )
             return
         # An unfinished turn (a failure, a crash, an answer not yet resumed) is completed first.
         unfinished = run.status in ("failed", "running", "waiting")
