@@ -1,9 +1,19 @@
-"""A run's transcript (append-only Messages-API messages), its model usage and tool results."""
+"""A run's transcript (append-only Messages-API messages), its model usage and tool results.
+
+A run's messages are decoded once and kept (issue 31): a read decodes only the rows appended
+since the last one, so reading the transcript at every step of a close no longer decodes it
+whole each time. History is never rewritten; the kept copy still checks, at each read, that
+its last message is in the store as it was read (a rolled-back append, a database replaced
+under it): if not, the run is read again whole.
+"""
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from bot.store.core import StoreCore, dumps, insert_row
@@ -26,8 +36,29 @@ class Message:
     content: list[dict[str, Any]]
 
     def api(self) -> dict[str, Any]:
-        """This message as the Messages API takes it."""
+        """This message as the Messages API takes it (one dict per message, shared: read-only,
+        so a reader can tell a message it has seen by its identity)."""
+        return self._api
+
+    @cached_property
+    def _api(self) -> dict[str, Any]:
         return {"role": self.role, "content": self.content}
+
+
+def decoded(row: dict[str, Any]) -> Message:
+    """One stored row as a Message (the one place a message is decoded)."""
+    return Message(seq=row["seq"], role=row["role"], content=json.loads(row["content"]))
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A run's messages as last read: shared and never changed (a read makes a new one)."""
+
+    messages: tuple[Message, ...]
+    last_raw: str  # the stored text of the last one, to check it is still there
+
+
+KEPT_RUNS = 32  # the runs whose messages are kept (the most recently read)
 
 
 @dataclass(frozen=True)
@@ -44,6 +75,8 @@ class Transcript:
 
     def __init__(self, core: StoreCore) -> None:
         self.core = core
+        self._kept: OrderedDict[str, _Kept] = OrderedDict()  # run id → its messages as read
+        self._lock = threading.Lock()
 
     def append(self, run_id: str, *, role: str, content: list[dict[str, Any]]) -> int:
         """Append one Messages-API message; history is never rewritten."""
@@ -76,16 +109,40 @@ class Transcript:
         )
         if not rows:
             return None
-        r = rows[0]
-        return Message(seq=r["seq"], role=r["role"], content=json.loads(r["content"]))
+        return decoded(rows[0])
 
     def messages(self, run_id: str) -> list[Message]:
+        """The run's messages in order: the kept ones and those appended since (only those are
+        read and decoded). The Message objects are shared: read-only."""
+        with self._lock:
+            kept = self._kept.get(run_id)
+        if kept is not None and kept.messages:
+            last = kept.messages[-1]
+            rows = self.core.query(
+                "select seq, role, content from messages where run_id = ? and seq >= ? "
+                "order by seq",
+                (run_id, last.seq),
+            )
+            if rows and rows[0]["seq"] == last.seq and rows[0]["content"] == kept.last_raw:
+                if len(rows) == 1:
+                    return list(kept.messages)
+                return self._keep(run_id, kept.messages, rows[1:])
         rows = self.core.query(
             "select seq, role, content from messages where run_id = ? order by seq", (run_id,)
         )
-        return [
-            Message(seq=r["seq"], role=r["role"], content=json.loads(r["content"])) for r in rows
-        ]
+        return self._keep(run_id, (), rows)
+
+    def _keep(
+        self, run_id: str, before: tuple[Message, ...], rows: list[dict[str, Any]]
+    ) -> list[Message]:
+        messages = (*before, *(decoded(r) for r in rows))
+        if rows:
+            with self._lock:
+                self._kept[run_id] = _Kept(messages, rows[-1]["content"])
+                self._kept.move_to_end(run_id)
+                while len(self._kept) > KEPT_RUNS:
+                    self._kept.popitem(last=False)
+        return list(messages)
 
     # -- model usage ------------------------------------------------------
 

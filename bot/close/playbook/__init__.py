@@ -25,13 +25,11 @@ from bot.close.playbook.transcript import (
     State,
     approval,
     approved_by_a_person,
-    asked_first,
     books_deferred,
     defaulted,
     deferred_ask,
     entry_described,
     from_an_earlier_release,
-    leaves_open,
     parse,
     redraft,
     say,
@@ -100,15 +98,15 @@ class PlaybookModel:
                 ],
             },
         ]
-        after = self._respond(supposed)
+        after = self._respond(supposed, keep=False)  # supposed, never the run's own state
         nexts = [b for b in after.content if b.get("type") == "tool_use"]
         batchable = {s.tool_name for s in registry() if s not in (JOURNAL, SIGNOFF)}
         if len(nexts) == 1 and nexts[0]["name"] in batchable:
             return Reply(content=[*reply.content, *nexts], stop_reason="tool_use")
         return reply
 
-    def _respond(self, messages: list[dict[str, Any]]) -> Reply:
-        state = parse(messages)
+    def _respond(self, messages: list[dict[str, Any]], *, keep: bool = True) -> Reply:
+        state = parse(messages, keep=keep)
         if state.last_user_text is not None and len(messages) > 1:
             return self._chat(state)
         if not state.period:
@@ -148,49 +146,20 @@ class PlaybookModel:
             )
         )
 
-    def _open_refs(self, state: State, step: str) -> list[str]:
-        """This step's exceptions still open, in the order found (follow-ups after their parent)."""
-        refs: list[str] = []
-        for c in state.calls:
-            if not c.done or c.is_error or not isinstance(c.result, dict):
-                continue
-            if c.result.get("step") == step:
-                refs += [e["ref"] for e in c.result.get("exceptions", []) if e["status"] == "open"]
-            if c.name == "resolve_exception":
-                refs += [
-                    e["ref"] for e in c.result.get("follow_up_exceptions", []) if e["step"] == step
-                ]
-                # past the ones the step listed: the rest still open, named as each is decided
-                refs += [e["ref"] for e in c.result.get("still_open", []) if e["step"] == step]
-        return list(dict.fromkeys(refs))  # each once, in order
-
     def _decide_step(self, state: State, step: str) -> Reply | None:
-        refs = self._open_refs(state, step)
-        asked = state.asked()
-        recorded = state.resolved_by()
-        # a ref asked again after it was recorded (a change, a follow-up to a typed answer) is
-        # recorded again from the later answer
-        resolved = {
-            ref
-            for ref, call in recorded.items()
-            if ref not in asked
-            or asked[ref][0].id == call.input.get("question_id")
-            or state.position(asked[ref][0].id) < state.position(call.id)
-            or leaves_open(asked[ref])
-        }
-        # an answer the tool refused to record (an override without its reason, say) is asked again
-        refused = {
-            (c.input.get("exception_id"), c.input.get("question_id"))
-            for c in state.calls
-            if c.name == "resolve_exception" and c.done and c.is_error
-        }
-        asked = {r: a for r, a in asked.items() if (r, a[0].id) not in refused}
-        # 1. answers waiting to be recorded
+        """The step's next move: answers to record, typed answers to confirm, or the next
+        exceptions to ask — read from the index, each exception where it stands (a turn's
+        work does not grow with the exceptions already decided)."""
+        index = state.index()
+        refs = index.steps.get(step)
+        if refs is None:
+            return None
+        # 1. answers waiting to be recorded: asked, not recorded from that ask (a ref asked
+        # again after it was recorded — a change, a follow-up to a typed answer — is recorded
+        # again from the later answer; an answer the tool refused is asked again)
         uses = []
-        for ref in refs:
-            if ref in resolved or ref not in asked:
-                continue
-            ask, n = asked[ref]
+        for ref in refs.refs(refs.waiting):
+            ask, n = index.asked[ref]
             result = ask.result if isinstance(ask.result, dict) else {}
             if result.get("status") == "deferred":
                 continue  # not now: the close goes on without it, and waits for it at the end
@@ -210,14 +179,8 @@ class PlaybookModel:
             return say("Recording the decisions.", *uses)
         # 2. a typed answer that matches an option: confirm it with a short follow-up
         follow = [
-            (ref, call.result)
-            for ref, call in recorded.items()
-            if ref in refs
-            and isinstance(call.result, dict)
-            and call.result.get("maps_to")
-            and asked.get(ref, (None, 0))[0] is not None
-            and asked[ref][0].id == call.input.get("question_id")
-        ][:MAX_QUESTIONS]
+            (ref, index.resolved_by[ref].result) for ref in index.to_confirm(step)[:MAX_QUESTIONS]
+        ]
         if follow:
             return say(
                 "A typed answer matches an option: confirming it.",
@@ -225,9 +188,8 @@ class PlaybookModel:
             )
         # 3. open exceptions not asked yet: fetch their questions, then ask up to five at once;
         # the open items carried from last month first, on a form of their own
-        pending = [r for r in refs if r not in asked and r not in resolved]
-        carried = [r for r in pending if asked_first(r)]
-        todo = (carried or [r for r in pending if not asked_first(r)])[:MAX_QUESTIONS]
+        carried = refs.refs(refs.pending_first)
+        todo = (carried or refs.refs(refs.pending_rest[:MAX_QUESTIONS]))[:MAX_QUESTIONS]
         if not todo:
             return None
         details = {} if self.by_reference else state.details()
@@ -239,7 +201,7 @@ class PlaybookModel:
         else:
             questions = [details[r]["question"] for r in todo]
             questions += [q for r in todo for q in details[r].get("also_ask") or []]
-        n = len(refs) - len([r for r in refs if r in resolved])
+        n = refs.undecided()
         context = f"{step}: {n} item{'s' if n != 1 else ''} need{'s' if n == 1 else ''} your decision before I book anything."
         if carried:
             since = (details.get(todo[0], {}).get("facts") or {}).get("from") or "last month"
@@ -248,16 +210,10 @@ class PlaybookModel:
                 "starts — settled, still open (carried again), or written off."
             )
         # an answer the tool refused is asked again with the reason, so the person can fix it
-        why = [
-            f"{str(c.result)[:300]}"
-            for c in state.calls
-            if c.name == "resolve_exception"
-            and c.done
-            and c.is_error
-            and c.input.get("exception_id") in todo
-        ]
-        if why:
-            context += " Asked again — the last answer was refused: " + why[-1]
+        refused = [index.refusal[r] for r in todo if r in index.refusal]
+        if refused:
+            last = max(refused, key=lambda c: c.order)
+            context += " Asked again — the last answer was refused: " + str(last.result)[:300]
         intro = f"{step}: " + "; ".join(
             details[r]["summary"] if r in details else state.summary_of(r) for r in todo
         )
@@ -269,7 +225,7 @@ class PlaybookModel:
         approval is asked on the draft that holds every adjustment."""
         p = state.period
         review = state.latest(FLUX.tool_name)
-        if review is None or state.calls.index(review) < state.calls.index(build):
+        if review is None or review.order < build.order:
             return say(
                 f"{FLUX.opening} (the draft, before its approval)",
                 use(FLUX.tool_name, {"period": p}),
@@ -279,7 +235,6 @@ class PlaybookModel:
         reply = self._decide_step(state, FLUX.name)
         if reply is not None:
             return reply
-        after = state.calls[state.calls.index(build) + 1 :]
         if any(
             c.name == "resolve_exception"
             and c.done
@@ -287,7 +242,7 @@ class PlaybookModel:
             and entry_described(str(c.input.get("exception_id", "")))
             and isinstance(c.result, dict)
             and c.result.get("status") == "resolved"
-            for c in after
+            for c in state.after(build)
         ):
             return say(
                 "Drafting the batch again with the flux adjustment(s).",

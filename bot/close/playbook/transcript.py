@@ -1,61 +1,158 @@
 """The playbook's reading of a transcript: the tool calls made, their results, the questions
-asked and how they were answered (never hidden state), and the replies it writes."""
+asked and how they were answered (never hidden state), and the replies it writes.
+
+Each message is read once (issue 31): a run's state is kept between turns and fed only the
+messages past those it read; a restarted process reads the durable transcript from the
+first message and comes to the same state."""
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
-from dataclasses import dataclass, field
+from bisect import bisect_right
 from typing import Any
 
 from bot.close.controls import APPROVAL_HEADER as POSTING_HEADER
 from bot.close.kinds import kind_of_ref
+from bot.close.playbook.index import KEEP_OPEN, Call, Index, asked_first, leaves_open
 from bot.close.posting import REVIEW_KINDS
-from bot.close.toolbase import REF_RE
 from bot.close.toolset_approval import header_of_ref
 from bot.core.models import Reply
 from bot.core.questions import HUMAN_SOURCES, TOOL_NAME, late_answer_of
 
-
-@dataclass
-class Call:
-    id: str
-    name: str
-    input: dict[str, Any]
-    result: Any = None
-    is_error: bool = False
-    done: bool = False
+__all__ = ["KEEP_OPEN", "Call", "State", "asked_first", "leaves_open", "parse"]
 
 
-@dataclass
 class State:
-    period: str
-    calls: list[Call] = field(default_factory=list)
-    last_user_text: str | None = None
-    changes: set[str] = field(default_factory=set)  # questions that change a decision
+    """The transcript as the playbook reads it: fed each message once, in order (`feed`), its
+    settled calls taken into an Index as they settle. Read it right after `parse`."""
 
-    def position(self, call_id: str) -> int:
-        return next(i for i, c in enumerate(self.calls) if c.id == call_id)
+    def __init__(self, period: str) -> None:
+        self.period = period
+        self.calls: list[Call] = []
+        self.last_user_text: str | None = None
+        self.changes: set[str] = set()  # questions that change a decision
+        self.fed: list[dict[str, Any]] = []  # the messages read, as they were given
+        self._by_id: dict[str, Call] = {}
+        self._next = 0  # the next call's place in the transcript
+        self._index = Index()
+        self._taken = 0  # calls[:_taken] are in the index: all settled, none changes place
+        self._afresh: tuple[int, Index] | None = None  # (messages fed, the index read afresh)
+
+    # -- reading the messages, once each -----------------------------------
+
+    def feed(self, msg: dict[str, Any]) -> None:
+        self.fed.append(msg)
+        content = msg["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if msg["role"] == "assistant":
+            for b in content:
+                if b.get("type") == "tool_use":
+                    self._call(Call(id=b["id"], name=b["name"], input=b.get("input") or {}))
+            self.last_user_text = None
+            return
+        late = [
+            found
+            for b in content
+            if b.get("type") == "text" and (found := late_answer_of(b.get("text", "")))
+        ]
+        for body in late:  # a question answered after the turn moved on (Decide, a change)
+            qid = str(body["question_id"])
+            if qid in self._by_id:  # put off, brought back, answered now
+                self._by_id[qid].result = body
+                self._index.result_changed(self._by_id[qid])
+                continue
+            self._call(
+                Call(
+                    id=qid,
+                    name=TOOL_NAME,
+                    input={"questions": _late_questions(body)},
+                    result=body,
+                    done=True,
+                )
+            )
+            if body.get("changes"):
+                self.changes.add(qid)
+        content = [
+            b
+            for b in content
+            if not (b.get("type") == "text" and late_answer_of(b.get("text", "")))
+        ]
+        if late and not content:
+            self.last_user_text = None
+            return
+        texts = [b["text"] for b in content if b.get("type") == "text"]
+        # Text beside tool results is what people wrote in the thread mid-turn (read with
+        # the results): the playbook can't act on it and goes on; a message of its own is
+        # a conversation.
+        mid_turn = any(b.get("type") == "tool_result" for b in content)
+        self.last_user_text = "\n".join(texts) if texts and not mid_turn else None
+        for b in content:
+            if b.get("type") == "tool_result" and b["tool_use_id"] in self._by_id:
+                call = self._by_id[b["tool_use_id"]]
+                raw = b.get("content")
+                if isinstance(raw, list):
+                    raw = "".join(x.get("text", "") for x in raw)
+                call.is_error = bool(b.get("is_error"))
+                call.done = True
+                call.result = raw if call.is_error else _decoded(raw)
+                if call.name == TOOL_NAME and isinstance(call.result, dict):
+                    self._recorded(call)
+
+    def _call(self, call: Call) -> None:
+        call.order = (self._next, 0)
+        self._next += 1
+        self._by_id[call.id] = call
+        self.calls.append(call)
+
+    def _recorded(self, ask: Call) -> None:
+        """The answers closebot recorded itself, right after their ask (it is not settled
+        till now, so it is past the calls taken into the index)."""
+        found = _recorded_by_closebot(ask)
+        if not found:
+            return
+        at = next(i for i in range(len(self.calls) - 1, -1, -1) if self.calls[i] is ask)
+        for n, call in enumerate(found, start=1):
+            call.order = (ask.order[0], n)
+        self.calls[at + 1 : at + 1] = found
+
+    def index(self) -> Index:
+        """The index of every settled call: the one kept, taken up to the first call not
+        settled yet; if a settled call lies past that one (a transcript cut off mid-turn),
+        one read afresh for this reading."""
+        while self._taken < len(self.calls) and self.calls[self._taken].done:
+            self._index.take(self.calls[self._taken])
+            self._taken += 1
+        index = self._index
+        if any(c.done for c in self.calls[self._taken :]):
+            if self._afresh is None or self._afresh[0] != len(self.fed):
+                index = Index()
+                for c in self.calls:
+                    if c.done:
+                        index.take(c)
+                self._afresh = (len(self.fed), index)
+            index = self._afresh[1]
+        index.settle()
+        return index
+
+    # -- what the playbook asks --------------------------------------------
+
+    def after(self, call: Call) -> list[Call]:
+        """The calls after `call`, in transcript order."""
+        return self.calls[bisect_right(self.calls, call.order, key=lambda c: c.order) :]
 
     def latest(self, name: str) -> Call | None:
-        done = [c for c in self.calls if c.name == name and c.done]
-        return done[-1] if done else None
+        return self.index().latest.get(name)
 
     def asks(self) -> list[Call]:
-        return [c for c in self.calls if c.name == TOOL_NAME and c.done and not c.is_error]
+        return self.index().asks
 
     def asked(self) -> dict[str, tuple[Call, int]]:
         """ref → (the ask that named it, its 1-based question number)."""
-        out: dict[str, tuple[Call, int]] = {}
-        for call in self.asks():
-            for n, q in enumerate(call.input.get("questions", []), start=1):
-                if set(q) == {"ref"}:  # asked by reference: closebot rendered it in its place
-                    out[str(q["ref"])] = (call, n)
-                    continue
-                for ref in REF_RE.findall(q.get("question", "")):
-                    out[ref] = (call, n)
-        return out
+        return self.index().asked
 
     def resolved(self) -> set[str]:
         """Refs a resolve_exception call has settled (decided, or kept open with a typed answer)."""
@@ -63,41 +160,18 @@ class State:
 
     def resolved_by(self) -> dict[str, Call]:
         """ref → the latest resolve_exception call that recorded it."""
-        return {
-            c.input["exception_id"]: c
-            for c in self.calls
-            if c.name == "resolve_exception" and c.done and not c.is_error
-        }
+        return self.index().resolved_by
 
     def deferred(self) -> list[str]:
         """Refs whose latest question was put off (Cancel: "not now") and not decided since."""
-        return [
-            ref
-            for ref, (call, _) in self.asked().items()
-            if isinstance(call.result, dict) and call.result.get("status") == "deferred"
-        ]
+        return self.index().deferred()
 
     def summary_of(self, ref: str) -> str:
         """An exception's summary as the step results listed it (its ref, else the ref)."""
-        for c in reversed(self.calls):
-            if c.done and isinstance(c.result, dict):
-                for e in c.result.get("exceptions") or []:
-                    if isinstance(e, dict) and e.get("ref") == ref:
-                        return str(e.get("summary") or e.get("subject") or ref)
-        return ref
+        return self.index().summaries.get(ref, ref)
 
     def details(self) -> dict[str, dict[str, Any]]:
-        out = {}
-        for c in self.calls:
-            if c.name == "exception_details" and c.done and not c.is_error:
-                out[c.input["exception_id"]] = c.result
-        return out
-
-
-def asked_first(ref: str) -> bool:
-    """The exception is asked before any other (an open item carried from last month)."""
-    kind = kind_of_ref(ref)
-    return kind is not None and kind.asked_first
+        return self.index().details
 
 
 def entry_described(ref: str) -> bool:
@@ -106,7 +180,41 @@ def entry_described(ref: str) -> bool:
     return kind is not None and kind.entry_described
 
 
-def parse(messages: list[dict[str, Any]]) -> State:
+# The states read lately, each of the messages it was fed (one per run in flight): a turn
+# feeds only the messages past those (issue 31). A state is matched by its messages being
+# the first of the ones given (the same objects: a run's transcript is append-only and its
+# messages are shared read-only; an equal copy matches too).
+_STATES: list[State] = []
+_STATES_KEPT = 8
+_STATES_LOCK = threading.Lock()
+
+
+def parse(messages: list[dict[str, Any]], *, keep: bool = True) -> State:
+    """The transcript read: a kept state fed only what is new, else read from the first
+    message. `keep=False` for messages that are not the run's (a reply supposed, not sent):
+    read afresh and not kept, so the run's own state stays as it is."""
+    if keep:
+        with _STATES_LOCK:
+            for n, state in enumerate(_STATES):
+                seen = len(state.fed)
+                if seen <= len(messages) and messages[:seen] == state.fed:
+                    # the given objects from now on: an equal copy (a message this process
+                    # appended, read back from the store) is compared whole only once
+                    state.fed = messages[:seen]
+                    _STATES.append(_STATES.pop(n))
+                    break
+            else:
+                state = _fresh(messages)
+                _STATES.append(state)
+                del _STATES[:-_STATES_KEPT]
+    else:
+        state = _fresh(messages)
+    for msg in messages[len(state.fed) :]:
+        state.feed(msg)
+    return state
+
+
+def _fresh(messages: list[dict[str, Any]]) -> State:
     first = messages[0]["content"]
     first_text = (
         first
@@ -114,70 +222,7 @@ def parse(messages: list[dict[str, Any]]) -> State:
         else " ".join(b.get("text", "") for b in first if b.get("type") == "text")
     )
     m = re.search(r"\b(\d{4}-\d{2})\b", first_text)
-    state = State(period=m.group(1) if m else "")
-    by_id: dict[str, Call] = {}
-    recorded: dict[str, list[Call]] = {}  # an ask's id → the answers closebot recorded itself
-    for msg in messages:
-        content = msg["content"]
-        if isinstance(content, str):
-            content = [{"type": "text", "text": content}]
-        if msg["role"] == "assistant":
-            for b in content:
-                if b.get("type") == "tool_use":
-                    call = Call(id=b["id"], name=b["name"], input=b.get("input") or {})
-                    by_id[call.id] = call
-                    state.calls.append(call)
-            state.last_user_text = None
-        else:
-            late = [
-                found
-                for b in content
-                if b.get("type") == "text" and (found := late_answer_of(b.get("text", "")))
-            ]
-            for body in late:  # a question answered after the turn moved on (Decide, a change)
-                qid = str(body["question_id"])
-                if qid in by_id:  # put off, brought back, answered now
-                    by_id[qid].result = body
-                    continue
-                call = Call(
-                    id=qid,
-                    name=TOOL_NAME,
-                    input={"questions": _late_questions(body)},
-                    result=body,
-                    done=True,
-                )
-                by_id[qid] = call
-                state.calls.append(call)
-                if body.get("changes"):
-                    state.changes.add(qid)
-            content = [
-                b
-                for b in content
-                if not (b.get("type") == "text" and late_answer_of(b.get("text", "")))
-            ]
-            if late and not content:
-                state.last_user_text = None
-                continue
-            texts = [b["text"] for b in content if b.get("type") == "text"]
-            # Text beside tool results is what people wrote in the thread mid-turn (read with
-            # the results): the playbook can't act on it and goes on; a message of its own is
-            # a conversation.
-            mid_turn = any(b.get("type") == "tool_result" for b in content)
-            state.last_user_text = "\n".join(texts) if texts and not mid_turn else None
-            for b in content:
-                if b.get("type") == "tool_result" and b["tool_use_id"] in by_id:
-                    call = by_id[b["tool_use_id"]]
-                    raw = b.get("content")
-                    if isinstance(raw, list):
-                        raw = "".join(x.get("text", "") for x in raw)
-                    call.is_error = bool(b.get("is_error"))
-                    call.done = True
-                    call.result = raw if call.is_error else _decoded(raw)
-                    if call.name == TOOL_NAME and isinstance(call.result, dict):
-                        recorded[call.id] = _recorded_by_closebot(call)
-    if recorded:  # each right after its ask (one pass, not a search of the list per ask)
-        state.calls = [x for c in state.calls for x in (c, *recorded.get(c.id, ()))]
-    return state
+    return State(period=m.group(1) if m else "")
 
 
 def _late_questions(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -248,29 +293,9 @@ def say(text: str, *uses: dict[str, Any]) -> Reply:
     return Reply(content=content, stop_reason="tool_use" if uses else "end_turn")
 
 
-KEEP_OPEN = "Leave it open"
-
-
-def leaves_open(asked: tuple[Call, int]) -> bool:
-    """The follow-up to a typed answer was answered 'Leave it open': nothing more to record."""
-    call, n = asked
-    result = call.result if isinstance(call.result, dict) else {}
-    labels = ((result.get("answers") or {}).get(str(n)) or {}).get("labels") or []
-    return any(str(label).startswith(KEEP_OPEN) for label in labels)
-
-
 def typed_before(state: State, ref: str, ask: Call) -> str:
     """The typed answer recorded for `ref` before `ask` (the follow-up that confirms it)."""
-    before = [
-        c
-        for c in state.calls[: state.position(ask.id)]
-        if c.name == "resolve_exception"
-        and c.done
-        and not c.is_error
-        and c.input.get("exception_id") == ref
-        and isinstance(c.result, dict)
-        and c.result.get("other")
-    ]
+    before = [c for c in state.index().typed.get(ref, ()) if c.order < ask.order]
     return str(before[-1].result["other"]) if before else ""
 
 
@@ -328,7 +353,7 @@ def redraft(state: State, build: Call) -> bool:
     """A decision changed after the batch was drafted, and nothing is posted: draft again."""
     if state.latest("post_journal_entries") is not None:
         return False
-    after = state.calls[state.position(build.id) + 1 :]
+    after = state.after(build)
     return any(
         c.name == "resolve_exception"
         and c.done
