@@ -21,16 +21,34 @@ from bot.close import (
 )
 from bot.console.presenter import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from bot.console.session import RESUME_LEASE, console_loop, drive_to_end, open_store, settings_of
+from bot.core.config import Settings
 from bot.core.errors import PeriodTakenError
 from bot.core.identity import os_login
 from bot.core.names import Names
 from bot.store import Run, Store
 from bot.store.leases import describe_owner, lease_owner
+from bot.store.locks import wait_for_writer
+
+
+def _say_waiting(seconds: int) -> None:
+    print(
+        f"closebot: the database is busy (another closebot?) — waiting up to {seconds} s "
+        "(CLOSEBOT_DB_WAIT_SECONDS)",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def open_to_work(args: argparse.Namespace) -> tuple[Settings, Store]:
+    """The settings and the database for run and resume: a database another process holds is
+    waited for, within the bound, saying so (issue 31); BusyError once the bound passes."""
+    settings = settings_of(args)
+    wait_for_writer(settings.db_path, settings.db_wait_seconds, _say_waiting)
+    return settings, open_store(settings, to_work=True)
 
 
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
-    settings = settings_of(args)
-    store = open_store(settings, to_work=True)
+    settings, store = open_to_work(args)
     period = args.period or latest_period(store, settings.data_dir)
     require_data(store, period, settings.data_dir)
     load_period(store, period, settings.data_dir)  # bad data stops here, before a run
@@ -85,8 +103,7 @@ def _taken_text(
 
 
 def cmd_resume(args: argparse.Namespace, out: TextIO) -> int:
-    settings = settings_of(args)
-    store = open_store(settings, to_work=True)
+    settings, store = open_to_work(args)
     run = store.runs.get(args.run_id)
     if run.status == "done":
         print(

@@ -26,6 +26,10 @@ MAX_TURN_WORKERS = 64
 # CLOSEBOT_THREAD_REPLY_SECONDS: a person writing in a close's thread gets one answer of a
 # kind per this many seconds, not one per message (issue 31: a flood); 0 answers each
 DEFAULT_THREAD_REPLY_SECONDS = 60
+# CLOSEBOT_DB_WAIT_SECONDS: how long `closebot run` / `resume` wait for a database another
+# process holds before giving up, saying so (issue 31)
+DEFAULT_DB_WAIT_SECONDS = 30
+MAX_DB_WAIT_SECONDS = 60 * 60
 MAX_THREAD_REPLY_SECONDS = 24 * 60 * 60
 
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel (public or private), not a DM
@@ -76,6 +80,7 @@ class Settings:
 
     # issue 31: one answer of a kind per person and thread per this many seconds
     thread_reply_seconds: int = DEFAULT_THREAD_REPLY_SECONDS
+    db_wait_seconds: int = DEFAULT_DB_WAIT_SECONDS
 
     def __repr__(self) -> str:
         return (
@@ -94,7 +99,8 @@ class Settings:
             f"turn_workers={self.turn_workers}, "
             f"slack_client_id={self.slack_client_id!r}, "
             f"slack_client_secret={_mask(self.slack_client_secret)}, "
-            f"thread_reply_seconds={self.thread_reply_seconds})"
+            f"thread_reply_seconds={self.thread_reply_seconds}, "
+            f"db_wait_seconds={self.db_wait_seconds})"
         )
 
     @property
@@ -213,6 +219,15 @@ class Settings:
                 )
             thread_reply = int(raw_reply)
 
+        db_wait = DEFAULT_DB_WAIT_SECONDS
+        if (raw_wait := get("CLOSEBOT_DB_WAIT_SECONDS")) is not None:
+            if not raw_wait.isdigit() or int(raw_wait) > MAX_DB_WAIT_SECONDS:
+                raise ConfigError(
+                    f"CLOSEBOT_DB_WAIT_SECONDS={raw_wait!r} must be a whole number of seconds "
+                    f"from 0 (do not wait) to {MAX_DB_WAIT_SECONDS}"
+                )
+            db_wait = int(raw_wait)
+
         close_channel = get("CLOSEBOT_CLOSE_CHANNEL")
         if close_channel is not None and not CHANNEL_ID.match(close_channel):
             raise ConfigError(
@@ -234,6 +249,7 @@ class Settings:
 
         return cls(
             thread_reply_seconds=thread_reply,
+            db_wait_seconds=db_wait,
             turn_workers=turn_workers,
             slack_client_id=get("SLACK_CLIENT_ID"),
             slack_client_secret=get("SLACK_CLIENT_SECRET"),

@@ -1,12 +1,14 @@
 """Who may touch the writer connection, and when: this process's lock, the ack path's
-bounded waits, and each thread's own read connection."""
+bounded waits, each thread's own read connection, and a command's wait for a database
+another process holds (wait_for_writer)."""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from bot.core.errors import BusyError
 from bot.store.ack_priority import ACKS
@@ -96,3 +98,40 @@ class Readers:
             opened, self._opened = self._opened, []
         for conn in opened:
             conn.close()
+
+
+def wait_for_writer(path: Path, seconds: int, waiting: Callable[[int], None]) -> None:
+    """Before a command works on the database at `path`: if another process holds it (a
+    transaction that keeps writers out — another closebot, a backup, a shell), call
+    `waiting(seconds)` once and wait up to `seconds` for it to let go (issue 31: a run against
+    a database held for 12 s failed after a second). BusyError when the bound passes; nothing
+    is written either way (the probe's transaction is rolled back at once), and a database
+    that does not exist yet is left to be created."""
+    if not path.exists():
+        return
+    conn = sqlite3.connect(str(path), timeout=0, isolation_level=None)
+    try:
+        if _writable(conn):
+            return
+        waiting(seconds)
+        conn.execute(f"PRAGMA busy_timeout = {int(seconds) * 1000}")
+        if not _writable(conn):
+            raise BusyError(
+                f"the database is still busy after {seconds} s (another closebot, a backup, or "
+                "a shell holds it); nothing was changed. Try again once it is free, or wait "
+                "longer with CLOSEBOT_DB_WAIT_SECONDS"
+            )
+    finally:
+        conn.close()
+
+
+def _writable(conn: sqlite3.Connection) -> bool:
+    """Whether a write transaction can begin now (within the connection's busy timeout)."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as e:
+        if "locked" in str(e) or "busy" in str(e):
+            return False
+        raise
+    conn.execute("ROLLBACK")
+    return True
