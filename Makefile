@@ -32,6 +32,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check bot tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache  # the layers' arrows: pyproject.toml [tool.importlinter]
+	$(VENV)/bin/hadolint Dockerfile  # the container image (issue 32)
 
 test: lint  ## lint, type-check and the whole test suite
 	$(VENV)/bin/pytest -q

@@ -206,6 +206,10 @@ def test_the_scopes_are_exactly_what_a_whole_close_calls_for(
         "assistant:write",
         "users:read",
         "files:read",  # files.info and the download, for files dropped in (test_slack_files)
+        # conversations.info: `closebot doctor --slack` finds the bot in the finance channel
+        # (public or private; test_doctor_slack)
+        "channels:read",
+        "groups:read",
     }
 
 

@@ -30,6 +30,7 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
         "m012_started_team",
         "m013_run_prompts_and_retries",
         "m014_workspaces",
+        "m015_workspace_settings",
     ]
     assert db.table("people").columns_dict == {
         "id": str,

@@ -16,6 +16,7 @@ from bot.console.approvals import cmd_approve, cmd_change
 from bot.console.audit import cmd_audit
 from bot.console.data import cmd_data, cmd_doi
 from bot.console.database import cmd_backup, cmd_doctor, cmd_runs
+from bot.console.doctor_slack import cmd_doctor_slack
 from bot.console.entries import cmd_entries
 from bot.console.eval_cmd import evaluate
 from bot.console.presenter import EXIT_FAILED, EXIT_OK, EXIT_USAGE
@@ -214,10 +215,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doi.add_argument("well_id")
 
-    sub.add_parser(
+    doctor = sub.add_parser(
         "doctor",
         parents=[db],
         help="check the database: integrity, audit chains, leases, stuck runs (changes nothing)",
+    )
+    doctor.add_argument(
+        "--slack",
+        action="store_true",
+        help="check the installed Slack app instead: the token's scopes against manifest.yml, "
+        "the bot in the finance channel, Socket Mode, the app's tabs and events; each problem "
+        "with its fix",
+    )
+    doctor.add_argument(
+        "--health",
+        action="store_true",
+        help="with --slack: only Slack accepting the bot token and the database answering "
+        "(the container's healthcheck)",
     )
     backup = sub.add_parser(
         "backup", parents=[db], help="copy the database to PATH while closebot runs (online)"
@@ -239,7 +253,9 @@ COMMANDS = {
     "eval": lambda args, out: evaluate(out, real=args.real, max_cost=args.max_cost, only=args.only),
     "serve": cmd_serve,
     "sandbox": cmd_sandbox,
-    "doctor": cmd_doctor,
+    "doctor": lambda args, out: (cmd_doctor_slack if args.slack or args.health else cmd_doctor)(
+        args, out
+    ),
     "backup": cmd_backup,
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -31,6 +31,15 @@ DEFAULT_THREAD_REPLY_SECONDS = 60
 DEFAULT_DB_WAIT_SECONDS = 30
 MAX_DB_WAIT_SECONDS = 60 * 60
 MAX_THREAD_REPLY_SECONDS = 24 * 60 * 60
+
+# What a workspace's admins may change in Slack (closebot's Home tab → Settings, issue 32),
+# by the variable each overrides: the environment stays the default.
+SLACK_SETTABLE = (
+    "CLOSEBOT_APPROVERS",
+    "CLOSEBOT_APPROVAL_LIMIT",
+    "CLOSEBOT_CLOSE_CHANNEL",
+    "CLOSEBOT_DATA",
+)
 
 CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{2,}$")  # a channel (public or private), not a DM
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]*$")
@@ -77,6 +86,9 @@ class Settings:
         """Installed through OAuth (a client id and secret, no SLACK_BOT_TOKEN): each
         workspace's token from the installation store, per request and per run."""
         return bool(self.slack_client_id and self.slack_client_secret) and not self.slack_bot_token
+    # CLOSEBOT_SETTINGS_OWNERS: besides workspace admins and owners, who may change
+    # closebot's settings in its Home tab (issue 32)
+    settings_owners: frozenset[str] = frozenset()
 
     # issue 31: one answer of a kind per person and thread per this many seconds
     thread_reply_seconds: int = DEFAULT_THREAD_REPLY_SECONDS
@@ -100,8 +112,29 @@ class Settings:
             f"slack_client_id={self.slack_client_id!r}, "
             f"slack_client_secret={_mask(self.slack_client_secret)}, "
             f"thread_reply_seconds={self.thread_reply_seconds}, "
-            f"db_wait_seconds={self.db_wait_seconds})"
+            f"db_wait_seconds={self.db_wait_seconds}, "
+            f"settings_owners={sorted(self.settings_owners)!r})"
         )
+
+    def with_overrides(self, values: Mapping[str, str]) -> Settings:
+        """These settings with `values` (SLACK_SETTABLE variables, as the environment would
+        hold them: what a workspace set in Slack) in place of the environment's; each checked
+        as `from_env` checks it. Console approvers (OS logins) are kept: Slack sets Slack ids."""
+        given = {k: v for k, v in values.items() if k in SLACK_SETTABLE and v.strip()}
+        if not given:
+            return self
+        parsed = Settings.from_env({"CLOSEBOT_DB": str(self.db_path), **given})
+        changes: dict[str, object] = {}
+        if "CLOSEBOT_APPROVERS" in given:
+            logins = {a for a in self.approvers if not SLACK_USER_ID.match(a)}
+            changes["approvers"] = parsed.approvers | logins
+        if "CLOSEBOT_APPROVAL_LIMIT" in given:
+            changes["approval_limit"] = parsed.approval_limit
+        if "CLOSEBOT_CLOSE_CHANNEL" in given:
+            changes["close_channel"] = parsed.close_channel
+        if "CLOSEBOT_DATA" in given:
+            changes["data_dir"] = parsed.data_dir
+        return replace(self, **changes)  # type: ignore[arg-type]
 
     @property
     def uses_claude(self) -> bool:
@@ -247,6 +280,13 @@ class Settings:
                 "Information page shows both); set both to install through OAuth, or neither"
             )
 
+        settings_owners = _names(
+            get,
+            "CLOSEBOT_SETTINGS_OWNERS",
+            SLACK_USER_ID,
+            "is not a Slack user id (like U024BE7LH); separate ids with commas",
+        )
+
         return cls(
             thread_reply_seconds=thread_reply,
             db_wait_seconds=db_wait,
@@ -254,6 +294,7 @@ class Settings:
             slack_client_id=get("SLACK_CLIENT_ID"),
             slack_client_secret=get("SLACK_CLIENT_SECRET"),
             slack_redirect_uri=redirect_uri,
+            settings_owners=settings_owners,
             close_channel=close_channel,
             approval_limit=limit,
             question_timeout_minutes=timeout,

@@ -61,11 +61,11 @@ UNSENT = (BrokenPipeError, ConnectionResetError)
 TOKENLESS = frozenset({"oauth.v2.access", "oauth.v2.exchange"})
 
 
-def web_client(settings: Settings) -> KeepAliveWebClient:
+def web_client(settings: Settings, *, token: str | None = None) -> KeepAliveWebClient:
     """The Web API client: SLACK_API_URL, with 429 (Retry-After) and connection retries,
-    over kept-alive connections."""
+    over kept-alive connections; the bot token unless another is given."""
     return KeepAliveWebClient(
-        token=settings.slack_bot_token,
+        token=token or settings.slack_bot_token,
         base_url=settings.slack_api_url,
         timeout=15,
         retry_handlers=[

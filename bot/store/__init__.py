@@ -21,6 +21,7 @@ from bot.store.people import People
 from bot.store.questions import QuestionRecord, Questions
 from bot.store.replay import Sighting, SlackReplay
 from bot.store.runs import RUN_STATUSES, Run, RunPrompt, Runs
+from bot.store.settings import WorkspaceSettings
 from bot.store.transcript import USAGE_FIELDS, Message, ToolResult, Transcript
 
 __all__ = [
@@ -64,5 +65,6 @@ class Store(StoreCore):
         self.inbox = Inbox(self)
         self.replay = SlackReplay(self)
         self.people = People(self)
+        self.settings = WorkspaceSettings(self, self.audit)  # set in Slack (issue 32)
         for domain in migrations:
             self.migrate(domain)

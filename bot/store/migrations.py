@@ -304,3 +304,16 @@ def m014_workspaces(db: Database) -> None:
     db.table("runs").add_column("team_id", str)
     db.table("runs").add_column("enterprise_id", str)
     db.execute("create index if not exists runs_workspace_period on runs (team_id, period)")
+
+
+@migrations()
+def m015_workspace_settings(db: Database) -> None:
+    """Settings a workspace's admins change in Slack (issue 32: approvers, the approval limit,
+    the finance channel, the data folder), by workspace (`team_id`) and the name of the
+    environment variable each one overrides; who changed it and when. Each change is also an
+    audit event (who, old → new) in the register's chain."""
+    db.table("workspace_settings").create(
+        {"team_id": str, "key": str, "value": str, "changed_by": str, "changed_at": str},
+        pk=("team_id", "key"),
+        not_null={"team_id", "key", "value", "changed_at"},
+    )

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from bot.sandbox.http import LoopbackServer, Request, Response, json_response, text_response
+from bot.sandbox.slack_api.app_config import export_answer, manifest_as_installed
 from bot.sandbox.slack_api.assistant import AssistantMethods
 from bot.sandbox.slack_api.chat import ChatMethods
 from bot.sandbox.slack_api.conversations import ConversationMethods
@@ -19,6 +20,7 @@ from bot.sandbox.slack_api.files import SIGN_IN_PAGE, FileMethods
 from bot.sandbox.slack_api.reactions import ReactionMethods
 from bot.sandbox.slack_api.response_url import ResponseUrls
 from bot.sandbox.slack_api.scopes import Grants, conversation_kind
+from bot.sandbox.slack_api.socket_mode import SocketModeServer
 from bot.sandbox.slack_api.streams import StreamMethods
 from bot.sandbox.slack_api.views import ViewMethods
 from bot.sandbox.slack_api.workspace import BOT_ID, BOT_USER, Call, SlackError
@@ -63,10 +65,15 @@ class FakeSlack(
         *,
         scopes: Iterable[str] | None = None,
         events: Iterable[str] | None = None,
+        app_token: str | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
         self.grants = Grants.of(scopes, events)
+        # the app-level token Socket Mode takes (None: any xapp-… token without "invalid")
+        self.app_token = app_token
+        self.socket_mode: SocketModeServer | None = None  # made by apps.connections.open
+        self.app_manifest = manifest_as_installed()  # what apps.manifest.export answers
 
     def grant(self, *scopes: str) -> None:
         """Grant more scopes (a workspace that installed closebot with an optional one,
@@ -79,8 +86,21 @@ class FakeSlack(
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """A Web API request as it arrives over HTTP: the bot token checked, then answered."""
         self._held(method, params)
-        if self._token_ok(token or params.get("token")):
-            return self.answer(method, params)
+        token = token or params.get("token")
+        if method == "apps.connections.open":
+            return self.open_connection(token)
+        if method == "apps.manifest.export":
+            with self._changed:
+                self.calls.append(Call(method, params))
+                self._bump()
+                return export_answer(token, params.get("app_id"), self.app_manifest)
+        if self._token_ok(token):
+            status, body, headers = self.answer(method, params)
+            # Every answer to a call with a valid token names the token's scopes in the
+            # x-oauth-scopes header (Bolt reads it from auth.test: slack_bolt/middleware/
+            # authorization/internals.py; api.slack.com/legacy/oauth-scopes, "Working with
+            # scopes"): `closebot doctor --slack` compares it with manifest.yml.
+            return status, body, {"x-oauth-scopes": ",".join(sorted(self.grants.scopes)), **headers}
         with self._changed:
             self.calls.append(Call(method, params))
             self._bump()
@@ -143,6 +163,27 @@ class FakeSlack(
         if wait is None:
             return None
         return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(wait)}
+
+    def open_connection(self, token: Any) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """apps.connections.open: an app-level token gets a WebSocket URL for Socket Mode
+        (socket_mode.py); a bot token is `not_allowed_token_type`, an unknown one
+        `invalid_auth` (docs.slack.dev/reference/methods/apps.connections.open, "Errors")."""
+        with self._changed:
+            self.calls.append(Call("apps.connections.open", {}))
+            self._bump()
+            fault = self._take_fault("apps.connections.open", {})
+            if fault is not None:
+                return fault
+            if not isinstance(token, str) or not token:
+                return 200, {"ok": False, "error": "not_authed"}, {}
+            if not token.startswith("xapp-"):
+                return 200, {"ok": False, "error": "not_allowed_token_type"}, {}
+            valid = token == self.app_token if self.app_token else "invalid" not in token
+            if not valid:
+                return 200, {"ok": False, "error": "invalid_auth"}, {}
+            if self.socket_mode is None:
+                self.socket_mode = SocketModeServer()
+            return 200, {"ok": True, "url": self.socket_mode.new_url()}, {}
 
     def connected(self) -> None:
         with self._changed:
@@ -229,3 +270,5 @@ def fake_slack(token: str | None = None, **kw: Any) -> Iterator[FakeSlack]:
             yield fake
         finally:
             fake.drips_stopped.set()  # a dripping download ends before the server stops
+            if fake.socket_mode is not None:
+                fake.socket_mode.close()

@@ -15,13 +15,14 @@ plain reply in a channel thread never reaches the bot; a mention arrives as `app
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-MANIFEST = Path(__file__).resolve().parents[3] / "manifest.yml"
+from bot.slack.manifest import CHECKOUT_MANIFEST, listed
+
+MANIFEST = CHECKOUT_MANIFEST
 
 # The kind of conversation a channel id names: its history and read scopes differ by kind.
 KINDS = ("channel", "group", "im", "mpim")
@@ -163,23 +164,4 @@ def manifest_grants(path: Path = MANIFEST) -> Grants:
     (`settings.event_subscriptions.bot_events`) `manifest.yml` asks for (read once; the two
     lists read line by line, so the sandbox needs no YAML library)."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    return Grants(_listed(lines, "bot"), _listed(lines, "bot_events"))
-
-
-def _listed(lines: list[str], key: str) -> frozenset[str]:
-    """The items of the block list under the one `key:` line of a YAML file."""
-    items: list[str] = []
-    indent = None
-    for line in lines:
-        bare = line.split("#", 1)[0].rstrip()
-        if indent is None:
-            found = re.fullmatch(rf"(\s*){re.escape(key)}:", bare)
-            indent = len(found.group(1)) if found else None
-            continue
-        if not bare:
-            continue
-        item = re.fullmatch(r"(\s*)- *([^\s]+)", bare)
-        if item is None or len(item.group(1)) < indent:
-            break
-        items.append(item.group(2).strip("\"'"))
-    return frozenset(items)
+    return Grants(listed(lines, "bot"), listed(lines, "bot_events"))
