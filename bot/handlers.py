@@ -26,6 +26,7 @@ from bot.slack.listeners import (
     home,
     modals,
     options,
+    settings,
 )
 from bot.slack.listeners.shared import Deps
 
@@ -42,6 +43,7 @@ SURFACES: tuple[ModuleType, ...] = (
     files,  # dropped files, a file's form
     events,  # mentions, thread replies, the DM's routing, tokens taken back
     home,  # the App Home
+    settings,  # the App Home's Settings: its modal (issue 32)
     assistant,  # the assistant pane (Bolt middleware)
     errors,  # Bolt's error handler
 )

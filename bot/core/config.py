@@ -86,6 +86,7 @@ class Settings:
         """Installed through OAuth (a client id and secret, no SLACK_BOT_TOKEN): each
         workspace's token from the installation store, per request and per run."""
         return bool(self.slack_client_id and self.slack_client_secret) and not self.slack_bot_token
+
     # CLOSEBOT_SETTINGS_OWNERS: besides workspace admins and owners, who may change
     # closebot's settings in its Home tab (issue 32)
     settings_owners: frozenset[str] = frozenset()

@@ -30,6 +30,7 @@ from bot.slack.installations import Installations
 from bot.slack.people import slack_names
 from bot.slack.presenter import SlackPresenter
 from bot.slack.reply_window import ReplyWindow
+from bot.slack.settings import SlackSettings
 from bot.slack.tenants import SealedApp, seal_requests
 from bot.slack.work import SlackWork
 from bot.store import Store
@@ -49,6 +50,7 @@ class Service:
     signing_secret: str
     # installed in many workspaces through OAuth (issue 32); None: one workspace's token
     installations: Installations | None = None
+    settings: SlackSettings | None = None  # the Home tab's Settings (issue 32)
 
 
 def presenter_for(
@@ -127,21 +129,27 @@ def build_service(
         start=starter.in_files_thread,
         names=names,
     )
-    handlers.register(
-        app,
-        handlers.Deps(
-            store=store,
-            work=work,
-            approvers=settings.approvers,
-            data_dir=settings.data_dir,
-            files=files,
-            desk=desk,
-            starter=starter,
-            finance=settings.finance,
-            replies=ReplyWindow(store, settings.thread_reply_seconds),
-            grid=GridIdentity(client),
-        ),
+    # the Home tab's Settings (issue 32): set in Slack, in effect for the next close
+    slack_settings = SlackSettings(
+        client=client, store=store, defaults=settings, on_change=desk.republish
     )
+    desk.settings_blocks = slack_settings.home_blocks
+    deps = handlers.Deps(
+        store=store,
+        work=work,
+        approvers=settings.approvers,
+        data_dir=settings.data_dir,
+        files=files,
+        desk=desk,
+        starter=starter,
+        finance=settings.finance,
+        replies=ReplyWindow(store, settings.thread_reply_seconds),
+        grid=GridIdentity(client),
+        settings=slack_settings,
+    )
+    handlers.register(app, deps)
+    slack_settings.parts = [presenter, loop, work, desk, starter, files, deps]
+    slack_settings.start()  # what was set in Slack before this start
     return Service(
         app=app,
         store=store,
@@ -150,6 +158,7 @@ def build_service(
         work=work,
         signing_secret=settings.slack_signing_secret or "",
         installations=installations,
+        settings=slack_settings,
     )
 
 

@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from slack_sdk import WebClient
@@ -50,6 +51,8 @@ class SlackDesk:
         self._republishing = threading.Lock()  # one round of republishing at a time
         self._links: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
+        # the Settings section a viewer may see (bot/slack/settings.py; issue 32)
+        self.settings_blocks: Callable[[str], list[dict[str, Any]]] | None = None
 
     # -- links -------------------------------------------------------------------
 
@@ -246,6 +249,8 @@ class SlackDesk:
                 f"• Journal entries — in {self._thread(finished, 'the close’s thread', user)}"
             )
             out += [{"type": "divider"}, blocks.section(files)]
+        if self.settings_blocks is not None:
+            out += self.settings_blocks(user)
         out.append(
             blocks.context(
                 "Ask me in the Messages tab: “close October”, “what’s waiting on me?”, “what’s open?”, “who decided …?”"

@@ -42,6 +42,8 @@ INSTALL_SCOPES = (
     "files:write",
     "files:read",
     "users:read",
+    "channels:read",  # conversations.info: doctor --slack, the bot in the finance channel
+    "groups:read",
 )
 # A token that expires within this many minutes is refreshed before it is used (Bolt's own
 # default for `token_rotation_expiration_minutes`).

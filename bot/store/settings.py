@@ -5,8 +5,10 @@ Every change is audited in the register's chain: who, the setting, old → new."
 
 from __future__ import annotations
 
+import json
+
 from bot.core.config import SLACK_SETTABLE, Settings
-from bot.store.audit import AuditChain
+from bot.store.audit import AuditChain, AuditEvent
 from bot.store.core import StoreCore
 
 SETTING_CHANGED = "setting_changed"  # the audit event's kind
@@ -25,6 +27,20 @@ class WorkspaceSettings:
             "select key, value from workspace_settings where team_id = ?", (team_id,)
         )
         return {r["key"]: r["value"] for r in rows}
+
+    def history(self, team_id: str) -> list[AuditEvent]:
+        """Every change of this workspace's settings, oldest first, as audited."""
+        rows = self.core.query(
+            "select id, run_id, at, kind, actor, detail from audit_events "
+            "where run_id is null and kind = ? order by id",
+            (SETTING_CHANGED,),
+        )
+        events = [AuditEvent(**{**r, "detail": json.loads(r["detail"] or "{}")}) for r in rows]
+        return [e for e in events if e.detail.get("team_id") == team_id]
+
+    def any_set(self) -> bool:
+        """Whether any workspace changed a setting in Slack."""
+        return bool(self.core.query("select 1 from workspace_settings limit 1"))
 
     def effective(self, team_id: str, defaults: Settings) -> Settings:
         """The settings a close of this workspace runs with: the environment's (`defaults`)

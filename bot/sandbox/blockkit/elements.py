@@ -71,12 +71,69 @@ class ElementChecks(Checker):
             user = el.get("initial_user")
             if user is not None and not (isinstance(user, str) and USER_ID.match(user)):
                 self.bad(f"{p}/initial_user", "must be a valid user ID")
+        elif kind == "multi_users_select":
+            # docs.slack.dev/reference/block-kit/block-elements/multi-select-menu-element
+            # (#users_multi_select): initial_users, an array of user IDs; max_selected_items >= 1
+            users = el.get("initial_users")
+            if users is not None:
+                for i, u in enumerate(self.items(users, 100, f"{p}/initial_users", least=0)):
+                    if not (isinstance(u, str) and USER_ID.match(u)):
+                        self.bad(f"{p}/initial_users/{i}", "must be a valid user ID")
+            most = el.get("max_selected_items")
+            if most is not None and not (isinstance(most, int) and most >= 1):
+                self.bad(f"{p}/max_selected_items", "must be an integer of at least 1")
+        elif kind == "conversations_select":
+            # …/block-elements/select-menu-element#conversations_select: initial_conversation
+            # a conversation ID; filter.include among im, mpim, private, public
+            convo = el.get("initial_conversation")
+            if convo is not None and not (isinstance(convo, str) and CONVERSATION_ID.match(convo)):
+                self.bad(f"{p}/initial_conversation", "must be a valid conversation ID")
+            include = (el.get("filter") or {}).get("include")
+            if include is not None and not (
+                isinstance(include, list)
+                and include
+                and set(include) <= {"im", "mpim", "private", "public"}
+            ):
+                self.bad(
+                    f"{p}/filter/include", "must be a non-empty list of im, mpim, private, public"
+                )
+        elif kind == "number_input":
+            self.number_input(el, p)
         elif kind == "datepicker":
             day = el.get("initial_date")
             if day is not None and not _iso_date(day):
                 self.bad(f"{p}/initial_date", "must be a valid date in the format YYYY-MM-DD")
         if kind in CHOICE_ELEMENTS or kind in STATIC_SELECTS:
             self.initial(el, p)
+
+    def number_input(self, el: dict[str, Any], p: str) -> None:
+        """docs.slack.dev/reference/block-kit/block-elements/number-input-element:
+        is_decimal_allowed is required; initial_value, min_value and max_value are numbers
+        as strings (whole numbers unless decimals are allowed), min <= initial <= max."""
+        decimals = el.get("is_decimal_allowed")
+        if not isinstance(decimals, bool):
+            self.bad(f"{p}/is_decimal_allowed", "must provide a boolean")
+            return
+        numbers: dict[str, float] = {}
+        for key in ("initial_value", "min_value", "max_value"):
+            raw = el.get(key)
+            if raw is None:
+                continue
+            shape = r"-?\d+(\.\d+)?" if decimals else r"-?\d+"
+            if not (isinstance(raw, str) and re.fullmatch(shape, raw)):
+                self.bad(
+                    f"{p}/{key}", "must be a number as a string" + ("" if decimals else ", whole")
+                )
+                continue
+            numbers[key] = float(raw)
+        low, high = numbers.get("min_value"), numbers.get("max_value")
+        if low is not None and high is not None and low > high:
+            self.bad(f"{p}/min_value", "must be less than or equal to max_value")
+        start = numbers.get("initial_value")
+        if start is not None and (
+            (low is not None and start < low) or (high is not None and start > high)
+        ):
+            self.bad(f"{p}/initial_value", "must be between min_value and max_value")
 
     def initial(self, el: dict[str, Any], p: str) -> None:
         """initial_option(s) must be exactly one of the element's options."""
@@ -124,6 +181,7 @@ class ElementChecks(Checker):
 
 
 USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
+CONVERSATION_ID = re.compile(r"^[CGD][A-Z0-9]{2,}$")
 
 
 def _iso_date(value: Any) -> bool:

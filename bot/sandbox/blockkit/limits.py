@@ -54,6 +54,7 @@ INPUT_ELEMENTS = {
     *EXTERNAL_SELECTS,
     "plain_text_input",
     "users_select",
+    "multi_users_select",  # approvers, picked in closebot's Settings (issue 32)
     "conversations_select",
     "datepicker",
     "number_input",

@@ -48,9 +48,11 @@ def user_object(person: Person, team_id: str) -> dict[str, Any]:
             "last_name": last,
             "team": team_id,
         },
-        "is_admin": False,
-        "is_owner": False,
-        "is_primary_owner": False,
+        # docs.slack.dev/reference/objects/user-object: is_admin, is_owner, is_primary_owner
+        # (an owner is an admin too; the primary owner is an owner)
+        "is_admin": person.role in ("admin", "owner", "primary_owner"),
+        "is_owner": person.role in ("owner", "primary_owner"),
+        "is_primary_owner": person.role == "primary_owner",
         "is_restricted": False,
         "is_ultra_restricted": False,
         "is_bot": bot,

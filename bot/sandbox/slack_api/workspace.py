@@ -54,6 +54,7 @@ class Person:
     # (slackapi/java-slack-sdk json-logs/samples/api/users.info.json); two of a workspace's
     # ids with the same one are one person
     enterprise_user: str = ""
+    role: str = ""  # "admin", "owner" or "primary_owner" of the workspace (users.info's is_admin…)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from bot.slack.files import FileIntake
 from bot.slack.grid import GridIdentity
 from bot.slack.home import SlackDesk
 from bot.slack.reply_window import ReplyWindow
+from bot.slack.settings import SlackSettings
 from bot.slack.work import SlackWork
 from bot.store import QuestionRecord, Run, Store
 
@@ -69,6 +70,7 @@ class Deps:
     finance: frozenset[str] = frozenset()  # CLOSEBOT_FINANCE (issue 31)
     replies: ReplyWindow | None = None  # a thread burst answered once (issue 31)
     grid: GridIdentity | None = None  # one person's two ids in an Enterprise Grid (issue 31)
+    settings: SlackSettings | None = None  # the Home tab's Settings (issue 32)
     answers: Answers = field(init=False)
 
     def __post_init__(self) -> None:
