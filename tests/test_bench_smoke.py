@@ -62,3 +62,29 @@ def test_the_volume_benchmark_at_its_smallest_asks_the_planted_exceptions_and_no
     cells = [c.strip() for c in rows[0].strip("|").split("|")]
     assert cells[-1] == "5 of 5 planted, 0 others", cells
     assert cells[3].endswith(" s") and cells[4].endswith(" s") and "MB" in cells[8]
+
+
+def _table(script: str, *args: str) -> list[list[str]]:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ")][1:]
+    return [[c.strip() for c in r.strip("|").split("|")] for r in rows]
+
+
+def test_the_load_benchmarks_in_small_print_their_figures_and_every_close_reaches_its_form() -> (
+    None
+):
+    """bench/many_closes.py and bench/model_steps.py (issue 33), at their smallest."""
+    closes = _table("many_closes.py", "--count", "12", "--clients", "4")
+    assert [c[1] for c in closes] == ["every run", "≤ 50", "≤ 300 MB"]
+    assert closes[0][2].startswith("12/12 in ") and closes[0][5] == "met", closes[0]
+    assert all(c[5] in ("met", "missed") for c in closes)
+    (steps,) = _table("model_steps.py", "--steps", "60")
+    assert "bot time per model step through the Claude adapter" in steps[0]
+    assert steps[1] == "≤ 1.5×" and steps[5] in ("met", "missed"), steps

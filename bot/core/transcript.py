@@ -64,7 +64,7 @@ class Transcript:
         self.stale_before = stale_before
         self._messages = store.transcript.messages(run_id)
         self._api = [self._sent(m) for m in self._messages]
-        self._encoded = [dumps(m) for m in self._api]  # each message's JSON, made once
+        self._encode()
 
     def _sent(self, message: Message) -> dict[str, Any]:
         """The message as it is sent: before `stale_before`, without its thinking blocks."""
@@ -85,13 +85,17 @@ class Transcript:
         with each one's JSON made when it joined (bot/core/encoded.py)."""
         return SentMessages(self._api, list(self._encoded))
 
+    def _encode(self) -> None:
+        """Each message's JSON, made once (bot/core/encoded.py)."""
+        self._encoded = [dumps(m) for m in self._api]
+
     def append(self, role: str, content: list[dict[str, Any]]) -> None:
         seq = self.store.transcript.append(self.run_id, role=role, content=content)
         expected = (self._messages[-1].seq if self._messages else 0) + 1
         if seq != expected:  # another writer got in between: take the store's word
             self._messages = self.store.transcript.messages(self.run_id)
             self._api = [self._sent(m) for m in self._messages]
-            self._encoded = [dumps(m) for m in self._api]
+            self._encode()
             return
         message = Message(seq=seq, role=role, content=content)
         self._messages.append(message)
