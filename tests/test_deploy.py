@@ -22,7 +22,7 @@ import pytest
 import yaml
 from dockerfile_parse import DockerfileParser
 
-from bot.sandbox.slack_api import fake_slack
+from bot.sandbox.slack_api import TEAM_ID, fake_slack
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -188,6 +188,34 @@ def test_the_images_install_and_start_commands_bring_closebot_up_in_socket_mode(
                 timeout=120,
             )
             assert check.returncode == 0, check.stdout + check.stderr
+            # a first /close, sent over the Socket Mode connection as Slack sends it: an
+            # envelope the app acknowledges, then the close's message in the channel
+            before = {m["ts"] for m in fake.messages.values()}
+            envelope = fake.socket_mode.send(
+                "slash_commands",
+                {
+                    "token": "legacy",
+                    "team_id": TEAM_ID,
+                    "team_domain": "sandbox",
+                    "channel_id": "CFIN",
+                    "channel_name": "finance",
+                    "user_id": "UALICE",
+                    "user_name": "alice",
+                    "command": "/close",
+                    "text": "2026-10",
+                    "api_app_id": "A0SANDBOX",
+                    "response_url": fake.response_url(channel="CFIN", user="UALICE"),
+                    "trigger_id": fake.issue_trigger("UALICE"),
+                },
+            )
+            assert fake.socket_mode.wait_ack(envelope, timeout=60)["envelope_id"] == envelope
+            assert fake.wait_for(
+                lambda: any(
+                    m.get("channel") == "CFIN" and m["ts"] not in before
+                    for m in fake.messages.values()
+                ),
+                timeout=120,
+            ), "the close posted nothing in its channel"
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=120)
