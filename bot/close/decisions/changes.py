@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from bot.close import groups
 from bot.close.controls import APPROVAL_HEADERS, BATCH_NAMED, approves, header_of
 from bot.close.decisions.answers import codes_of
 from bot.close.decisions.recording import RecordingTools
@@ -45,35 +46,52 @@ def _settlers(exceptions: list[ExceptionRow]) -> set[str]:
 
 def changeable_decisions(store: Store, run_id: str) -> list[tuple[str, str]]:
     """The decisions of a run that can still be changed (nothing posted), as ('QUESTION:N',
-    'subject: what was decided'): N is the question's number on its form."""
+    'subject: what was decided'): N is the question's number on its form. A group decided as
+    one (groups.py) is offered once, as the group (issue 31)."""
     ledger = Ledger(store)
     if any(b["status"] == "posted" for b in ledger.batches(run_id)):
         return []
     exceptions = ledger.exceptions(run_id)
     settlers = _settlers(exceptions)
     out = []
+    seen: set[str] = set()
     for e in exceptions:
-        if not e["question_id"] or change_refusal(ledger, e, settlers):
+        group = groups.group_of(e)
+        if group in seen:
+            continue
+        members = [e]
+        if group:
+            seen.add(group)
+            members = groups.members(exceptions, group)
+        if not e["question_id"] or any(
+            m["question_id"] != e["question_id"] or change_refusal(ledger, m, settlers)
+            for m in members
+        ):
             continue
         try:
             q = store.questions.get(e["question_id"])
         except NotFoundError:
             continue
-        ref = e["details"]["ref"]
+        ref = group or e["details"]["ref"]
         number = next(
             (n for n, item in enumerate(q.questions, 1) if ref in REF_RE.findall(item["question"])),
             None,
         )
         if number is None or q.status != "answered":
             continue
-        d = e["details"]
-        decided = (
-            "left open"
-            if e["resolution"] == "other"
-            else option_label(e["kind"], cast(str, e["resolution"]), d["facts"])
-        )
-        out.append((f"{q.id}:{number}", f"{d['subject']}: {decided}"))
+        out.append((f"{q.id}:{number}", f"{_subject(members)}: {_decided(e)}"))
     return out
+
+
+def _subject(members: list[ExceptionRow]) -> str:
+    """What a decision was about: an exception's subject, or a group's count and total."""
+    return groups.summary(members) if len(members) > 1 else members[0]["details"]["subject"]
+
+
+def _decided(e: ExceptionRow) -> str:
+    if e["resolution"] == "other":
+        return "left open"
+    return option_label(e["kind"], cast(str, e["resolution"]), e["details"]["facts"])
 
 
 class CannotChange(CloseBotError):
@@ -92,6 +110,16 @@ def _acting_on(store: Store, run_id: str) -> QuestionRecord | None:
         and (q.id in untold or (not q.late and store.transcript.tool_result(q.id) is None))
     ]
     return unread[-1] if unread else None
+
+
+def _asked_in(store: Store, run_id: str, item: dict[str, Any]) -> list[ExceptionRow]:
+    """The exceptions a form's question decided: the one it names, or its group's members."""
+    refs = REF_RE.findall(item["question"])
+    if not refs:
+        return []
+    if groups.is_group(refs[0]):
+        return groups.members(Ledger(store).exceptions(run_id), refs[0])
+    return [Ledger(store).exception(f"{run_id}:{refs[0]}")]
 
 
 def _refusal_now(store: Store, run_id: str) -> str | None:
@@ -151,11 +179,11 @@ def ask_change(
         pending = store.questions.pending(run_id)
         of = store.questions.get(question_id)
         item = of.questions[int(number) - 1]
-        ref = REF_RE.findall(item["question"])
-        exc = Ledger(store).exception(f"{run_id}:{ref[0]}") if ref else None
-        subject = exc["details"]["subject"] if exc else (item.get("header") or "a decision")
+        members = _asked_in(store, run_id, item)
+        exc = members[0] if members else None
+        subject = _subject(members) if members else (item.get("header") or "a decision")
         earlier = (
-            f" Decided before: {option_label(exc['kind'], exc['resolution'], exc['details']['facts'])}."
+            f" Decided before: {_decided(exc)}."
             if exc and exc["resolution"] not in (None, "other")
             else ""
         )

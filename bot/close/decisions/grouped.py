@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.close import groups
 from bot.close.decisions.answers import FACT_ITEMS, bound_answer, codes_of, group_answer
-from bot.close.decisions.changes import ChangeTools
+from bot.close.decisions.changes import ChangeTools, change_refusal
 from bot.close.doi_master import ACCOUNT_NAMES
 from bot.close.exception_questions import question_for_group
 from bot.close.kinds import book, describe
@@ -63,9 +63,13 @@ class GroupDecisionTools(ChangeTools):
                     f"{q.answered_by} chose {groups.LINE_BY_LINE!r} for {ref}, not {option!r}; record what they chose"
                 )
             ledger = Ledger(ctx.store)
-            split = [e for e in group if e["status"] != "resolved"]
+            # a change of the group's decision (issue 31) reopens every line, each asked alone
+            changing = [e for e in group if self._change_of(ctx, e, q.id) is not None]
+            split = changing or [e for e in group if e["status"] != "resolved"]
             for e in split:
-                ledger.decide(
+                if changing and (refusal := change_refusal(ledger, e)):
+                    raise ToolError(f"{e['details']['ref']}: {refusal}")
+                (ledger.change_decision if changing else ledger.decide)(
                     e["id"],
                     option=groups.LINE_BY_LINE_CODE,
                     status="open",
