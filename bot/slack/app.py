@@ -131,7 +131,11 @@ def build_service(
     )
     # the Home tab's Settings (issue 32): set in Slack, in effect for the next close
     slack_settings = SlackSettings(
-        client=client, store=store, defaults=settings, on_change=desk.republish
+        client=client,
+        store=store,
+        defaults=settings,
+        on_change=desk.republish,
+        later=runner.fast,
     )
     desk.settings_blocks = slack_settings.home_blocks
     deps = handlers.Deps(

@@ -55,12 +55,15 @@ class SlackSettings:
         defaults: Settings,
         parts: Iterable[Any] = (),
         on_change: Callable[[], None] | None = None,
+        later: Callable[[Callable[[], None]], Any] | None = None,
     ) -> None:
         self.client = client
         self.store = store
         self.defaults = defaults  # the environment's
         self.parts = list(parts)  # what the running bot is made of (retargeted on a change)
         self.on_change = on_change  # e.g. the Home tabs republished
+        # how a saved change is put into effect after the ack (the runner's fast pool)
+        self.later = later or (lambda job: job())
         self.applied = defaults  # the settings the running bot's parts hold now
         self._roles: dict[str, tuple[bool, float]] = {}
         self._own_team: str | None = None
@@ -259,10 +262,13 @@ class SlackSettings:
             return {BLOCKS[var]: str(e).split(": ", 1)[-1][:150]}
         changed = self.store.settings.change(team, given, by=user)
         if changed:
-            self.apply(team)
-            if self.on_change is not None:
-                self.on_change()
+            self.later(lambda: self._took_effect(team))
         return {}
+
+    def _took_effect(self, team: str) -> None:
+        self.apply(team)
+        if self.on_change is not None:
+            self.on_change()
 
 
 def _as_variables(settings: Settings) -> dict[str, str]:

@@ -30,6 +30,7 @@ from bot.core.config import Settings
 # the attribute (or closure variable) names that hold a setting Slack can change
 NAMES = ("approvers", "approval_limit", "data_dir", "close_channel", "account_map")
 MAX_DEPTH = 12
+MAX_ITEMS = 256  # containers larger than this are not looked into
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,8 @@ def _walk(roots: Iterable[Any]) -> Iterator[Holder]:
             continue
         if isinstance(obj, Settings):  # the environment's, kept as the defaults: never changed
             continue
+        if isinstance(obj, dict | list | tuple | set) and len(obj) > MAX_ITEMS:
+            continue  # a cache or a period's rows: no part keeps its settings there
         if isinstance(obj, dict):
             stack.extend((v, depth + 1) for v in list(obj.values()))
         elif isinstance(obj, list | tuple | set):
