@@ -207,7 +207,8 @@ def test_the_scopes_are_exactly_what_a_whole_close_calls_for(
         "users:read",
         "files:read",  # files.info and the download, for files dropped in (test_slack_files)
         # conversations.info: `closebot doctor --slack` finds the bot in the finance channel
-        # (public or private; test_doctor_slack)
+        # (public or private; test_doctor_slack); conversations.members: who may read a close
+        # in the DM and Home (test_faults_reading)
         "channels:read",
         "groups:read",
     }

@@ -22,12 +22,13 @@ from bot.core.models import Model
 from bot.core.names import Names
 from bot.core.runner import Runner
 from bot.slack.client import KeepAliveWebClient, web_client
+from bot.slack.close_readers import CloseReaders
 from bot.slack.close_start import CloseStarter
 from bot.slack.files import FileIntake
 from bot.slack.grid import GridIdentity
 from bot.slack.home import SlackDesk
 from bot.slack.installations import Installations
-from bot.slack.people import slack_names
+from bot.slack.people import SlackUsers, slack_names
 from bot.slack.presenter import SlackPresenter
 from bot.slack.reply_window import ReplyWindow
 from bot.slack.settings import SlackSettings
@@ -95,7 +96,8 @@ def build_service(
         installations = Installations(settings, client)
         client.token_for = installations.token
     app = bolt_app(settings, client, installations)
-    names = slack_names(store, client)  # one cache of who people are, for every part
+    users = SlackUsers(client)  # users.info, asked once for a while whatever part asks
+    names = slack_names(store, client, users)  # one cache of who people are, for every part
     presenter = presenter_for(settings, store, client, names)
     loop = close_loop(
         settings, store=store, presenter=presenter, model=model, question_ttl=question_ttl(settings)
@@ -114,6 +116,13 @@ def build_service(
         client=client,
         store=store,
         desk=Desk(store, settings.approvers, settings.data_dir),
+        readers=CloseReaders(
+            users=users,
+            store=store,
+            workspace=presenter.auth,  # the installation's team, read in one place
+            approvers=settings.approvers,
+            finance=settings.finance,
+        ),
         names=names,
     )
     presenter.on_state_change = desk.republish  # the Home tabs follow the runs' states

@@ -1,6 +1,7 @@
 """closebot outside a close's thread, in Slack: the App Home (views.publish), the DM and the
 assistant pane (suggested prompts; "what's waiting on me?", "what's open?", "who decided X?"),
-and the same answers asked in a run's thread at any time.
+and the same answers asked in a run's thread at any time. A close's amounts and decisions go
+only to the people on it, and nothing to another team (bot/slack/close_readers.py).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from bot import blocks
 from bot.blocks import escape, outgoing
 from bot.close import APPROVAL_HEADERS, PROMPTS, Desk, Intent, how_answered, period_label
 from bot.core.names import Names
+from bot.slack.close_readers import CloseReaders, not_on
 from bot.slack.close_start import visible_to
 from bot.slack.presenter import slack_error, status_title
 from bot.store import Run, Store
@@ -34,17 +36,25 @@ HELP = (
     "In a channel: `/close 2026-10`."
 )
 MAX_HOME_LINES = 20
+DECISIONS_SHOWN = 5  # "who decided …?": the newest five of the closes the asker is on
 
 
 class SlackDesk:
     """Draws the Desk's answers in Slack. Web API calls only; run off the ack path."""
 
     def __init__(
-        self, *, client: WebClient, store: Store, desk: Desk, names: Names | None = None
+        self,
+        *,
+        client: WebClient,
+        store: Store,
+        desk: Desk,
+        readers: CloseReaders,
+        names: Names | None = None,
     ) -> None:
         self.client = client
         self.store = store
         self.desk = desk
+        self.readers = readers  # who may read which close (issue 31)
         self.names = names or Names(store)  # people by name (users.info, cached)
         self.viewers: set[str] = set()  # who opened the Home tab (republished on a change)
         self._published: dict[str, str] = {}  # viewer → a digest of the view they were sent
@@ -85,17 +95,32 @@ class SlackDesk:
 
     # -- the answers ----------------------------------------------------------------
 
-    def answer(self, intent: Intent, user: str) -> str:
-        """mrkdwn, made safe here, for one of the desk's questions."""
+    def answer(self, intent: Intent, user: str, team: str | None = None) -> str:
+        """mrkdwn, made safe here, for one of the desk's questions: of the closes `user` is
+        on; nothing of any to another team (`team`: the one the payload names for them)."""
+        verdict = self.readers.team(user, team)
+        if not verdict.ok:
+            self.readers.refused(user, (), where="dm", asked=intent.kind, reason=verdict.reason)
+            return verdict.text
         if intent.kind == "waiting":
             return self._waiting_text(user)
         if intent.kind == "open":
-            return self._open_text()
+            return self._open_text(user)
         if intent.kind == "decided":
-            return self._decided_text(intent.arg)
+            return self._decided_text(intent.arg, user)
         if intent.kind == "status":
             return self._closes_text(user)
         return HELP
+
+    def _readable(
+        self, user: str, *, where: str, asked: str, runs: list[Run] | None = None
+    ) -> tuple[list[Run], str]:
+        """(the closes `user` is on, the line saying which they are not on: '' for none);
+        what was withheld audited (on the Home tab, once for as long as it stays the same)."""
+        shown, withheld = self.readers.split(self.desk.closes() if runs is None else runs, user)
+        if withheld:
+            self.readers.refused(user, withheld, where=where, asked=asked, once=where == "home")
+        return shown, not_on(withheld)
 
     def _waiting_text(self, user: str, *, brief: bool = False) -> str:
         """What waits on `user`; `brief` (the Home tab): a close's pending question by its
@@ -116,13 +141,22 @@ class SlackDesk:
             + (f"\n{items}" if items else "")
         )
 
-    def _open_text(self) -> str:
+    def _open_text(self, user: str, *, shown: list[Run] | None = None) -> str:
+        """The open items of the closes `user` is on (`shown`: as the Home tab found them,
+        its withheld closes said there), and which closes' items are withheld."""
         items = self.desk.open_items()
+        refused = ""
+        if shown is None:
+            having = [r for r in self.desk.closes() if any(i["run_id"] == r.id for i in items)]
+            shown, refused = self._readable(user, where="dm", asked="open", runs=having)
+        mine = {r.id for r in shown}
+        items = [i for i in items if i["run_id"] in mine]
+        note = f"\n{refused}" if refused else ""
         if not items:
-            return "No open items."
+            return "No open items." + note
         lines = [self._item_line(i) for i in items[:MAX_HOME_LINES]]
         more = f"\n…and {len(items) - MAX_HOME_LINES} more" if len(items) > MAX_HOME_LINES else ""
-        return f"*Open items ({len(items)})*\n" + "\n".join(lines) + more
+        return f"*Open items ({len(items)})*\n" + "\n".join(lines) + more + note
 
     def _yours_text(self, user: str) -> str:
         """The open items `user` owns (chosen at sign-off), oldest due first; '' for none."""
@@ -142,10 +176,18 @@ class SlackDesk:
         due = item.get("due") or "no due date"
         return f"• {escape(str(item['text']))} — {owner}, due {escape(str(due))}"
 
-    def _decided_text(self, what: str | None) -> str:
-        rows = self.desk.decided(what)
+    def _decided_text(self, what: str | None, user: str) -> str:
+        """Decisions about `what` in the closes `user` is on (the newest five); the closes
+        whose matching decisions are withheld named."""
+        rows = self.desk.decided(what, limit=1_000_000)
+        having = {r["run_id"] for r in rows}
+        closes = [r for r in self.desk.closes() if r.id in having]
+        shown, refused = self._readable(user, where="dm", asked="decided", runs=closes)
+        mine = {r.id for r in shown}
+        rows = [r for r in rows if r["run_id"] in mine][:DECISIONS_SHOWN]
         if not rows:
-            return f"I found no decision about “{escape(what or '')}” in the decision logs."
+            found = f"I found no decision about “{escape(what or '')}” in the decision logs"
+            return f"{found} of the closes you are on.\n{refused}" if refused else found + "."
         lines = []
         for r in rows:
             who = escape(self.names(r.get("answered_by")))
@@ -157,15 +199,14 @@ class SlackDesk:
                 + (f" ({escape(how)})" if (how := how_answered(r.get("source"))) else "")
                 + why
             )
-        return "\n".join(lines)
+        return "\n".join(lines) + (f"\n{refused}" if refused else "")
 
     def _closes_text(self, user: str) -> str:
-        runs = self.desk.closes()
-        if not runs:
+        if not self.desk.closes():
             return "No close has run yet. Start one with `/close 2026-10` or *close October*."
-        return "\n".join(
-            f"• {self._thread(r, status_title(r), user)}" for r in runs[:MAX_HOME_LINES]
-        )
+        runs, refused = self._readable(user, where="dm", asked="status")
+        lines = [f"• {self._thread(r, status_title(r), user)}" for r in runs[:MAX_HOME_LINES]]
+        return "\n".join([*lines, *([refused] if refused else [])])
 
     def reply(self, *, channel: str, thread_ts: str | None, user: str, text: str) -> None:
         """Post an answer in a DM (or the assistant thread)."""
@@ -222,9 +263,17 @@ class SlackDesk:
     # -- App Home ------------------------------------------------------------------------
 
     def home_view(self, user: str) -> dict[str, Any]:
-        runs = self.desk.closes()
+        """The Home tab of `user`: the closes they are on; to another team, none."""
+        head = {"type": "header", "text": blocks.plain("closebot · month-end close", 150)}
+        verdict = self.readers.team(user)
+        if not verdict.ok:
+            self.readers.refused(
+                user, (), where="home", asked="home", reason=verdict.reason, once=True
+            )
+            return {"type": "home", "blocks": [head, blocks.section(verdict.text)]}
+        runs, refused = self._readable(user, where="home", asked="home")
         out: list[dict[str, Any]] = [
-            {"type": "header", "text": blocks.plain("closebot · month-end close", 150)},
+            head,
             # the forms and the open items that wait on the person, once
             *(
                 blocks.section(t)
@@ -238,9 +287,11 @@ class SlackDesk:
                 for r in runs[:MAX_HOME_LINES]
             ]
             out.append(blocks.section("*Closes by period*\n" + "\n".join(lines)))
-        else:
+        elif not refused:
             out.append(blocks.section("*Closes by period*\nNo close has run yet."))
-        out += [{"type": "divider"}, blocks.section(self._open_text())]
+        if refused:
+            out.append(blocks.section(refused))
+        out += [{"type": "divider"}, blocks.section(self._open_text(user, shown=runs))]
         finished = next((r for r in runs if r.status == "done"), None)
         if finished is not None:
             files = (

@@ -64,7 +64,7 @@ class Store(StoreCore):
         self.leases = Leases(self)
         self.inbox = Inbox(self)
         self.replay = SlackReplay(self)
-        self.people = People(self)
+        self.people = People(self, self.audit)
         self.settings = WorkspaceSettings(self, self.audit)  # set in Slack (issue 32)
         for domain in migrations:
             self.migrate(domain)

@@ -276,8 +276,9 @@ class AuditChain:
 
     def register_problems(self) -> list[str]:
         """What is wrong with the whole record rather than one run: the chain of the events
-        of no run (the register) broken or cut short, and a run it registered that is gone
-        from the database (deleted, with its events, seal and rows)."""
+        of no run (the register) broken or cut short, a row of no run it covers (a person's
+        name) changed, deleted or added outside closebot, and a run it registered that is
+        gone from the database (deleted, with its events, seal and rows)."""
         rows = self.core.query("select * from audit_events where run_id is null order by id")
         problems = []
         verdict, _ = self._verify_chain(rows)
@@ -298,6 +299,8 @@ class AuditChain:
                 problems.append(
                     "the register of runs: " + verdict.problem.replace("the run's", "its")
                 )
+        # the rows of no run it covers: people's names, shown beside what they decided
+        problems += chain.check_register_rows(self.core.query, self._audit_key)
         present = {r["id"] for r in self.core.query("select id from runs")}
         for r in registered:
             detail = json.loads(r["detail"] or "{}")

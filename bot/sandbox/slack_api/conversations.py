@@ -1,4 +1,4 @@
-"""conversations.replies, .history, .info and .open, and users.info (people as Slack's
+"""conversations.replies, .history, .info, .members and .open, and users.info (people as Slack's
 user objects)."""
 
 from __future__ import annotations
@@ -130,6 +130,32 @@ class ConversationMethods(Workspace):
                 "is_channel": True,
                 "is_member": BOT_USER in channel.members,
             }
+        }
+
+    def m_conversations_members(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The user ids of a conversation's members, a page at a time, as Slack answers
+        (docs.slack.dev/reference/methods/conversations.members): `limit` "under 1000"
+        (`invalid_limit` otherwise), `cursor` from the last page's
+        `response_metadata.next_cursor` (`invalid_cursor` for one it never gave). A private
+        channel or DM the bot is not in is `channel_not_found` to it, as Slack hides
+        conversations a token cannot see (docs.slack.dev/apis/web-api/using-the-conversations-api)."""
+        channel = self.channel(p.get("channel"))
+        if channel.id[0] in "GD" and BOT_USER not in channel.members:
+            raise SlackError("channel_not_found")
+        try:
+            limit = int(p.get("limit") or 100)
+            start = int(p.get("cursor") or 0)
+        except (TypeError, ValueError):
+            raise SlackError("invalid_cursor") from None
+        if not 0 < limit < 1000:
+            raise SlackError("invalid_limit")
+        members = sorted(channel.members)
+        if not 0 <= start <= len(members):
+            raise SlackError("invalid_cursor")
+        page, more = members[start : start + limit], start + limit < len(members)
+        return {
+            "members": page,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
         }
 
     def m_conversations_open(self, p: dict[str, Any]) -> dict[str, Any]:

@@ -56,6 +56,9 @@ METHOD_SCOPES: dict[str, tuple[str, ...] | dict[str, str]] = {
     "conversations.history": HISTORY,  # …/methods/conversations.history
     "conversations.replies": HISTORY,  # …/methods/conversations.replies
     "conversations.info": READ,  # …/methods/conversations.info
+    # …/methods/conversations.members: channels:read (public), groups:read (private),
+    # im:read, mpim:read — the scope of the conversation's kind
+    "conversations.members": READ,
     # …/methods/conversations.open: im:write for a DM (mpim:write, channels:manage otherwise)
     "conversations.open": ("im:write", "mpim:write", "channels:manage", "groups:write"),
     "users.info": ("users:read",),  # …/methods/users.info

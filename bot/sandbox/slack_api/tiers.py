@@ -70,6 +70,7 @@ LIMITS: dict[str, Limit] = {
     "conversations.history": Limit(1, doc=_page("conversations.history")),
     "conversations.replies": Limit(1, doc=_page("conversations.replies")),
     "conversations.info": Limit(TIER[3], doc=_page("conversations.info")),  # Tier 3
+    "conversations.members": Limit(TIER[4], doc=_page("conversations.members")),  # Tier 4
     "conversations.open": Limit(TIER[3], doc=_page("conversations.open")),  # Tier 3
     "users.info": Limit(TIER[4], doc=_page("users.info")),  # Tier 4
     "views.publish": Limit(TIER[4], doc=_page("views.publish")),  # Tier 4

@@ -63,9 +63,10 @@ def dm(deps: Deps, event: dict[str, Any], body: dict[str, Any]) -> None:
             team=requester_team(body, event),
         )
         return
+    team = requester_team(body, event)  # another team's person is shown no close (issue 31)
     deps.work.runner.side(
         lambda: desk.reply(
-            channel=channel, thread_ts=thread_ts, user=user, text=desk.answer(asked, user)
+            channel=channel, thread_ts=thread_ts, user=user, text=desk.answer(asked, user, team)
         )
     )
 

@@ -40,11 +40,14 @@ class Workspace:
         return "ok"
 
     def team_id(self) -> str | None:
-        """The workspace's id (auth.test, once), for a stream's recipient_team_id."""
+        """The installation's team id (auth.test, once): a stream's recipient_team_id, and
+        whose closes a person may read (bot/slack/close_readers.py: another team's see
+        none). The one place it is read. None while unknown; never asked with a token
+        Slack took back (only the watchdog's auth.test goes out then)."""
         tenant = current()
         if tenant is not None and tenant.team_id is not None:
             return tenant.team_id  # many workspaces: the one the work in hand is for
-        if self._team_id is None:
+        if self._team_id is None and not getattr(self.client, "revoked", None):
             try:
                 self._team_id = str(self.client.auth_test().get("team_id") or "") or None
             except SlackApiError as e:

@@ -27,6 +27,8 @@ never hashed again.
   recomputes every live row's digest and compares it with the latest one the chain recorded.
   A changed, deleted or unrecorded row is named with what it covers. Journal lines carry
   their own digest (`mac`) and the chain records one digest over a batch's lines.
+  Rows that belong to no run (a person's name as Slack gave it, shown beside what they
+  decided) are covered by the events of no run, the register, and checked with it.
 - **Sealed.** Each run's head (last event, its hash, the number of events) is kept under the
   key in `run_seals` and moves with every event, so removing the last events shows; the head
   when the run finishes is printed in its summary and decision log, to compare from outside.
@@ -71,6 +73,7 @@ from bot.store.chain.covers import (
     line_mac,
     line_macs,
     lines_ref,
+    of_register,
     pages,
     ref_of,
     row_mac,
@@ -88,6 +91,7 @@ from bot.store.chain.seals import (
 )
 from bot.store.chain.verify import (
     Verdict,
+    check_register_rows,
     check_rows,
     check_seal,
     latest_recorded,
@@ -118,6 +122,7 @@ __all__ = [
     "Target",
     "Verdict",
     "WrittenLines",
+    "check_register_rows",
     "check_rows",
     "check_seal",
     "cover",
@@ -132,6 +137,7 @@ __all__ = [
     "lines_ref",
     "load_key",
     "mac",
+    "of_register",
     "pages",
     "read_epoch",
     "ref_of",

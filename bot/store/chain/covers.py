@@ -31,7 +31,9 @@ class Covered:
     key: tuple[str, ...]
     fields: tuple[str, ...]
     what: str  # what a row holds, for the person reading a verification failure
-    of_run: str  # select * … the rows that belong to run ? (one parameter)
+    # select * … the rows that belong to run ? (one parameter); "" for a table whose rows
+    # belong to no run (people's names): the register's events cover them (`of_register`)
+    of_run: str
     # rows another run (or an import outside any run) may change later: the digest a run's
     # rows are checked against is the latest any authentic event recorded
     shared: bool = False
@@ -253,6 +255,8 @@ def run_targets(query: Query, run_id: str) -> list[Target]:
     """Every covered row of a run, as an event's `covers` names them (a batch's lines as one)."""
     out: list[Target] = []
     for table, c in COVERED.items():
+        if not c.of_run:
+            continue
         try:
             rows = query(c.of_run, (run_id,))
         except sqlite3.OperationalError:  # a part's tables not made here
@@ -263,6 +267,11 @@ def run_targets(query: Query, run_id: str) -> list[Target]:
             if table == "journal_batches":
                 out.append((LINES, "batch_id", row["id"]))
     return out
+
+
+def of_register() -> list[Covered]:
+    """The covered tables whose rows belong to no run: the register checks them."""
+    return [c for c in COVERED.values() if not c.of_run]
 
 
 # The store's own covered tables (the close registers its own in bot/close/ledger.py).
@@ -292,4 +301,14 @@ cover(
     ),
     what="a form: the questions shown, the answer, who gave it, how, when and why",
     of_run="select * from questions where run_id = ?",
+)
+# A person's name as Slack gave it (users.info): the decision log, the DM and the Home tab
+# show it beside what they decided, so an edit of it is an edit of the record (issue 31). The
+# row belongs to no run; each change of a name is a register event (bot/store/people.py).
+cover(
+    "people",
+    key=("id",),
+    fields=("id", "real_name", "display_name", "handle"),
+    what="the name Slack gave a person, shown beside what they decided",
+    of_run="",
 )
