@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: sandbox demo auto test test-fast slow-list lint bench bench-volume bench-ack bench-slack bench-load clean
+.PHONY: sandbox demo auto test test-pg test-fast slow-list lint bench bench-volume bench-ack bench-slack bench-load clean
 
 PORT ?= 8000
 
@@ -34,8 +34,15 @@ lint: $(STAMP)
 	$(VENV)/bin/lint-imports --no-cache  # the layers' arrows: pyproject.toml [tool.importlinter]
 	$(VENV)/bin/hadolint Dockerfile  # the container image (issue 32)
 
-test: lint  ## lint, type-check and the whole test suite
+test: lint  ## lint, type-check and the whole test suite (on SQLite, then on a real PostgreSQL)
 	$(VENV)/bin/pytest -q
+	$(MAKE) test-pg
+
+# The same tests on a PostgreSQL server they start themselves (tests/pg_backend.py; Debian's
+# `postgresql` package, which .ci/run installs). The `slow` ones (subprocesses, browsers,
+# earlier releases' SQLite files) run on SQLite only, for now.
+test-pg: $(STAMP)  ## the suite on PostgreSQL (CLOSEBOT_TEST_BACKEND=postgresql)
+	CLOSEBOT_TEST_BACKEND=postgresql $(VENV)/bin/pytest -q -m "not slow"
 
 test-fast: $(STAMP)  ## while editing: ruff and the unit tests (not the `slow` ones), under a minute
 	$(VENV)/bin/ruff check bot tests bench

@@ -17,6 +17,7 @@ from bot.core.models import Reply
 from bot.core.tools import ToolRegistry
 from bot.sandbox.slack_api import FakeSlack, fake_slack
 from bot.store import QuestionRecord, Store
+from tests.pg_backend import pg_schemas, store_backend  # noqa: F401  (fixtures: two backends)
 from tests.sandbox_browser import (  # noqa: F401  (fixtures)
     browser,
     open_page,

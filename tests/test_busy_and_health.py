@@ -160,6 +160,7 @@ def test_healthz_is_503_and_quick_while_the_database_is_locked(served: str, db_p
     )
 
 
+@pytest.mark.sqlite_only("SQLite's query_only pragma makes the file read-only")
 def test_healthz_is_503_on_a_read_only_database(served: str, bot: Harness) -> None:
     bot.store.db.execute("pragma query_only = on")
     status, body = get(served)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
@@ -71,6 +72,7 @@ def test_the_close_migrates_its_own_tables(tmp_path: Path) -> None:
     both.close()
 
 
+@pytest.mark.sqlite_only("an earlier release's SQLite file, built by hand")
 def test_an_older_database_keeps_the_close_tables_it_has(tmp_path: Path) -> None:
     """A database whose platform migrations made the close's tables (before issue 26): the
     close's first migration finds them and makes nothing twice."""

@@ -81,6 +81,7 @@ def test_a_file_with_garbage_mid_file_is_refused_at_start_with_a_clear_message(
     assert "PROBLEM  integrity:" in doctor.stdout
 
 
+@pytest.mark.sqlite_only("garbles the SQLite file's pages")
 def test_healthz_reports_a_file_damaged_under_a_running_server_as_corrupt(
     fake: FakeSlack, db_path: Path
 ) -> None:

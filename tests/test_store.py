@@ -160,13 +160,19 @@ def test_migrations_create_the_tables_with_their_columns(store: Store) -> None:
     }
 
 
-def test_reopening_applies_nothing_twice_and_uses_wal(db_path: Path) -> None:
+def test_reopening_applies_nothing_twice(db_path: Path) -> None:
     first = Store(db_path)
     applied = [(m.name, m.applied_at) for m in migrations.applied(first.db)]
     first.close()
     s = Store(db_path)
     assert [(m.name, m.applied_at) for m in migrations.applied(s.db)] == applied
     assert len(applied) >= 7
+    s.close()
+
+
+@pytest.mark.sqlite_only("SQLite's journal mode and busy timeout")
+def test_an_sqlite_file_uses_wal_and_a_busy_timeout(db_path: Path) -> None:
+    s = Store(db_path)
     assert s.db.execute("pragma journal_mode").fetchone()[0] == "wal"
     assert s.db.execute("pragma busy_timeout").fetchone()[0] == 10_000
     s.close()
@@ -311,6 +317,7 @@ def test_step_states_move_one_at_a_time(store: Store) -> None:
     assert store.runs.finish_steps(run.id) == {"Intake": "done", "Checks": "done"}
 
 
+@pytest.mark.sqlite_only("an earlier release's SQLite file, built by hand")
 def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path: Path) -> None:
     import sqlite3
 
@@ -355,6 +362,7 @@ def test_a_database_from_the_oldest_schema_migrates_and_keeps_its_rows(tmp_path:
     assert (verdict.checked, verdict.broken, verdict.unchained) == (1, None, 1)
 
 
+@pytest.mark.sqlite_only("an earlier release's SQLite file, built by hand")
 def test_a_database_from_before_leases_migrates_and_keeps_its_rows(db_path: Path) -> None:
     """A database made before m005 (no leases, Stop, reminders) opens and keeps its data."""
     import sqlite3

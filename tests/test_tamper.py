@@ -381,6 +381,7 @@ def test_each_tampering_edit_is_found_by_verify(closed: Closed, tmp_path: Path, 
     assert "BROKEN" in out and names in out, out
 
 
+@pytest.mark.sqlite_only("reads the SQLite file's bytes for the key")
 def test_the_key_file_is_made_beside_the_database_0600_and_another_key_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -407,6 +408,7 @@ def test_the_key_file_is_made_beside_the_database_0600_and_another_key_is_refuse
     assert not key_file.exists()
 
 
+@pytest.mark.sqlite_only("an earlier release's SQLite file, built by hand")
 def test_an_earlier_releases_chain_verifies_and_goes_on_keyed_and_a_rewrite_does_not(
     db_path: Path,
 ) -> None:

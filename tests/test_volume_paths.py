@@ -180,6 +180,7 @@ def _cover_read_back(db: Path, key: bytes, batch_id: str) -> str:
     return f"{len(rows)}:{h.hexdigest()[:32]}"
 
 
+@pytest.mark.sqlite_only("reads and meddles with the file through sqlite3, beside the store")
 @pytest.mark.parametrize("meddled", [False, True])
 def test_a_drafted_batchs_cover_is_its_lines_as_they_stand(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, meddled: bool

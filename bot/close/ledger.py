@@ -20,6 +20,7 @@ from bot.close.books.batch_writer import BatchWriter
 from bot.close.books.batches import AlreadyPostedError, Batches
 from bot.close.records import DoiRecord, ExceptionDetails, ExceptionRow, OpenItem, OpenItemRow
 from bot.core.errors import NotFoundError
+from bot.store.core import insert_row
 
 __all__ = ["AlreadyPostedError", "BatchWriter", "Ledger"]
 
@@ -76,7 +77,9 @@ class Ledger(Batches):
                 )
                 exception_index.forget(self.store, run_id)  # rare: read the run again
             if not found:
-                db.table("exceptions").insert(
+                insert_row(
+                    db,
+                    "exceptions",
                     {
                         "id": exception_id,
                         "run_id": run_id,
@@ -85,7 +88,7 @@ class Ledger(Batches):
                         "details": _dumps(details),
                         "status": "open",
                         "created_at": self.store.now(),
-                    }
+                    },
                 )
                 self.store.audit.record(
                     run_id=run_id,
@@ -228,7 +231,9 @@ class Ledger(Batches):
                 "update doi_rows set status = 'void' where run_id = ? and well_id = ? and status = 'proposed'",
                 (run_id, well_id),
             )
-            db.table("doi_rows").insert(
+            insert_row(
+                db,
+                "doi_rows",
                 {
                     "well_id": well_id,
                     "row": _dumps(row),
@@ -238,7 +243,7 @@ class Ledger(Batches):
                     "question_id": question_id,
                     "decided_by": decided_by,
                     "created_at": self.store.now(),
-                }
+                },
             )
             self.store.audit.record(
                 run_id=run_id,
@@ -272,7 +277,9 @@ class Ledger(Batches):
         with self.store.write() as db:
             db.execute("delete from open_items where run_id = ?", (run_id,))
             for item in items:
-                db.table("open_items").insert(
+                insert_row(
+                    db,
+                    "open_items",
                     {
                         "run_id": run_id,
                         "period": period,
@@ -285,7 +292,7 @@ class Ledger(Batches):
                         "created_at": self.store.now(),
                         "exception_id": item.get("exception_id"),
                         "held_balance": _dumps(item.get("held_balance") or []),
-                    }
+                    },
                 )
             self.store.audit.record(
                 run_id=run_id,

@@ -42,13 +42,13 @@ def settings_of(args: argparse.Namespace) -> Settings:
 def open_store(settings: Settings, *, to_work: bool = False) -> Store:
     """The database; `to_work` (run, resume) refuses one a newer closebot has migrated."""
     try:
-        store = Store(settings.db_path, migrations=[DOMAIN.migrations])  # the close's too
+        store = Store(settings.db_url or settings.db_path, migrations=[DOMAIN.migrations])
     except sqlite3.DatabaseError as e:
-        raise ConfigError(f"cannot use {settings.db_path} as closebot's database: {e}") from e
+        raise ConfigError(f"cannot use {settings.database} as closebot's database: {e}") from e
     newer = store.newer_schema() if to_work else None
     if newer:
         store.close()
-        raise ConfigError(f"{settings.db_path}: {newer}; use the newer closebot")
+        raise ConfigError(f"{settings.database}: {newer}; use the newer closebot")
     return store
 
 

@@ -56,6 +56,8 @@ class Settings:
     """Everything closebot reads from its environment."""
 
     db_path: Path = Path(DEFAULT_DB)
+    # CLOSEBOT_DB=postgresql://…: the hosted deployment's shared database (bot/store/pg/)
+    db_url: str | None = field(default=None, repr=False)
     model: str = DEFAULT_MODEL
     anthropic_api_key: str | None = field(default=None, repr=False)
     slack_bot_token: str | None = field(default=None, repr=False)
@@ -94,6 +96,13 @@ class Settings:
     # issue 31: one answer of a kind per person and thread per this many seconds
     thread_reply_seconds: int = DEFAULT_THREAD_REPLY_SECONDS
     db_wait_seconds: int = DEFAULT_DB_WAIT_SECONDS
+
+    @property
+    def database(self) -> str:
+        """The database in words: its file, or its URL without the password."""
+        if self.db_url:
+            return re.sub(r"(//[^:/@]+):[^@]*@", r"\1:***@", self.db_url)
+        return str(self.db_path)
 
     def __repr__(self) -> str:
         return (
@@ -151,8 +160,12 @@ class Settings:
             value = env.get(name, "").strip()
             return value or None
 
-        db_path = Path(get("CLOSEBOT_DB") or DEFAULT_DB).expanduser()
-        if db_path.is_dir():
+        db = get("CLOSEBOT_DB") or DEFAULT_DB
+        db_url = db if db.startswith(("postgresql://", "postgres://")) else None
+        db_path = Path(DEFAULT_DB if db_url else db).expanduser()
+        if db_url:
+            pass  # a server's database: nothing on this machine's disk to check
+        elif db_path.is_dir():
             raise ConfigError(f"CLOSEBOT_DB={db_path} is a directory; give a file path")
         if not db_path.parent.is_dir():
             raise ConfigError(
@@ -302,6 +315,7 @@ class Settings:
             reminder_minutes=reminder,
             effort=effort,
             db_path=db_path,
+            db_url=db_url,
             model=model,
             anthropic_api_key=get("ANTHROPIC_API_KEY"),
             slack_bot_token=get("SLACK_BOT_TOKEN"),

@@ -4,6 +4,7 @@ one, recording the rows it wrote; each run's head is sealed (bot/store/chain/ sa
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,14 +48,19 @@ class AuditChain:
         began (and seal every run's head as it stands), sealing the boundary after which no
         earlier release may write. A key other than the one that keyed this database is
         refused: events written with it would never verify."""
-        key, created = chain.load_key(None if self.core.in_memory else self.core.path)
+        if self.core.key_path is None and self.core.url and not os.environ.get(chain.KEY_ENV):
+            raise ConfigError(
+                f"{chain.KEY_ENV} is not set: on PostgreSQL every replica signs the audit trail "
+                "with the same key, given in the environment (64 hex digits is best)"
+            )
+        key, created = chain.load_key(self.core.key_path)
         self._audit_key = key
         meta = self.core.query("select value from meta where key = ?", (chain.KEYED_AFTER,))
         if meta:
             epoch = chain.read_epoch(key, meta[0]["value"])
             if epoch is not None and epoch.key_id != chain.key_id(key):
-                if created:
-                    chain.key_file_for(self.core.path).unlink(missing_ok=True)
+                if created and self.core.key_path:
+                    chain.key_file_for(self.core.key_path).unlink(missing_ok=True)
                 raise ConfigError(
                     f"{self.core.path}'s audit trail is keyed with another key (id {epoch.key_id}; this "
                     f"key is {chain.key_id(key)}): restore {chain.key_file_for(self.core.path)} or set "

@@ -17,6 +17,7 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 from bot.core.errors import BusyError, CorruptDatabaseError, ReadOnlyError, StorageFullError
+from bot.store import pg
 from bot.store.ack_priority import ACKS
 from bot.store.locks import QUICK_BUSY_MS, Locks, Readers
 from bot.store.migrations import migrations, newer_migrations
@@ -95,24 +96,48 @@ class StoreCore:
         *,
         clock: Callable[[], datetime] = utc_now,
         busy_timeout_ms: int = 10_000,
+        url: str | None = None,
     ) -> None:
+        """`path`: the SQLite file (":memory:" for one only this store sees), or a
+        `postgresql://` URL. `url`: a PostgreSQL database to keep the store in, with `path`
+        naming it in messages and placing its audit key file (tests run the suite so)."""
+        from_url = pg.is_url(path)
+        if from_url:
+            url, path = str(path), pg.display(str(path))
+        self.url = url  # PostgreSQL's, or None: the SQLite file at `path`
         self.path = Path(path)
+        # where the audit key file is kept (None: $CLOSEBOT_AUDIT_KEY, or a key of its own)
+        self.key_path = None if from_url or str(path) == ":memory:" else self.path
         self.schema: list[Migrations] = []  # the migration sets applied: the platform's first
         self._clock = clock
         self._locks = Locks()
         self._busy_ms = int(busy_timeout_ms)
-        self._readers = Readers(str(self.path), busy_ms=self._busy_ms)
         self._tx = threading.local()  # whether this thread has a write transaction open
         # what this thread's next write transaction does first (see SlackReplay.request)
         self._first_write = threading.local()
-        self.in_memory = str(path) == ":memory:"  # a database only this connection sees
         self._schema_seen: tuple[int, str | None] | None = None  # (schema cookie, newer_schema)
         self.corrupt: str | None = None  # what found the file damaged, once something did
+        self._mirror: pg.Mirror | None = None
+        if url:
+            self.in_memory = False
+            self._readers = Readers(
+                url, busy_ms=self._busy_ms, connect=lambda: pg.connect(url, read_only=True)
+            )
+            self.db = Database(pg.connect(url, timeout_ms=self._busy_ms), execute_plugins=False)
+            self._mirror = pg.Mirror()
+            pg.ensure_table(pg.connection_of(self.db))
+        else:
+            self.in_memory = str(path) == ":memory:"  # a database only this connection sees
+            self._readers = Readers(str(self.path), busy_ms=self._busy_ms)
+            self.db = Database(self._open_sqlite(), execute_plugins=False)
+        self.migrate(migrations)
+
+    def _open_sqlite(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
-            str(self.path), check_same_thread=False, timeout=busy_timeout_ms / 1000
+            str(self.path), check_same_thread=False, timeout=self._busy_ms / 1000
         )
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             if not self.in_memory:
                 found = conn.execute("PRAGMA quick_check(5)").fetchall()
                 if [r[0] for r in found] != ["ok"]:
@@ -128,8 +153,7 @@ class StoreCore:
         except CorruptDatabaseError:
             conn.close()
             raise
-        self.db = Database(conn, execute_plugins=False)
-        self.migrate(migrations)
+        return conn
 
     def _raise_fault(self, e: sqlite3.Error) -> NoReturn:
         """Raise the StorageError `e` stands for (chained to it), or `e` itself (call it in
@@ -165,7 +189,10 @@ class StoreCore:
         with self._locks.locked():
             if any(s is more for s in self.schema):
                 return
-            more.apply(self.db)
+            if self._mirror is not None:  # PostgreSQL: the same migrations, said its way
+                pg.apply(pg.connection_of(self.db), self._mirror, more, self.now())
+            else:
+                more.apply(self.db)
             self.schema.append(more)
             self._schema_seen = None  # what counts as newer has changed
 
@@ -173,6 +200,8 @@ class StoreCore:
         with self._locks.locked():
             self.db.close()
         self._readers.close_all()
+        if self._mirror is not None:
+            self._mirror.close()
 
     def now(self, *, after: timedelta | None = None) -> str:
         """The store's clock as ISO-8601 UTC text (which sorts as time does), optionally ahead."""

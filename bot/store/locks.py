@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, cast
 
 from bot.core.errors import BusyError
 from bot.store.ack_priority import ACKS
@@ -72,9 +73,12 @@ class Readers:
     """Each thread's read-only connection: in WAL mode reads need no lock, so they never
     queue behind another thread's transaction."""
 
-    def __init__(self, path: str, *, busy_ms: int) -> None:
+    def __init__(
+        self, path: str, *, busy_ms: int, connect: Callable[[], Any] | None = None
+    ) -> None:
         self._path = path
         self._busy_ms = busy_ms
+        self._connect = connect  # another database's read-only connection (PostgreSQL's)
         self._local = threading.local()
         self._opened: list[sqlite3.Connection] = []
         self._opened_lock = threading.Lock()
@@ -82,10 +86,13 @@ class Readers:
     def connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(
-                self._path, timeout=self._busy_ms / 1000, check_same_thread=False
-            )
-            conn.execute("PRAGMA query_only = ON")
+            if self._connect is not None:
+                conn = cast(sqlite3.Connection, self._connect())
+            else:
+                conn = sqlite3.connect(
+                    self._path, timeout=self._busy_ms / 1000, check_same_thread=False
+                )
+                conn.execute("PRAGMA query_only = ON")
             self._local.conn = conn
             with self._opened_lock:
                 self._opened.append(conn)

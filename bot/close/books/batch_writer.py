@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bot.close.books.batches import Batches
 from bot.close.records import BatchRow
 from bot.store.chain import LINES, WrittenLines
+from bot.store.core import insert_row
 
 ZERO = Decimal("0.00")
 
@@ -41,7 +42,9 @@ class BatchWriter:
                 "select count(*) as n from journal_batches where run_id = ?", (run_id,)
             )
             self.batch_id = f"JE-{period}-{run_id[:6]}-{n[0]['n'] + 1}"
-            db.table("journal_batches").insert(
+            insert_row(
+                db,
+                "journal_batches",
                 {
                     "id": self.batch_id,
                     "run_id": run_id,
@@ -51,7 +54,7 @@ class BatchWriter:
                     "total_credit": "0",
                     "created_at": store.now(),
                     "content_hash": "",
-                }
+                },
             )
         self._written = store.audit.lines_digest(self.batch_id)
 
