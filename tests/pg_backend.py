@@ -12,18 +12,20 @@ Processes a test starts (`closebot` as a subprocess) open their CLOSEBOT_DB file
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
 
-from bot.store import pg
 from bot.store.core import StoreCore
 from tests import pg_server
+
+sys.path.insert(0, str(Path(__file__).with_name("pg_site")))
+import closebot_pg_redirect as redirect
 
 BACKEND = os.environ.get("CLOSEBOT_TEST_BACKEND", "sqlite")
 DATABASE = "closebot_tests"
@@ -33,31 +35,27 @@ def on_postgresql() -> bool:
     return BACKEND == "postgresql"
 
 
+SITE = Path(__file__).with_name("pg_site")
+
+
 class Schemas:
-    """A schema per file path on the session's server, made when first opened."""
+    """The session's database on the server; the schemas a test made are dropped after it."""
 
     def __init__(self, server: pg_server.PgServer) -> None:
         self.server = server
         self.base = server.create_database(DATABASE)
         self.admin = psycopg.connect(self.base, autocommit=True)
-        self.made: list[str] = []
-
-    def url_for(self, path: Path) -> str:
-        name = "s_" + hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:20]
-        if name not in self.made:
-            self.admin.execute(f"create schema if not exists {name}")
-            self.made.append(name)
-        return f"{self.base}?options=-csearch_path%3D{name}"
 
     def drop_all(self) -> None:
-        """Drop the test's schemas (a store left open holds locks: then they stay)."""
-        made, self.made = self.made, []
-        for name in made:
-            try:
-                self.admin.execute("set lock_timeout = 2000")
+        """Drop every test schema (one a store left open still locks is left: its locks go
+        with the store, and the next test drops it)."""
+        self.admin.execute("set lock_timeout = 2000")
+        names = self.admin.execute(
+            "select nspname from pg_namespace where nspname like 's\\_%'"
+        ).fetchall()
+        for (name,) in names:
+            with contextlib.suppress(psycopg.Error):
                 self.admin.execute(f"drop schema {name} cascade")
-            except psycopg.Error:
-                pass
 
 
 @pytest.fixture(scope="session")
@@ -84,14 +82,14 @@ def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     if only is not None:
         pytest.skip(f"SQLite only: {only.args[0] if only.args else 'about the SQLite file'}")
     schemas: Schemas = request.getfixturevalue("pg_schemas")
-    original = StoreCore.__init__
-
-    def on_server(self: StoreCore, path: Any, *, url: str | None = None, **kw: Any) -> None:
-        if url is None and not pg.is_url(path) and str(path) != ":memory:":
-            url = schemas.url_for(Path(path))
-        original(self, path, url=url, **kw)
-
-    monkeypatch.setattr(StoreCore, "__init__", on_server)
-    yield "postgresql"
-    monkeypatch.undo()
-    schemas.drop_all()
+    # the processes this test starts keep their stores on the server too (pg_site/)
+    monkeypatch.setenv(redirect.BASE_ENV, schemas.base)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(SITE), os.environ.get("PYTHONPATH")]))
+    )
+    original = redirect.install(schemas.base)
+    try:
+        yield "postgresql"
+    finally:
+        StoreCore.__init__ = original  # type: ignore[method-assign]
+        schemas.drop_all()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.console.presenter import EXIT_FAILED, EXIT_OK
+from bot.core.errors import ConfigError
 from bot.console.session import open_store, settings_of
 from bot.core.names import Names
 from bot.core.prices import cost_by_model, dollars
@@ -62,6 +63,11 @@ def cmd_backup(args: argparse.Namespace, out: TextIO) -> int:
     from bot.store import doctor
 
     settings = settings_of(args)
+    if settings.db_url:
+        raise ConfigError(
+            f"{settings.database} is a PostgreSQL database: back it up with pg_dump "
+            "(README: Hosted on PostgreSQL); `closebot backup` copies an SQLite file"
+        )
     pages = doctor.backup(settings.db_path, Path(args.path))
     print(
         f"closebot: backed up {settings.db_path} to {args.path} ({pages} pages, checked); "
