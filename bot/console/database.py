@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.console.presenter import EXIT_FAILED, EXIT_OK
-from bot.core.errors import ConfigError
 from bot.console.session import open_store, settings_of
+from bot.core.errors import ConfigError
 from bot.core.names import Names
 from bot.core.prices import cost_by_model, dollars
 from bot.store import USAGE_FIELDS

@@ -43,7 +43,8 @@ def open_to_work(args: argparse.Namespace) -> tuple[Settings, Store]:
     """The settings and the database for run and resume: a database another process holds is
     waited for, within the bound, saying so (issue 31); BusyError once the bound passes."""
     settings = settings_of(args)
-    wait_for_writer(settings.db_path, settings.db_wait_seconds, _say_waiting)
+    if not settings.db_url:  # PostgreSQL: a write waits for the lock itself (lock_timeout)
+        wait_for_writer(settings.db_path, settings.db_wait_seconds, _say_waiting)
     return settings, open_store(settings, to_work=True)
 
 
