@@ -248,5 +248,14 @@ class PgConnection:
             raise sqlite_error(e) from e
         return PgCursor([], None)
 
+    def commit(self) -> None:
+        """sqlite3's: end the open transaction, if any (statements outside one are final)."""
+        if self.in_transaction:
+            self._run("commit", ())
+
+    def rollback(self) -> None:
+        if self.in_transaction:
+            self._run("rollback", ())
+
     def close(self) -> None:
         self._conn.close()
