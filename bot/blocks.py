@@ -39,6 +39,7 @@ from bot.slack.blocks.approval import (
     table_fits,
     table_text,
 )
+from bot.slack.blocks.boxes import Picks, Typed
 from bot.slack.blocks.cards import details_view, readable
 from bot.slack.blocks.forms import (
     block_id,
@@ -74,9 +75,11 @@ from bot.slack.blocks.limits import (
 )
 from bot.slack.blocks.reading import (
     FormError,
+    form_parts,
     has_why_box,
     read_choice,
     read_form,
+    read_picks,
     read_rationale,
 )
 from bot.slack.blocks.status import (
@@ -99,6 +102,7 @@ from bot.slack.blocks.text import (
     error_blocks,
     escape,
     fits,
+    folded_text_blocks,
     mention_known,
     mrkdwn,
     name_ids,
@@ -152,6 +156,8 @@ __all__ = [
     "WHY_ACTION",
     "FormError",
     "Namer",
+    "Picks",
+    "Typed",
     "answered_form",
     "approval_form",
     "approving",
@@ -167,7 +173,9 @@ __all__ = [
     "escape",
     "fit",
     "fits",
+    "folded_text_blocks",
     "form_actions",
+    "form_parts",
     "has_why_box",
     "mention_known",
     "mrkdwn",
@@ -182,6 +190,7 @@ __all__ = [
     "question_text",
     "read_choice",
     "read_form",
+    "read_picks",
     "read_rationale",
     "readable",
     "retry_blocks",

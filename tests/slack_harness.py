@@ -219,6 +219,8 @@ class Harness:
             message = self.form_of(question_id)
         if not self.fake.can_see(user, message["channel"]):  # Slack offers no such click
             raise ActionError(f"{user} cannot see {message['channel']}: not their conversation")
+        if action_id == SUBMIT_ACTION and (picks or other):
+            message = self._chosen(question_id, message, picks or {}, other or {}, user)
         values = sp.form_values(message["blocks"], picks or {}, other, why)
         if action_id == SUBMIT_ACTION and choice_buttons(message["blocks"]):
             # a form answered by its choices' own buttons (the posting approval): the
@@ -237,6 +239,46 @@ class Harness:
             ),
         )
         return self.dispatch(body, FORM)
+
+    def _chosen(
+        self,
+        question_id: str,
+        message: dict[str, Any],
+        picks: dict[int, Any],
+        other: dict[int, str],
+        user: str,
+    ) -> dict[str, Any]:
+        """The choices made on the card before Submit, as a person makes them: a choice whose
+        input block dispatches (dispatch_action) reaches the bot as it is made, and the bot
+        redraws the card with the Other or Why box it calls for (bot/slack/blocks/boxes.py)."""
+        inputs = [b for b in message["blocks"] if b.get("type") == "input"]
+        if not any(b.get("dispatch_action") for b in inputs):
+            return message
+        wanted = dict(picks)
+        for b in inputs:  # a typed answer is picked as the choice's "Other…", where it has one
+            number = (blocks.parse_block_id(b["block_id"]) or ("", 0))[1]
+            options = b["element"].get("options") or []
+            if number in other and any(o["value"] == blocks.OTHER_VALUE for o in options):
+                wanted[number] = blocks.OTHER_VALUE
+        body = sp.block_action(
+            blocks.ANSWER_ACTION,
+            "",
+            user=user,
+            channel=message["channel"],
+            message=message,
+            values=sp.form_values(message["blocks"], wanted),
+            response_url=self.fake.response_url(
+                channel=message["channel"], user=user, message_ts=message["ts"]
+            ),
+        )
+        assert self.dispatch(body, FORM).status == 200
+        self.idle()
+        # the card as redrawn; one answered meanwhile (or a copy the test keeps) as it was
+        fresh = self.form_of(question_id)
+        redrawn = fresh["ts"] == message["ts"] and any(
+            b.get("type") == "input" for b in fresh["blocks"]
+        )
+        return fresh if redrawn else message
 
     def _picks_hidden(self, message: dict[str, Any], picks: dict[int, Any]) -> bool:
         shown = {

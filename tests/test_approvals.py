@@ -288,8 +288,11 @@ def test_each_override_needs_a_why_and_keeps_it() -> None:
     # one override: the form's own box answers for it, and only for it
     one = {1: Response(selected=(1,)), 2: Response(selected=(2,))}
     assert question_whys(ask, one, "JOA amended") == {2: "JOA amended"}
-    # the Slack card gives the form one "Why", required only for an override
-    form = blocks.question_form(ask, question_id="q", who_may_answer="x", nonce="n")
+    # the Slack card gives the form one "Why", required only for an override (shown once an
+    # override is chosen: blocks/boxes.py)
+    form = blocks.question_form(
+        ask, question_id="q", who_may_answer="x", nonce="n", picks={1: "2", 2: "2"}
+    )
     ids = [blocks.parse_block_id(b.get("block_id", "")) for b in form]
     assert ids.count(("w", 0)) == 1 and ("w", 1) not in ids and ("w", 2) not in ids
     (why,) = [b for b in form if blocks.parse_block_id(b.get("block_id", "")) == ("w", 0)]

@@ -127,11 +127,24 @@ def test_the_card_has_context_star_other_why_once_who_and_buttons() -> None:
     assert element(f)["initial_option"] == element(f)["options"][1]
     # the reasoning is in the Details modal, one click away
     assert "⭐ *Recommended, preselected*: The stub agrees." in details(a)
-    # Other and Why once per card; Why labelled required (it is, for an override)
-    ids = [blocks.parse_block_id(b.get("block_id", "")) for b in f]
-    assert ids.count(("o", 0)) == 1 and ids.count(("w", 0)) == 1
-    why = next(b for b in f if b.get("block_id", "").startswith("closebot:w:0:"))
+
+    # Other and Why once per card, and only when they apply (issue 30): the card opens with
+    # neither; its choice dispatches (a block_actions payload redraws the card with the box)
+    def boxes(f: list[dict[str, Any]]) -> list[Any]:
+        ids = [blocks.parse_block_id(b.get("block_id", "")) for b in f]
+        return [i for i in ids if i and i[0] in ("o", "w")]
+
+    assert boxes(f) == []
+    choice_block = next(b for b in f if b.get("block_id", "").startswith("closebot:q:1:"))
+    assert choice_block["dispatch_action"] is True
+    assert boxes(form(a, picks={1: "2"})) == []  # the ⭐ again: nothing to add
+    assert boxes(form(a, picks={1: blocks.OTHER_VALUE})) == [("o", 0)]  # a typed answer
+    overridden = form(a, picks={1: "1"}, typed={"w": "the JIB says so"})
+    assert boxes(overridden) == [("w", 0)]  # an override of the ⭐: Why, labelled required
+    why = next(b for b in overridden if b.get("block_id", "").startswith("closebot:w:0:"))
     assert why["optional"] is False and "required if not the ⭐" in why["label"]["text"]
+    assert why["element"]["initial_value"] == "the JIB says so"  # what was typed is kept
+    assert element(overridden)["initial_option"]["value"] == "1"  # and what was picked
     notes = next(b for b in f if b["type"] == "input" and b["block_id"].startswith("closebot:q:2:"))
     assert notes["element"]["type"] == "plain_text_input" and notes["optional"] is True
     assert f[-2] == {
@@ -247,11 +260,12 @@ def test_the_biggest_allowed_ask_still_fits_one_message() -> None:
             "allow_other": True,
         }
     ] * 5
-    f = form(ask(*big, context="C" * 1000))
+    # at its biggest: an override chosen, so the card shows its Why box too
+    f = form(ask(*big, context="C" * 1000), picks={1: ["1"]})
     assert_within_limits(f)
     assert (
         len([b for b in f if b["type"] == "input"]) == 7
-    )  # 5 answers, one "Other" box and one "Why" for the card
+    )  # 5 answers, one "Other" box (a menu this big cannot hold it) and one "Why" for the card
     assert {element(f, n)["type"] for n in range(1, 6)} == {"multi_external_select"}
     # a mid-sized form keeps its static menus, made compact
     mid = form(ask(*[choice(40, type="multiple_choice")] * 2))

@@ -55,12 +55,11 @@ def test_close_opens_a_thread_asks_as_radio_buttons_and_finishes_after_submit(
     form = bot.form_of(question_id)
     assert form["thread_ts"] == run.thread_ts
     radios = [b["element"] for b in form["blocks"] if b["type"] == "input"]
-    # issue 30: two items, one card — a table of them, a menu per row, Other and Why once
+    # issue 30: two items, one card — a table of them, a menu per row; Other and Why once,
+    # only when a choice calls for them (a row set to Other…, an override of a ⭐)
     assert [r["type"] for r in radios] == [
         "static_select",  # Baker 3-1H
         "static_select",  # Smith 14-2H
-        "plain_text_input",  # Other, for the row set to Other…
-        "plain_text_input",  # Why (needed only when overriding a ⭐)
     ]
     (table,) = [b for b in form["blocks"] if b["type"] == "table"]
     cells = [[c["text"] for c in row] for row in table["rows"]]
@@ -152,7 +151,8 @@ def test_a_required_question_left_empty_is_named_and_the_form_kept(
     run = bot.start()
     question_id = bot.pending(run.id)
     before = json.dumps(bot.form_of(question_id)["blocks"])
-    bot.submit(question_id, {1: 1, 2: None})  # question 2's preselection taken away
+    # question 2's preselection taken away (question 1's ⭐ kept: no Why box to add)
+    bot.submit(question_id, {**bot.recommended_picks(question_id), 2: None})
     bot.idle()
     (notice,) = bot.ephemerals_to("UALICE")
     assert "Not submitted: question 2 (WI/NRI · Smith 14-2H) is required" in notice

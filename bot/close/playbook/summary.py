@@ -26,6 +26,43 @@ def waiting(state: State, step: str) -> Reply:
     )
 
 
+def the_point(s: dict[str, Any], post: Call | None, *, defaulted_approval: bool = False) -> str:
+    """The summary's first line, what a reader needs first: the batch posted or not with its
+    totals and who approved it, the exceptions and what is still open."""
+    b = s["batch"]
+    parts = []
+    if b is None:
+        parts.append("Nothing to post")
+    else:
+        total = money(Decimal(b["total_debit"]))
+        result = post.result if post is not None and isinstance(post.result, dict) else {}
+        if b["status"] == "posted":
+            how = (
+                "self-approved"
+                if result.get("self_approved")
+                else f"approved by {result.get('posted_by') or b['posted_by']}"
+            )
+            if result.get("second_approver"):
+                how += f" and {result['second_approver']}"
+            parts.append(f"Posted {b['batch_id']}: {total} debits = credits, {how}")
+        else:
+            why = " (a default never approves posting)" if defaulted_approval else ""
+            parts.append(f"Not posted: {b['batch_id']} ({total}) is a draft{why}")
+    count = s.get("exception_count", len(s["exceptions"]))
+    still = sum(1 for e in s["exceptions"] if e.get("status", "resolved") != "resolved")
+    parts.append(
+        f"{count} exception{'s' if count != 1 else ''}"
+        + (f", {still} still open" if still else (", all decided" if count else ""))
+    )
+    items = s.get("open_item_count", len(s["open_items"]))
+    parts.append(
+        f"{items} open item{'s' if items != 1 else ''} carried forward"
+        if items
+        else "no open items"
+    )
+    return " · ".join(parts) + "."
+
+
 def summary_text(
     s: dict[str, Any],
     post: Call | None,
@@ -45,6 +82,8 @@ def summary_text(
     )
     lines = [
         head,
+        the_point(s, post, defaulted_approval=defaulted_approval),
+        "",  # the point first (posted, the totals, what is open, who approved), then the rest
         "*Steps*: "
         + "; ".join(f"{k}: {v if v != 'pending' else 'not run'}" for k, v in steps.items()),
     ]

@@ -10,9 +10,13 @@ from bot.sandbox.blockkit.elements import ElementChecks
 from bot.sandbox.blockkit.limits import (
     ACTION_ELEMENTS,
     BLOCK_TYPES,
+    CONTAINER_CHILDREN,
+    CONTAINER_WIDTHS,
     INPUT_ELEMENTS,
     MAX_ACTIONS_ELEMENTS,
     MAX_BLOCKS,
+    MAX_CONTAINER_CHILDREN,
+    MAX_CONTAINER_TITLE,
     MAX_CONTEXT_ELEMENTS,
     MAX_FIELD_TEXT,
     MAX_FIELDS,
@@ -90,6 +94,10 @@ class BlockChecks(ElementChecks):
 
     def block_input(self, b: dict[str, Any], p: str) -> None:
         self.text(b.get("label"), MAX_LABEL, f"{p}/label", plain_only=True)
+        # dispatch_action: a boolean (docs.slack.dev/reference/block-kit/blocks/input-block)
+        for key in ("dispatch_action", "optional"):
+            if not isinstance(b.get(key, False), bool):
+                self.bad(f"{p}/{key}", "must be a boolean")
         self.text(b.get("hint"), MAX_HINT, f"{p}/hint", plain_only=True, required=False)
         if b.get("element") is None:
             self.bad(f"{p}/element", "must provide an object")
@@ -122,6 +130,30 @@ class BlockChecks(ElementChecks):
                 self.bad(f"{p}/{key}", "must be a rich_text block")
                 continue
             self.block_rich_text(part, f"{p}/{key}")
+
+    def block_container(self, b: dict[str, Any], p: str) -> None:
+        """A container (docs.slack.dev/reference/block-kit/blocks/container-block): a title
+        (plain_text, ≤ 150) unless a rich_text_title is given; a subtitle (plain_text or
+        mrkdwn, ≤ 150); 1–10 child_blocks of the supported types (no container in a
+        container); width narrow / standard / wide / full; is_collapsible and
+        default_collapsed booleans."""
+        if b.get("rich_text_title") is None:
+            self.text(b.get("title"), MAX_CONTAINER_TITLE, f"{p}/title", plain_only=True)
+        elif isinstance(b["rich_text_title"], dict):
+            self.block_rich_text(b["rich_text_title"], f"{p}/rich_text_title")
+        self.text(b.get("subtitle"), MAX_CONTAINER_TITLE, f"{p}/subtitle", required=False)
+        if b.get("width") not in (None, *CONTAINER_WIDTHS):
+            self.bad(f"{p}/width", "must be one of narrow, standard, wide, full")
+        for key in ("is_collapsible", "default_collapsed"):
+            if not isinstance(b.get(key, False), bool):
+                self.bad(f"{p}/{key}", "must be a boolean")
+        children = self.items(b.get("child_blocks"), MAX_CONTAINER_CHILDREN, f"{p}/child_blocks")
+        for i, child in enumerate(children):
+            q = f"{p}/child_blocks/{i}"
+            if isinstance(child, dict) and child.get("type") not in CONTAINER_CHILDREN:
+                self.bad(f"{q}/type", f"unsupported child block type {child.get('type')!r}")
+                continue
+            self.block(child, q)
 
     def block_rich_text(self, b: dict[str, Any], p: str) -> None:
         for i, part in enumerate(self.items(b.get("elements"), 100, f"{p}/elements")):

@@ -44,7 +44,27 @@ BLOCK_TYPES = {
     "table",
     "plan",
     "task_card",
+    "container",
 }
+# A container's children: at most 10, of these types, and no container inside a container
+# (docs.slack.dev/reference/block-kit/blocks/container-block, "Supported child blocks"; the
+# block is new: changelog 2026-06-29). Its title and subtitle: at most 150 characters.
+CONTAINER_CHILDREN = {
+    "actions",
+    "context",
+    "divider",
+    "file",
+    "header",
+    "image",
+    "input",
+    "rich_text",
+    "section",
+    "table",
+    "video",
+}
+MAX_CONTAINER_CHILDREN = 10
+MAX_CONTAINER_TITLE = 150
+CONTAINER_WIDTHS = {"narrow", "standard", "wide", "full"}
 CHOICE_ELEMENTS = {"radio_buttons", "checkboxes"}
 STATIC_SELECTS = {"static_select", "multi_static_select"}
 EXTERNAL_SELECTS = {"external_select", "multi_external_select"}

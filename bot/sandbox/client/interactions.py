@@ -82,6 +82,12 @@ class Interactions(SlackSender):
         element = _find_element(message.get("blocks") or [], block_id, action_id)
         if element is None:
             raise ActionError("that control is no longer in the message")
+        if _in_quiet_input(message.get("blocks") or [], block_id):
+            # an input block's element sends no block_actions unless the block sets
+            # dispatch_action (docs.slack.dev/reference/interaction-payloads/
+            # block_actions-payload; .../block-kit/blocks/input-block): its value travels
+            # in the state of the next interaction instead
+            raise ActionError("that control sends nothing until the form is submitted")
         action: dict[str, Any] = {
             "type": element["type"],
             "action_id": action_id,
@@ -253,6 +259,14 @@ def _all_options(element: dict[str, Any]) -> list[dict[str, Any]]:
     for group in element.get("option_groups") or []:
         options.extend(group.get("options") or [])
     return options
+
+
+def _in_quiet_input(blocks: list[dict[str, Any]], block_id: str) -> bool:
+    """Whether block_id is an input block that does not dispatch its element's actions."""
+    return any(
+        b.get("block_id") == block_id and b.get("type") == "input" and not b.get("dispatch_action")
+        for b in blocks
+    )
 
 
 def _find_element(

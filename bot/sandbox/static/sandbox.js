@@ -23,6 +23,7 @@ const app = {
   again: false,
   awaitingClose: null,  // when /close was sent: its thread opens by itself
   seenRoots: new Set(),
+  opened: {},  // a collapsible container the reader opened or closed (message ts|block) → open
 };
 
 const $ = (id) => document.getElementById(id);
@@ -246,9 +247,29 @@ function renderBlock(block, message) {
     }
     case "table": return wrap(renderTable(block));
     case "plan": return wrap(el("div", { class: "stream stream-plan" }, renderPlanBlock(block)));
+    case "container": return wrap(renderContainer(block, message));
     default:
       return wrap(el("div", { class: "context" }, `(a ${block.type} block)`));
   }
+}
+
+// Slack's container block: a title (and subtitle) over its child blocks; a collapsible one
+// folds to its title, opened and closed by a click on it, and stays as the reader left it
+// while the thread updates (docs.slack.dev/reference/block-kit/blocks/container-block).
+function renderContainer(block, message) {
+  const title = block.rich_text_title ? richText(block.rich_text_title) : plainText(block.title);
+  const head = [el("span", { class: "container-title" }, title),
+    block.subtitle ? el("span", { class: "container-sub" }, textObject(block.subtitle)) : null];
+  const children = (block.child_blocks || []).map((b) => renderBlock(b, message));
+  if (!block.is_collapsible) {
+    return el("div", { class: "bk-container" }, el("div", { class: "container-head" }, head), children);
+  }
+  const key = `${message.ts}|${block.block_id || JSON.stringify(block.title)}`;
+  const open = key in app.opened ? app.opened[key] : !block.default_collapsed;
+  return el("details", {
+    class: "bk-container", open,
+    ontoggle: (event) => { app.opened[key] = event.target.open; },
+  }, el("summary", { class: "container-head" }, head), children);
 }
 
 // Slack's table block: rows of raw_text / rich_text cells, the first row a header.
@@ -329,7 +350,9 @@ function optionLabel(option) {
 
 function renderElement(element, block, message, where) {
   const blockId = block.block_id;
-  const dispatch = where !== "input"; // outside input blocks every change is an interaction
+  // outside input blocks every change is an interaction; inside one, only where the block
+  // sets dispatch_action (docs.slack.dev/reference/interaction-payloads/block_actions-payload)
+  const dispatch = where !== "input" || block.dispatch_action === true;
   const changed = (value, selected) => {
     setDraft(message, blockId, value);
     if (dispatch) sendAction(message, block, element, selected);

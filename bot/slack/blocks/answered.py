@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from bot.close import for_people
-from bot.core.questions import Ask, Outcome, answer_text
-from bot.slack.blocks.cards import lead
+from bot.core.questions import Ask, Outcome, Question, QuestionType, answer_text
+from bot.slack.blocks.cards import lead, situation
 from bot.slack.blocks.forms import fit
 from bot.slack.blocks.text import (
     context,
     cut,
     escape,
+    folded,
     person,
     section,
     split_text,
@@ -45,8 +46,10 @@ def settled_text(question: str) -> str:
 
 
 def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list[dict[str, Any]]:
-    """The form after it was settled: read-only, no input elements left; `who` is the
-    answerer's name (mrkdwn made safe), else a mention of their id."""
+    """The card after it was settled, read-only and folded (issue 30: a thread a person can
+    scroll): one line says who chose what and when, one what that books or why; what was asked
+    and every answer stay in the message, folded (a collapsed container), and whole in the
+    decision log. `who` is the answerer's name (mrkdwn made safe), else a mention of their id."""
     status, answers, by, source, at = (
         outcome.status,
         outcome.answers,
@@ -54,25 +57,33 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
         outcome.source,
         outcome.at,
     )
-    blocks: list[dict[str, Any]] = [section(f"*Decision* · {escape(lead(ask.context, 20))}")]
+    asked: list[dict[str, Any]] = [section(f"*Decision* · {escape(lead(ask.context, 20))}")]
     assigned: list[str] = []  # owners and due dates: one line each, in one section
+    chosen: list[str] = []  # each decision and its answer, one line
+    deciding = [(n, q) for n, q in enumerate(ask.questions, start=1) if not q.kind.assigns]
+    owners = 0
     for number, q in enumerate(ask.questions, start=1):
         entry = (answers or {}).get(str(number), {})
         shown = escape(answer_text(entry)) if status == "answered" and entry else "—"
         if q.kind.assigns:
             kept = escape(q.initial or "—") if entry.get("skipped") else shown
             assigned.append(f"{escape(fit(q.question, 150))} → *{kept}*")
+            owners += q.type is QuestionType.USER
             continue
         # what was asked is one line (the card's lead); the whole question stays in the record
         title = escape(q.header) if q.header else f"Question {number}"
-        blocks.append(section(f"*{title}*: {escape(settled_text(q.question))}\n→ *{shown}*"))
-    blocks.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
+        asked.append(section(f"*{title}*: {escape(settled_text(q.question))}\n→ *{shown}*"))
+        chosen.append(f"*{fit(title, 60)}* → *{fit(shown, 120)}*")
+    asked.extend(section(t) for t in split_text("\n".join(assigned))[:20] if assigned)
+    if outcome.rationale:
+        asked.append(section(f"*Why*: {cut(escape(outcome.rationale), 2000)}"))
     when = when_text(at)
     who = who or person(by)
+    one = len(deciding) == 1
     if status == "answered":
         chose = "the answers above"
-        first = (answers or {}).get("1")
-        if len(ask.questions) == 1 and first:
+        first = (answers or {}).get(str(deciding[0][0])) if one else None
+        if first:
             chose = f"*{escape(answer_text(first))}*"
         # how it was answered in words; the stored source word stays in the decision log
         line = {
@@ -90,7 +101,36 @@ def answered_form(ask: Ask, outcome: Outcome, *, who: str | None = None) -> list
         )
     else:
         line = f"⌛ Expired unanswered · {when}"
-    if outcome.rationale:
-        blocks.append(section(f"*Why*: {cut(escape(outcome.rationale), 2000)}"))
-    blocks.append(context(line))
-    return blocks
+    head = escape(
+        (deciding[0][1].header or lead(ask.context, 8))
+        if one
+        else situation(ask.context, len(deciding))
+    )
+    shown_blocks: list[dict[str, Any]] = []
+    if status == "answered" and not one and chosen:
+        shown_blocks += [section(f"*{head}*\n" + "\n".join(chosen)), context(line)]
+    else:
+        shown_blocks.append(section(f"*{head}* · {line}"))
+    said = [f"*Why*: {escape(fit(outcome.rationale, 160))}"] if outcome.rationale else []
+    if status == "answered" and one and not outcome.rationale:
+        said += [
+            f"Books: {escape(fit(b, 160))}"
+            for b in _books(deciding[0][1], (answers or {}).get(str(deciding[0][0])))
+        ]
+    if owners:
+        said.append(
+            f"Owners and due dates of {owners} item{'s' if owners != 1 else ''} in *What was asked*"
+        )
+    if said:
+        shown_blocks.append(context(" · ".join(said)))
+    return [*shown_blocks, folded("What was asked", asked)]
+
+
+def _books(q: Question, entry: dict[str, Any] | None) -> list[str]:
+    """What the chosen option books, as its card said (its description), if it says."""
+    entry = entry or {}
+    picked = [n for n in entry.get("selected") or [] if isinstance(n, int)]
+    if entry.get("other") or len(picked) != 1 or not 1 <= picked[0] <= len(q.options):
+        return []
+    description = q.options[picked[0] - 1].description
+    return [for_people(description)] if description else []

@@ -11,14 +11,25 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.close import for_people
-from bot.core.questions import Ask, Question, QuestionType, why_applies
-from bot.slack.blocks.actions import (
-    ANSWER_ACTION,
-    OTHER_ACTION,
-    OTHER_VALUE,
-    WHY_ACTION,
+from bot.core.questions import Ask, Question, QuestionType
+from bot.slack.blocks.actions import ANSWER_ACTION, OTHER_VALUE
+from bot.slack.blocks.boxes import (
+    Picks,
+    Typed,
+    dispatches,
+    other_box,
+    other_picked,
+    typed_of,
+    why_box,
+    why_needed,
 )
-from bot.slack.blocks.limits import MAX_LABEL, MAX_OPTION_TEXT, MAX_SECTION_TEXT
+from bot.slack.blocks.limits import (
+    MAX_CHOICE_BUTTONS,
+    MAX_LABEL,
+    MAX_OPTION_TEXT,
+    MAX_SECTION_TEXT,
+    MAX_SELECT_OPTIONS,
+)
 from bot.slack.blocks.text import USER_ID, cut, escape, mrkdwn, plain, section, split_text
 
 Item = dict[str, str]  # a question's row: item, basis, billed, expected, difference
@@ -88,23 +99,41 @@ def choice_option(q: Question, number: int) -> dict[str, Any]:
     }
 
 
-def choice_element(q: Question, *, row: bool, external: bool) -> dict[str, Any]:
+def choice_element(
+    q: Question, *, row: bool, external: bool, picked: str | list[str] | None = None
+) -> dict[str, Any]:
     """A question's choice: radio buttons (labels only, the ⭐ preselected) on a card of one
-    question; a menu on a table's row (with "Other…" where a typed answer is allowed)."""
+    question; a menu on a table's row; with "Other…" where a typed answer is allowed and the
+    choice can hold it (its box then appears: boxes.py). `picked`: what the person chose
+    already (a card redrawn), else the ⭐."""
     options = [choice_option(q, n) for n in range(1, len(q.options) + 1)]
-    if not row:
-        return q.kind.element(q, options, action_id=ANSWER_ACTION, external=external)
     element = q.kind.element(q, options, action_id=ANSWER_ACTION, external=external)
-    if element["type"] == "radio_buttons":  # a row's choice takes one line: a menu
+    if row and element["type"] == "radio_buttons":  # a row's choice takes one line: a menu
         element = {"type": "static_select", "action_id": ANSWER_ACTION, "options": options}
         if q.recommended is not None:
             element["initial_option"] = options[q.recommended - 1]
-    if q.allow_other and element["type"] == "static_select" and len(options) < 100:
+    room = {"radio_buttons": MAX_CHOICE_BUTTONS, "static_select": MAX_SELECT_OPTIONS}
+    if q.allow_other and len(options) < room.get(element["type"], 0):
         element["options"] = [
             *element["options"],
-            {"text": plain("Other… (type it below)", MAX_OPTION_TEXT), "value": OTHER_VALUE},
+            {
+                "text": plain(
+                    "Other… (type it below)" if row else "Other (type your own)",
+                    MAX_OPTION_TEXT,
+                ),
+                "value": OTHER_VALUE,
+            },
         ]
+    if isinstance(picked, str):
+        found = [o for o in element.get("options") or [] if o["value"] == picked]
+        if found:
+            element["initial_option"] = found[0]
     return element
+
+
+def offers_other(element: dict[str, Any]) -> bool:
+    """Whether a choice holds the "Other…" option (else a typed answer has its own box)."""
+    return any(o.get("value") == OTHER_VALUE for o in element.get("options") or [])
 
 
 def _cell(key: str, value: str | None) -> dict[str, Any]:
@@ -198,10 +227,15 @@ def card_blocks(
     external: bool = False,
     expanded: bool = False,
     names: Callable[[str], str] | None = None,
+    picks: Picks | None = None,
+    typed: Typed | None = None,
 ) -> list[dict[str, Any]]:
     """The card's body, before its footer and buttons: the situation, the items (fields for
-    one, a table for several), the choices, the ⭐ and what it books, Other and Why once."""
+    one, a table for several), the choices, the ⭐ and what it books; Other and Why once,
+    only when the choices made so far (`picks`, with what was `typed`) call for them."""
+    picks = picks or {}
     deciding = [(n, q) for n, q in enumerate(ask.questions, start=1) if not q.kind.assigns]
+    always_other = False  # a typed answer its choice cannot hold: its box is always shown
     facts = [items[n - 1] if n - 1 < len(items) else None for n, _ in deciding]
     blocks: list[dict[str, Any]] = []
     if len(deciding) == 1:
@@ -222,18 +256,15 @@ def card_blocks(
         if star := star_line(q):
             blocks.append(section(star))
         if q.is_choice or q.kind.type is QuestionType.FREE_TEXT:
-            blocks.append(
-                {
-                    "type": "input",
-                    "block_id": block_id("q", number),
-                    "label": plain(q.kind.label, MAX_LABEL),
-                    "optional": not q.required,
-                    "element": choice_element(q, row=False, external=external)
-                    if q.is_choice
-                    else q.kind.element(q, [], action_id=ANSWER_ACTION, external=external),
-                }
+            element = (
+                choice_element(q, row=False, external=external, picked=picks.get(number))
+                if q.is_choice
+                else q.kind.element(q, [], action_id=ANSWER_ACTION, external=external)
             )
-        other_id = block_id("o", number)
+            blocks.append(_choice_block(q, block_id("q", number), q.kind.label, element))
+            always_other = q.allow_other and q.is_choice and not offers_other(element)
+        # a typed answer its choice cannot hold keeps the box of an earlier card (o:N)
+        other_id = block_id("o", number if always_other else 0)
     else:
         blocks.append(section(f"*🙋 {escape(situation(ask.context, len(deciding)))}*"))
         rows = [
@@ -242,17 +273,13 @@ def card_blocks(
         ]
         blocks.append(_table(rows))
         for (number, q), row in zip(deciding, rows, strict=True):
-            blocks.append(
-                {
-                    "type": "input",
-                    "block_id": block_id("q", number),
-                    "label": plain(row["item"], MAX_LABEL),
-                    "optional": not q.required,
-                    "element": choice_element(q, row=True, external=external)
-                    if q.is_choice
-                    else q.kind.element(q, [], action_id=ANSWER_ACTION, external=external),
-                }
+            element = (
+                choice_element(q, row=True, external=external, picked=picks.get(number))
+                if q.is_choice
+                else q.kind.element(q, [], action_id=ANSWER_ACTION, external=external)
             )
+            blocks.append(_choice_block(q, block_id("q", number), row["item"], element))
+            always_other |= q.allow_other and q.is_choice and not offers_other(element)
         other_id = block_id("o", 0)
     assigned = _assignment_rows(ask, names)
     if assigned and not expanded:
@@ -291,40 +318,33 @@ def card_blocks(
                         ),
                     }
                 )
-    if any(q.allow_other and q.is_choice for _, q in deciding):
-        blocks.append(
-            {
-                "type": "input",
-                "block_id": other_id,
-                "label": plain(
-                    "Or type your own answer"
-                    if len(deciding) == 1
-                    else "Your own answer, for a row set to Other…",
-                    MAX_LABEL,
-                ),
-                "optional": True,
-                "element": {
-                    "type": "plain_text_input",
-                    "action_id": OTHER_ACTION,
-                    "max_length": 3000,
-                },
-            }
+    if always_other or other_picked(picks):
+        one = len(deciding) == 1
+        label = (
+            ("Or type your own answer" if always_other else "Your own answer")
+            if one
+            else "Your own answer, for a row set to Other…"
         )
-    if any(why_applies(q) for _, q in deciding):
-        blocks.append(why_box(block_id("w", 0)))
+        blocks.append(other_box(other_id, label, typed_of(typed, "o")))
+    if why_needed(ask, picks):  # an override of a ⭐ (each such choice dispatches)
+        blocks.append(why_box(block_id("w", 0), typed_of(typed, "w")))
     return blocks
 
 
-def why_box(block_id: str) -> dict[str, Any]:
-    """The card's one Why box: required only where the answer overrides a ⭐ (the server
-    checks it: bot/core/questions/responses.needs_why), so labelled so, not "(optional)"."""
-    return {
+def _choice_block(
+    q: Question, block_id: str, label: str, element: dict[str, Any]
+) -> dict[str, Any]:
+    """A question's input block; a choice that can add a box dispatches (boxes.py)."""
+    block: dict[str, Any] = {
         "type": "input",
         "block_id": block_id,
-        "label": plain("Why (required if not the ⭐)", MAX_LABEL),
-        "optional": False,
-        "element": {"type": "plain_text_input", "action_id": WHY_ACTION, "max_length": 3000},
+        "label": plain(label, MAX_LABEL),
+        "optional": not q.required,
+        "element": element,
     }
+    if dispatches(q):
+        block["dispatch_action"] = True
+    return block
 
 
 def details_view(

@@ -17,7 +17,8 @@ from bot.slack.blocks.actions import (
     PER_QUESTION_WHY,
     SUBMIT_ACTION,
 )
-from bot.slack.blocks.cards import card_blocks, choice_option, why_box
+from bot.slack.blocks.boxes import Picks, Typed, why_box
+from bot.slack.blocks.cards import card_blocks, choice_option
 from bot.slack.blocks.limits import (
     MAX_BUTTON_TEXT,
     MAX_CONFIRM_BUTTON,
@@ -96,6 +97,8 @@ def question_form(
     items: Sequence[dict[str, str] | None] = (),
     expanded: bool = False,
     names: Callable[[str], str] | None = None,
+    picks: Picks | None = None,
+    typed: Typed | None = None,
 ) -> list[dict[str, Any]]:
     """One message, the decision card (blocks/cards.py): what happened, the number that
     matters and what the ⭐ books, the ⭐ preselected; several items as one table with a
@@ -113,6 +116,8 @@ def question_form(
         external=external,
         expanded=expanded,
         names=names,
+        picks=picks,
+        typed=typed,
     )
     blocks.append(who_may_answer_block(who_may_answer, deadline, nonce))
     actions = form_actions(question_id, nonce, confirm, details=True)
@@ -140,6 +145,8 @@ def question_form(
             items=items,
             expanded=expanded,
             names=names,
+            picks=picks,
+            typed=typed,
         )
     return blocks
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.questions import Ask, Response
-from bot.slack.blocks.actions import BLOCK_PREFIX, OTHER_VALUE, PER_QUESTION_WHY
+from bot.slack.blocks.actions import BLOCK_PREFIX, OTHER_VALUE, PER_QUESTION_WHY, SUBMIT_ACTION
 from bot.slack.blocks.forms import parse_block_id
 
 
@@ -104,3 +104,53 @@ def read_rationale(values: dict[str, dict[str, Any]]) -> str | dict[int, str] | 
             if text:
                 whys[parsed[1]] = text
     return whys
+
+
+def read_picks(values: Any) -> tuple[dict[int, str | list[str]], dict[str, str]]:
+    """What a person has chosen and typed on a card so far (a block_actions payload's
+    state.values): each question's picked option value(s), and the text in its Other ("o")
+    and Why ("w") boxes — to redraw the card with the boxes its choices call for."""
+    picks: dict[int, str | list[str]] = {}
+    typed: dict[str, str] = {}
+    for bid, actions in (values or {}).items() if isinstance(values, dict) else ():
+        parsed = parse_block_id(str(bid))
+        if parsed is None or not isinstance(actions, dict):
+            continue
+        kind, number = parsed
+        for action in actions.values():
+            if not isinstance(action, dict):
+                continue
+            if kind == "q":
+                many = [
+                    o["value"]
+                    for o in action.get("selected_options") or []
+                    if isinstance(o, dict) and isinstance(o.get("value"), str)
+                ]
+                one = _picked(action)
+                if one is not None:
+                    picks[number] = one
+                elif many:
+                    picks[number] = many
+            elif text := _typed(action):
+                typed[kind] = text
+    return picks, typed
+
+
+def form_parts(shown: Any) -> tuple[str | None, str | None, set[str]]:
+    """A card as Slack shows it (a payload's message blocks): the question its Submit answers,
+    the nonce of its block ids, and which of its boxes it shows ("o", "w")."""
+    question_id = nonce = None
+    boxes: set[str] = set()
+    for block in shown if isinstance(shown, list) else []:
+        if not isinstance(block, dict):
+            continue
+        bid = str(block.get("block_id") or "")
+        parsed = parse_block_id(bid)
+        if parsed is not None:
+            nonce = nonce or bid.split(":", 3)[3]
+            if parsed[0] in ("o", "w"):
+                boxes.add(parsed[0])
+        for element in block.get("elements") or []:
+            if isinstance(element, dict) and element.get("action_id") == SUBMIT_ACTION:
+                question_id = str(element.get("value") or "") or None
+    return question_id, nonce, boxes

@@ -135,6 +135,61 @@ def text_blocks(
     return [section(p) for p in pieces]
 
 
+MAX_CONTAINER_CHILDREN = 10  # docs.slack.dev/reference/block-kit/blocks/container-block
+MAX_CONTAINER_TITLE = 150
+
+
+def folded(title: str, children: list[dict[str, Any]]) -> dict[str, Any]:
+    """A Block Kit container, collapsed until opened: `title` (plain text) is what shows, the
+    children (at most 10; a longer list's last one says what was left out) one click away
+    (docs.slack.dev/reference/block-kit/blocks/container-block: is_collapsible,
+    default_collapsed; changelog 2026-06-29)."""
+    kept = children[:MAX_CONTAINER_CHILDREN]
+    if len(children) > MAX_CONTAINER_CHILDREN:
+        kept[-1] = section("… (more in the decision log: `closebot audit`)")
+    return {
+        "type": "container",
+        "title": plain(title, MAX_CONTAINER_TITLE),
+        "is_collapsible": True,
+        "default_collapsed": True,
+        "child_blocks": kept or [section(" ")],
+    }
+
+
+LEAD_CHARS = 700  # a folded text's lead: its first paragraph, if it is no longer than this
+LEAD_LINES = 4  # else its first lines
+
+
+def lead_and_rest(text: str) -> tuple[str, str]:
+    """A long text's point and the rest: its first paragraph (up to the first blank line) when
+    that is short, else its first LEAD_LINES lines."""
+    head, blank, rest = text.strip().partition("\n\n")
+    if blank and len(head) <= LEAD_CHARS:
+        return head, rest.strip()
+    lines = text.strip().splitlines()
+    return "\n".join(lines[:LEAD_LINES]), "\n".join(lines[LEAD_LINES:]).strip()
+
+
+def folded_text_blocks(
+    text: str,
+    title: str,
+    *,
+    people: Iterable[str] = (),
+    names: Namer | None = None,
+    mention: Iterable[str] = (),
+) -> list[dict[str, Any]]:
+    """Text (mrkdwn) as its lead, then the rest folded under `title` (a collapsed container):
+    a long message (the close's summary) reads at a glance, the whole of it one click away."""
+    head, rest = lead_and_rest(text)
+    shown = text_blocks(head, max_blocks=3, people=people, names=names, mention=mention)
+    if not rest:
+        return shown
+    kept = text_blocks(
+        rest, max_blocks=MAX_CONTAINER_CHILDREN, people=people, names=names, mention=mention
+    )
+    return [*shown, folded(title, kept)]
+
+
 def fits(blocks: list[dict[str, Any]]) -> bool:
     """Within the block count and the rough size Slack accepts for one message."""
     return (

@@ -39,6 +39,27 @@ def register(app: App, deps: Deps) -> None:
     app.action(blocks.SUBMIT_ACTION)(bind(submit, deps))
     app.action(blocks.CANCEL_ACTION)(bind(cancel, deps))
     app.action(blocks.CHOICE_ACTION_RE)(bind(choose, deps))
+    app.action(blocks.ANSWER_ACTION)(bind(pick, deps))
+
+
+def pick(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
+    """A choice on a card whose input dispatches (blocks/boxes.py): ack at once; then, for a
+    person who may answer it, the card redrawn with the Other or Why box the choice calls for."""
+    ack()
+    user, channel, _ = who(body)
+    question_id = blocks.form_parts((body.get("message") or {}).get("blocks"))[0]
+    if not (user and question_id):
+        return
+
+    def redraw() -> None:
+        try:
+            record = deps.store.questions.get(question_id)
+            if may_steer(deps.store.runs.get(record.run_id), user, deps.approvers):
+                deps.work.presenter.pick_on_form(question_id, body, clicked(body, channel))
+        except CloseBotError as e:  # the card stays; Submit still asks for what is due
+            log.warning("question %s: choice not shown: %s", question_id, e)
+
+    deps.work.runner.fast(redraw)
 
 
 def submit(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:

@@ -122,6 +122,9 @@ class SlackPresenter:
     def expand_form(self, question_id: str) -> None:
         self.forms.expand(question_id)
 
+    def pick_on_form(self, question_id: str, payload: dict[str, Any], via: Clicked | None) -> None:
+        self.forms.pick(question_id, payload, via)
+
     def refresh_form(self, question_id: str) -> None:
         self.forms.refresh(question_id)
 
@@ -263,7 +266,8 @@ class SlackPresenter:
         self._status_updates.flush(run_id)
 
     def finished(self, run_id: str, text: str) -> None:
-        self.post(run_id, text or "Done.")
+        # the summary's point shows; the whole of it one click away (issue 30)
+        self.messages.post(run_id, text or "Done.", fold="Full summary")
         self._status_updates.drop(run_id)
         self._progress_now(run_id, final=True)
         if not self.store.audit.events(run_id, kind="reports_uploaded"):

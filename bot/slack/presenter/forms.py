@@ -54,6 +54,8 @@ class Forms:
         nonce: str,
         attach: bool = False,
         expanded: bool = False,
+        picks: blocks.Picks | None = None,
+        typed: blocks.Typed | None = None,
     ) -> list[dict[str, Any]]:
         """A question's form, the decision card; `attach`: the first time an approval form is
         posted, with the draft journal attached before it; `expanded`: with its owners' and
@@ -73,6 +75,8 @@ class Forms:
             items=question_facts(self.store, record),
             expanded=expanded,
             names=self.messages.names,
+            picks=picks,
+            typed=typed,
         )
 
     def details(self, question_id: str) -> dict[str, Any]:
@@ -102,6 +106,45 @@ class Forms:
             )
         except SlackApiError as e:  # the card stays as it was; the recommended owners stand
             log.warning("question %s: pickers not shown: %s", record.id, slack_error(e))
+
+    def pick(self, question_id: str, payload: dict[str, Any], via: Clicked | None) -> None:
+        """A choice made on a pending card (a block_actions payload): the card redrawn with
+        the Other or Why box it calls for (or without one it no longer needs), what was picked
+        and typed kept, its block ids unchanged; nothing sent when it already shows the right
+        boxes (blocks/boxes.py)."""
+        record = self.store.questions.get(question_id)
+        if record.status != "pending" or not (record.channel and record.message_ts):
+            return
+        run = self.store.runs.get(record.run_id)
+        ask = ask_of(record)
+        if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
+            return  # the approval card's choices are its buttons
+        shown = (payload.get("message") or {}).get("blocks")
+        _, nonce, boxes = blocks.form_parts(shown)
+        picks, typed = blocks.read_picks((payload.get("state") or {}).get("values"))
+        # a card showing its owners' and due dates' pickers (Reassign) keeps them
+        assigning = {n for n, q in enumerate(ask.questions, start=1) if q.kind.assigns}
+        expanded = any(n in assigning for n in picks) or any(
+            (blocks.parse_block_id(str(b.get("block_id") or "")) or ("", 0))[1] in assigning
+            for b in shown or []
+            if isinstance(b, dict) and b.get("type") == "input"
+        )
+        form = self.form(
+            record, run, ask, nonce=nonce or "0", expanded=expanded, picks=picks, typed=typed
+        )
+        if blocks.form_parts(form)[2] == boxes:
+            return
+        notice = self.approval.notice(record)  # a notice of thread messages stays on the form
+        try:
+            self.messages.redraw(
+                channel=record.channel,
+                ts=record.message_ts,
+                text=self.text(record, run, ask),
+                blocks=[notice, *form] if notice else form,
+                via=via,
+            )
+        except SlackApiError as e:  # the Submit check still asks for a Why where one is due
+            log.warning("question %s: box not shown: %s", record.id, slack_error(e))
 
     def text(self, record: QuestionRecord, run: Run, ask: Ask) -> str:
         """A form's notification text: whom it waits on (mentioned) and the first question."""

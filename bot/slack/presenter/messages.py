@@ -170,9 +170,11 @@ class Messages:
         block_list: list[dict[str, Any]] | None = None,
         *,
         mention: Iterable[str] = (),
+        fold: str | None = None,
     ) -> str | None:
         """Text (from the model, a person or the bot) in the run's thread; people are shown by
-        name, and only those in `mention` (whom it waits on) are mentioned."""
+        name, and only those in `mention` (whom it waits on) are mentioned. `fold`: a long text
+        shows its lead, the rest folded under that title (blocks.folded_text_blocks)."""
         run = self.store.runs.get(run_id)
         if not (run.channel and run.thread_ts):
             return None
@@ -181,7 +183,15 @@ class Messages:
             thread_ts=run.thread_ts,
             text=blocks.cut(self.safe(text, mention, run=run), 3000),
             blocks=block_list
-            or blocks.text_blocks(text, people=self.people(run), names=self.names, mention=mention),
+            or (
+                blocks.folded_text_blocks(
+                    text, fold, people=self.people(run), names=self.names, mention=mention
+                )
+                if fold
+                else blocks.text_blocks(
+                    text, people=self.people(run), names=self.names, mention=mention
+                )
+            ),
         )
         return str(response["ts"])
 

@@ -302,6 +302,12 @@ class Status:
             self._plan_drawn_at[run.id] = now
             self._plan_owed.pop(run.id, None)
             return True
+        elif not working:
+            # over: the close's end drawn on its stopped plan, not a second plan below
+            # (issue 30: one plan a thread)
+            plan.redraw(run, note)
+            self._plan_owed.pop(run.id, None)
+            return True
         new = plan.start(run, note=None if working else note, stop=not working)
         if new is None:  # Slack refuses streams now: the status message moves as a message
             plan.as_message(ts)
