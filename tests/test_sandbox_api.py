@@ -325,8 +325,11 @@ def test_form_state_is_what_slack_sends_and_refuses_options_the_form_never_had()
             ],
         }
     )
-    form = blocks.question_form(ask, question_id="q", who_may_answer="x", nonce="n")
-    # a card of three questions: a row each (q1, q2, q3), then its one Other box
+    # a card of three questions: a row each (q1, q2, q3), then its one Other box (shown once
+    # a row is set to Other…: blocks/boxes.py)
+    form = blocks.question_form(
+        ask, question_id="q", who_may_answer="x", nonce="n", picks={1: blocks.OTHER_VALUE}
+    )
     ids = [b["block_id"] for b in form if b["type"] == "input"]
     assert [blocks.parse_block_id(i) for i in ids] == [("q", 1), ("q", 2), ("q", 3), ("o", 0)]
     state = form_state(form, {ids[0]: "2", ids[1]: ["1", "2"], ids[2]: "why not"})

@@ -243,6 +243,7 @@ def card_blocks(
         title = q.header or lead(ask.context, 8)
         what = item["basis"] if item and item.get("basis") else lead(q.question)
         named = item.get("item", "") if item else ""
+        named = _unsaid(named, what)
         subject = f"{named} · " if named and named not in title and named not in what else ""
         # the context, unless routine or already the title
         said = (
@@ -329,6 +330,19 @@ def card_blocks(
     if why_needed(ask, picks):  # an override of a ⭐ (each such choice dispatches)
         blocks.append(why_box(block_id("w", 0), typed_of(typed, "w")))
     return blocks
+
+
+def _unsaid(named: str, what: str) -> str:
+    """An item's name without the words its basis says first ('property PRO-40188 on
+    PRO-JIB-2609-118' beside 'property PRO-40188 is not in the DOI master': 'PRO-JIB-2609-118')."""
+    a, b = named.split(), what.split()
+    same = 0
+    while same < min(len(a), len(b)) and a[same] == b[same]:
+        same += 1
+    if same < 2 or same == len(a):
+        return named
+    rest = a[same:]
+    return " ".join(rest[1:] if rest[0] in ("on", "of", "for", "in", "at", "from") else rest)
 
 
 def _choice_block(
