@@ -104,12 +104,13 @@ def test_a_typed_effective_date_is_shown_before_it_books(page: Any, sandbox: San
     form = answer_until(
         page, pane, "DOI effective date"
     )  # Smith's decimal accepted, as recommended
+    # "Other" is a choice: picking it adds the card's box for the typed answer (issue 30);
+    # a typed answer explains itself, so no Why box comes with it
+    form.get_by_role("radio", name=re.compile("^Other")).check()
     form.get_by_role("group", name=re.compile("own answer")).locator("textarea, input").fill(
         "2026-06-01"
     )
-    form.get_by_role("group", name=re.compile("^Why")).locator("textarea, input").fill(
-        "the assignment is dated June 1"
-    )
+    expect(form.get_by_role("group", name=re.compile("^Why"))).to_have_count(0)
     press_submit(page, form)
     notice = pane.locator(".msg.ephemeral", has_text="Not booked yet")
     expect(notice).to_contain_text("Effective 2026-06-01")
