@@ -390,15 +390,22 @@ class Harness:
             self.idle()
         raise AssertionError(f"no {header!r} form after {limit} forms")
 
-    def finish(self, run_id: str, *, user: str = "UALICE", limit: int = 20) -> None:
+    def finish(
+        self,
+        run_id: str,
+        *,
+        user: str = "UALICE",
+        limit: int = 20,
+        approvers: tuple[str, str] = ("UAPPROVER", "UAPPROVER2"),
+    ) -> None:
         """Answer every remaining form with its recommendation until the run ends; the approver
         approves posting and a second approver gives the second approval."""
-        approvers = {"Posting": "UAPPROVER", "Second approval": "UAPPROVER2"}
+        approvers_of = {"Posting": approvers[0], "Second approval": approvers[1]}
         for _ in range(limit):
             record = self.store.questions.pending(run_id)
             if record is None:
                 return
-            who = approvers.get(record.questions[0].get("header") or "", user)
+            who = approvers_of.get(record.questions[0].get("header") or "", user)
             self.submit(record.id, self.recommended_picks(record.id), user=who)
             self.idle()
         raise AssertionError(f"still asking after {limit} forms")

@@ -10,10 +10,19 @@ from pathlib import Path
 
 import pytest
 
+from bot.close import Ledger
 from bot.core.tenancy import Tenant
 from bot.sandbox.slack_api.oauth import FakeSlackHost, fake_slack_host
 from bot.slack.installations import INSTALL_SCOPES, installations_path
-from tests.workspaces_kit import Hosted, add_workspace, get, install, served_workspaces
+from tests.workspaces_kit import (
+    PEOPLE,
+    Hosted,
+    add_workspace,
+    everything_shown,
+    get,
+    install,
+    served_workspaces,
+)
 
 
 @pytest.fixture
@@ -77,3 +86,41 @@ def test_two_workspaces_close_the_same_period_independently(hosted: Hosted) -> N
     # each thread opened in its own workspace, in its own finance channel
     assert {m["channel"] for m in fa.messages.values()} == {"CAFIN"}
     assert {m["channel"] for m in fb.messages.values()} == {"CBFIN"}
+
+
+def test_done_when_two_workspaces_close_october_each_on_its_own(hosted: Hosted) -> None:
+    """Issue 32's done-when: two workspaces installed through the OAuth flow close the same
+    period independently — each close done and posted by its own approver, in its own
+    channel, with its own token — and neither sees the other's."""
+    a = hosted.a.start("2026-10", user="UALICE", channel="CAFIN")
+    b = hosted.b.start("2026-10", user="UBEA", channel="CBFIN")
+    hosted.a.finish(a.id, user="UALICE", approvers=("UAPPROVER", "UAPPROVER2"))
+    hosted.b.finish(b.id, user="UBEA", approvers=("UBAPPROVER", "UBAPPROVER2"))
+    ledger = Ledger(hosted.store)
+    batches = {run.id: ledger.current_batch(run.id) for run in (a, b)}
+    assert hosted.store.runs.get(a.id).status == hosted.store.runs.get(b.id).status == "done"
+    assert batches[a.id]["posted_by"] == "UAPPROVER"  # type: ignore[index]
+    assert batches[b.id]["posted_by"] == "UBAPPROVER"  # type: ignore[index]
+    # the same books from the same month's files, kept apart: two batches, equal lines
+    assert batches[a.id]["id"] != batches[b.id]["id"]  # type: ignore[index]
+    assert _lines(ledger, a.id) == _lines(ledger, b.id) and _lines(ledger, a.id)
+    fa, fb = hosted.host.workspaces["TAAAA"], hosted.host.workspaces["TBBBB"]
+    for fake, own, other in ((fa, a, b), (fb, b, a)):
+        shown = everything_shown(fake)
+        assert own.id in shown or (own.thread_ts or "") in shown
+        for secret in (other.id, "CBFIN" if fake is fa else "CAFIN"):
+            assert secret not in shown
+        for person in PEOPLE["TBBBB" if fake is fa else "TAAAA"]:
+            assert person not in shown  # nobody of the other workspace is named
+        # every call the bot made in this workspace carried a token it issued (the host
+        # routes a call by its token: a call with the other's token would land there)
+        assert fake.calls and not [c for c in fake.calls if c.method == "invalid_auth"]
+
+
+def _lines(ledger: Ledger, run_id: str) -> list[tuple[str, str, str]]:
+    batch = ledger.current_batch(run_id)
+    assert batch is not None
+    return [
+        (line["account"], str(line["debit"]), str(line["credit"]))
+        for line in ledger.lines(batch["id"])
+    ]

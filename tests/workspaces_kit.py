@@ -3,6 +3,7 @@ over HTTP (as a browser does it), and a Harness per workspace that speaks as its
 
 from __future__ import annotations
 
+import json
 import re
 import urllib.error
 import urllib.request
@@ -41,7 +42,10 @@ def add_workspace(host: FakeSlackHost, team_id: str, **kw: Any) -> FakeSlack:
     return host.add(
         team_id,
         people=people,
-        channels=[Channel(FINANCE[team_id], "finance", members)],
+        channels=[
+            Channel(FINANCE[team_id], "finance", members),
+            *(Channel(f"D{u}", "closebot", {BOT_USER, u}) for u in PEOPLE[team_id]),
+        ],
         auto_channels=False,
         team_name=f"Workspace {team_id}",
         **kw,
@@ -148,3 +152,20 @@ def served_workspaces(
         server.stop()
         service.runner.shutdown(timeout=15)
         store.close()
+
+
+def everything_shown(fake: FakeSlack) -> str:
+    """Everything the bot showed in a workspace, as text: messages, ephemerals, Home tabs,
+    modals, response_url answers, the names of files it uploaded."""
+    with fake.lock:
+        return json.dumps(
+            [
+                list(fake.messages.values()),
+                fake.ephemerals,
+                fake.homes,
+                fake.modals,
+                fake.responses,
+                [f.get("name") for f in fake.files.values()],
+            ],
+            default=str,
+        )

@@ -47,6 +47,19 @@ class Tenant:
         return self.team_id or self.enterprise_id or "-"
 
 
+def workspace_key(tenant: Tenant | None) -> str:
+    """A workspace as a key in the books ("" for the one workspace of a single install):
+    what a period's posting is claimed under, one per period per workspace."""
+    return "" if tenant is None else str(tenant)
+
+
+def run_workspace_key(team_id: str | None, enterprise_id: str | None) -> str:
+    """The key of the workspace a run row names (its team_id, enterprise_id columns)."""
+    if team_id is None and enterprise_id is None:
+        return ""
+    return workspace_key(Tenant(team_id, enterprise_id))
+
+
 _CURRENT: ContextVar[Tenant | None] = ContextVar("closebot_tenant", default=None)
 
 

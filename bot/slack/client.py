@@ -141,7 +141,7 @@ class KeepAliveWebClient(WebClient):
         """A Web API call, unless the token was taken back (then only auth.test is sent)."""
         if self.token_for is not None and api_method not in TOKENLESS:
             explicit = any(
-                isinstance(kwargs.get(part), dict) and "token" in kwargs[part]
+                isinstance(kwargs.get(part), dict) and kwargs[part].get("token")
                 for part in ("params", "json", "data")
             )
             if not explicit:  # Bolt's own auth.test passes the token it found

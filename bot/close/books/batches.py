@@ -17,6 +17,7 @@ from bot.close.data import CENT
 from bot.close.doi_master import ACCOUNT_NAMES
 from bot.close.records import AccountTotal, BatchRow, JournalLine, StoredJournalLine
 from bot.core.errors import CloseBotError, NotFoundError
+from bot.core.tenancy import current, run_workspace_key, workspace_key
 from bot.store import Store
 
 ZERO = Decimal("0.00")
@@ -39,6 +40,18 @@ class AlreadyPostedError(CloseBotError):
 _account_totals: weakref.WeakKeyDictionary[Store, dict[str, list[AccountTotal]]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+# the runs of one workspace, by its key's parts (plain SQL: SQLite and PostgreSQL alike)
+_SAME_WORKSPACE = "and coalesce(r.enterprise_id, '') = ? and coalesce(r.team_id, '') = ?"
+
+
+def _key_parts(key: str) -> tuple[str, str]:
+    """A workspace key's (enterprise_id, team_id), as _SAME_WORKSPACE compares them."""
+    enterprise, slash, team = key.rpartition("/")
+    if not slash and key.startswith("E"):  # an org acting for itself
+        return key, ""
+    return enterprise, team
 
 
 class Batches:
@@ -174,17 +187,26 @@ class Batches:
         return live[-1] if live else None
 
     def posted_batch(self, period: str) -> BatchRow | None:
+        """The batch that posted `period` in the workspace the work in hand is for."""
+        key = workspace_key(current())
         rows = self._rows(
-            "select b.* from period_posts p join journal_batches b on b.id = p.batch_id where p.period = ?",
-            (period,),
+            "select b.* from period_posts p join journal_batches b on b.id = p.batch_id "
+            "where p.period = ? and p.workspace = ?",
+            (period, key),
         )
         if rows:
             return cast(BatchRow, rows[0])
         legacy = self._rows(  # posted before period_posts existed
-            "select * from journal_batches where period = ? and status = 'posted' order by posted_at limit 1",
-            (period,),
+            "select b.* from journal_batches b join runs r on r.id = b.run_id "
+            "where b.period = ? and b.status = 'posted' " + _SAME_WORKSPACE + " "
+            "order by b.posted_at limit 1",
+            (period, *_key_parts(key)),
         )
         return cast(BatchRow, legacy[0]) if legacy else None
+
+    def _workspace_of(self, run_id: str) -> str:
+        rows = self._rows("select team_id, enterprise_id from runs where id = ?", (run_id,))
+        return run_workspace_key(rows[0]["team_id"], rows[0]["enterprise_id"]) if rows else ""
 
     def approvers(self, batch: Mapping[str, Any]) -> list[str]:
         """Who approved a posted batch: its approver, then the second approver when an entry
@@ -241,10 +263,12 @@ class Batches:
             batch = self._rows("select * from journal_batches where id = ?", (batch_id,))[0]
             if batch["status"] == "posted":
                 return False
+            key = self._workspace_of(batch["run_id"])  # one posting per period per workspace
             other = self._rows(  # posted by a release before period_posts, or an older process
-                "select id, posted_by, posted_at from journal_batches "
-                "where period = ? and status = 'posted' and id != ? order by posted_at limit 1",
-                (batch["period"], batch_id),
+                "select b.id, b.posted_by, b.posted_at from journal_batches b "
+                "join runs r on r.id = b.run_id where b.period = ? and b.status = 'posted' "
+                "and b.id != ? " + _SAME_WORKSPACE + " order by b.posted_at limit 1",
+                (batch["period"], batch_id, *_key_parts(key)),
             )
             if other:
                 raise AlreadyPostedError(
@@ -253,7 +277,7 @@ class Batches:
                     other[0]["posted_by"],
                     other[0]["posted_at"] or "",
                 )
-            registered = self.posted_in_register(batch["period"])
+            registered = self.posted_in_register(batch["period"], key)
             if registered is not None and registered["batch_id"] != batch_id:
                 raise AlreadyPostedError(  # its rows deleted since: the register remembers
                     batch["period"],
@@ -264,12 +288,14 @@ class Batches:
             now = self.store.now()
             try:
                 db.execute(
-                    "insert into period_posts (period, batch_id, posted_at, posted_by) values (?, ?, ?, ?)",
-                    (batch["period"], batch_id, now, posted_by),
+                    "insert into period_posts (workspace, period, batch_id, posted_at, posted_by) "
+                    "values (?, ?, ?, ?, ?)",
+                    (key, batch["period"], batch_id, now, posted_by),
                 )
             except sqlite3.IntegrityError:
                 winner = self._rows(
-                    "select * from period_posts where period = ?", (batch["period"],)
+                    "select * from period_posts where period = ? and workspace = ?",
+                    (batch["period"], key),
                 )[0]
                 raise AlreadyPostedError(
                     batch["period"], winner["batch_id"], winner["posted_by"], winner["posted_at"]
@@ -312,17 +338,22 @@ class Batches:
                     "posted_by": posted_by,
                     "posted_at": now,
                     "content_hash": batch["content_hash"],
-                },
+                }
+                | ({"workspace": key} if key else {}),
             )
         return True
 
-    def posted_in_register(self, period: str) -> dict[str, Any] | None:
+    def posted_in_register(self, period: str, key: str | None = None) -> dict[str, Any] | None:
         """The register's record that `period` was posted (the event of no run that posting
-        wrote, chained and sealed under the key), whatever became of its rows since."""
+        wrote, chained and sealed under the key), whatever became of its rows since; in the
+        workspace `key` (default: the one the work in hand is for; a record of a release
+        before workspaces names none: the one workspace's)."""
+        key = workspace_key(current()) if key is None else key
         rows = self._rows(
             "select detail from audit_events where run_id is null and kind = 'period_posted' "
-            "and json_extract(detail, '$.period') = ? order by id limit 1",
-            (period,),
+            "and json_extract(detail, '$.period') = ? "
+            "and coalesce(json_extract(detail, '$.workspace'), '') = ? order by id limit 1",
+            (period, key),
         )
         return cast("dict[str, Any]", json.loads(rows[0]["detail"])) if rows else None
 

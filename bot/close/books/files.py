@@ -8,8 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 from bot.close.books.migrations import close_migrations
+from bot.core.tenancy import current, workspace_key
 from bot.store import Store
 from bot.store.chain import cover
+
+
+def _here() -> str:
+    """The workspace the work in hand is for, as the files' `workspace` names it."""
+    return workspace_key(current())
 
 
 class FileRows:
@@ -22,42 +28,53 @@ class FileRows:
     # -- files -----------------------------------------------------------
 
     def get(self, file_id: int) -> dict[str, Any] | None:
-        rows = self.store.query("select * from imported_files where id = ?", (file_id,))
+        rows = self.store.query(
+            "select * from imported_files where id = ? and workspace = ?", (file_id, _here())
+        )
         return rows[0] if rows else None
 
     def by_slack_file(self, slack_file: str) -> dict[str, Any] | None:
-        rows = self.store.query("select * from imported_files where slack_file = ?", (slack_file,))
+        rows = self.store.query(
+            "select * from imported_files where slack_file = ? and workspace = ?",
+            (slack_file, _here()),
+        )
         return rows[0] if rows else None
 
     def active(self, period: str) -> list[dict[str, Any]]:
         """The period's files in use, one per kind."""
         return self.store.query(
-            "select * from imported_files where period = ? and status = 'active' order by kind",
-            (period,),
+            "select * from imported_files where period = ? and status = 'active' "
+            "and workspace = ? order by kind",
+            (period, _here()),
         )
 
     def active_ids(self, period: str) -> tuple[int, ...]:
         rows = self.store.query(
-            "select id from imported_files where period = ? and status = 'active' order by id",
-            (period,),
+            "select id from imported_files where period = ? and status = 'active' "
+            "and workspace = ? order by id",
+            (period, _here()),
         )
         return tuple(r["id"] for r in rows)
 
     def history(self, period: str) -> list[dict[str, Any]]:
         return self.store.query(
-            "select * from imported_files where period = ? order by id", (period,)
+            "select * from imported_files where period = ? and workspace = ? order by id",
+            (period, _here()),
         )
 
     def periods(self) -> list[str]:
         rows = self.store.query(
-            "select distinct period from imported_files where status = 'active' order by period"
+            "select distinct period from imported_files where status = 'active' "
+            "and workspace = ? order by period",
+            (_here(),),
         )
         return [r["period"] for r in rows]
 
     def canonical(self, file_id: int) -> dict[str, Any] | None:
         """A file's kind, the CSV read from it and its hash (None: no such file)."""
         rows = self.store.query(
-            "select kind, canonical, sha256 from imported_files where id = ?", (file_id,)
+            "select kind, canonical, sha256 from imported_files where id = ? and workspace = ?",
+            (file_id, _here()),
         )
         return rows[0] if rows else None
 
@@ -70,6 +87,7 @@ class FileRows:
                     f"update imported_files set {sets} where id = ?", (*fields.values(), file_id)
                 )
                 return int(file_id)
+            fields = {"workspace": _here(), **fields}  # the workspace it was dropped in
             columns = ", ".join(fields)
             marks = ", ".join("?" for _ in fields)
             cursor = db.execute(

@@ -286,3 +286,23 @@ def c005_exceptions_by_run(db: Database) -> None:
     db.execute(
         "create index if not exists exceptions_by_run on exceptions (run_id, status, resolved_at)"
     )
+
+
+@close_migrations()
+def c006_posts_by_workspace(db: Database) -> None:
+    """One posting per period per workspace (issue 32): a period's claim, and each file
+    dropped for a period, names the workspace it belongs to (`workspace`: "" for the one
+    workspace of a single install, as every row made before). The covered fields are
+    unchanged (bot/close/books/covers.py)."""
+    table = db.table("period_posts")
+    if "workspace" not in table.columns_dict:
+        table.add_column("workspace", str, not_null_default="")
+    table.transform(pk=("workspace", "period"))
+    # a period's files dropped in Slack are the workspace's they were dropped in
+    files = db.table("imported_files")
+    if "workspace" not in files.columns_dict:
+        files.add_column("workspace", str, not_null_default="")
+    db.execute(
+        "create index if not exists imported_files_by_workspace "
+        "on imported_files (workspace, period, status)"
+    )

@@ -18,7 +18,7 @@ class FileMethods(Workspace):
         name = p.get("filename")
         if not name:
             raise SlackError("invalid_arguments")
-        file_id = f"F{self._next():08d}"
+        file_id = f"{self.file_prefix}{self._next():08d}"
         self.files[file_id] = {
             "id": file_id,
             "name": name,
@@ -85,7 +85,7 @@ class FileMethods(Workspace):
     def _share_file(
         self, user: str, channel: str, thread_ts: str | None, name: str, data: bytes, text: str
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        file_id = f"F{self._next():08d}"
+        file_id = f"{self.file_prefix}{self._next():08d}"
         thread = self._thread_root(channel, thread_ts)
         ts = self._ts()
         share = {"ts": ts, **({"thread_ts": thread} if thread else {})}

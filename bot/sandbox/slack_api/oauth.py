@@ -84,6 +84,7 @@ class FakeSlackHost:
             token=f"unissued-{team_id}", team_id=team_id, enterprise_id=enterprise_id, **kw
         )
         fake.url = f"{self.url}/t/{team_id}"
+        fake.file_prefix = f"F{team_id[1:3]}"  # ids never shared between workspaces
         self.workspaces[team_id] = fake
         return fake
 

@@ -99,6 +99,8 @@ class Workspace:
         self.team_name = team_name
         self.team_id = team_id  # each workspace of a FakeSlackHost has its own
         self.enterprise_id = enterprise_id  # the Enterprise Grid org it belongs to, if any
+        # file ids are Slack-wide: each workspace of a FakeSlackHost has its own prefix
+        self.file_prefix = "F"
         self.people: dict[str, Person] = {p.id: p for p in people or []}
         self.people.setdefault(BOT_USER, Person(BOT_USER, "closebot", "App", "#2eb67d"))
         self.channels: dict[str, Channel] = {c.id: c for c in channels or []}
