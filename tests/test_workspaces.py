@@ -3,7 +3,12 @@ against a fake Slack playing two workspaces, each closing the same period on its
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -14,6 +19,7 @@ from bot.close import Ledger
 from bot.core.tenancy import Tenant
 from bot.sandbox.slack_api.oauth import FakeSlackHost, fake_slack_host
 from bot.slack.installations import INSTALL_SCOPES, installations_path
+from tests import slack_payloads as sp
 from tests.workspaces_kit import (
     PEOPLE,
     Hosted,
@@ -23,6 +29,8 @@ from tests.workspaces_kit import (
     install,
     served_workspaces,
 )
+
+JSON = "application/json"
 
 
 @pytest.fixture
@@ -124,3 +132,117 @@ def _lines(ledger: Ledger, run_id: str) -> list[tuple[str, str, str]]:
         (line["account"], str(line["debit"]), str(line["credit"]))
         for line in ledger.lines(batch["id"])
     ]
+
+
+def test_one_workspace_uninstalling_pauses_only_its_own_and_keeps_its_books(
+    hosted: Hosted,
+) -> None:
+    a = hosted.a.start("2026-10", user="UALICE", channel="CAFIN")
+    b = hosted.b.start("2026-10", user="UBEA", channel="CBFIN")
+    question_b = hosted.b.pending(b.id)
+    hosted.host.revoke("TBBBB")  # Slack takes B's tokens back, and tells the app
+    uninstalled = {"type": "app_uninstalled"}
+    assert hosted.b.dispatch(sp.event(uninstalled, event_id="EvGone"), JSON).status == 200
+    hosted.b.idle()
+    installations = hosted.service.installations
+    assert installations is not None
+    assert installations.bot(Tenant("TBBBB")) is None  # its tokens deleted
+    assert installations.bot(Tenant("TAAAA")) is not None
+    # /healthz stays healthy: a replica must not drain for everyone because one left
+    status, body, _ = get(f"{hosted.base}/healthz")
+    assert status == 200 and json.loads(body)["slack"] == "ok"
+    # A closes on; B's close waits where it was, its books kept and its pause audited
+    hosted.a.finish(a.id, user="UALICE", approvers=("UAPPROVER", "UAPPROVER2"))
+    assert hosted.store.runs.get(a.id).status == "done"
+    kept = hosted.store.runs.get(b.id)
+    assert kept.status == "waiting" and hosted.store.questions.get(question_b).status == "pending"
+    paused = hosted.store.audit.events(b.id, kind="paused")
+    assert [e.detail["reason"] for e in paused] == ["app_uninstalled"]
+    assert hosted.store.audit.events(a.id, kind="paused") == []
+    # installed again, B's close is B's again
+    status, _ = install(hosted.host, hosted.base, "TBBBB")
+    assert status == 200 and installations.bot(Tenant("TBBBB")) is not None
+
+
+def test_a_rotating_token_is_refreshed_before_it_expires_and_the_close_goes_on(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Token rotation (docs.slack.dev/authentication/using-token-rotation): the token lives
+    12 hours; within Bolt's two hours of its end it is refreshed at oauth.v2.access with the
+    refresh token, and the expired one is never sent."""
+    from slack_sdk.oauth.token_rotation import rotator
+
+    with fake_slack_host(rotation=True) as host:
+        fa = add_workspace(host, "TAAAA")
+        add_workspace(host, "TBBBB")
+        with served_workspaces(host, db_path) as h:
+            run = h.a.start("2026-10", user="UALICE", channel="CAFIN")
+            (first,) = list(fa.issued_tokens)
+            assert not [x for x in host.exchanges if x.get("grant_type") == "refresh_token"]
+            # eleven hours and a half later (the rotation check reads slack_sdk's clock;
+            # Slack's reads the fake's): the token is near its end, then past it
+            later = rotator.time() + 11.5 * 3600
+            monkeypatch.setattr(rotator, "time", lambda: later)
+            fa.advance(12 * 3600 + 1)
+            assert fa.token_expired(first)
+            h.a.submit(h.a.pending(run.id), h.a.recommended_picks(h.a.pending(run.id)))
+            h.a.idle()
+            refreshes = [x for x in host.exchanges if x.get("grant_type") == "refresh_token"]
+            assert refreshes and refreshes[0]["refresh_token"].startswith("xoxe-1-")
+            assert len(h.store.questions.of_run(run.id)) >= 2  # the close went on
+            answered = [q for q in h.store.questions.of_run(run.id) if q.status == "answered"]
+            assert answered and h.store.runs.get(run.id).status in ("running", "waiting")
+            bot = h.service.installations.bot(Tenant("TAAAA"))  # type: ignore[union-attr]
+            assert (
+                bot is not None
+                and bot.bot_token != first
+                and not fa.token_expired(str(bot.bot_token))
+            )
+
+
+def test_serve_over_http_installs_through_oauth_without_a_bot_token(
+    host: FakeSlackHost, db_path: Path
+) -> None:
+    """The measured failure: SLACK_CLIENT_ID/SLACK_CLIENT_SECRET and no bot token made
+    `serve --http` exit 2 ("SLACK_BOT_TOKEN is not set"). Now it serves the install."""
+    env = {
+        **os.environ,
+        "SLACK_API_URL": host.api_url,
+        "SLACK_CLIENT_ID": host.client_id,
+        "SLACK_CLIENT_SECRET": host.client_secret,
+        "SLACK_SIGNING_SECRET": sp.SECRET,
+        "CLOSEBOT_DB": str(db_path),
+    }
+    for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"):
+        env.pop(name, None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot", "serve", "--http", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        found = re.search(r"listening on (http://127\.0\.0\.1:\d+)/slack/events", first)
+        assert found, first + (proc.stderr.read() if proc.poll() is not None else "")  # type: ignore[union-attr]
+        base = found.group(1)
+        host.redirect_url = f"{base}/slack/oauth_redirect"
+        status, body = install(host, base, "TAAAA")
+        assert status == 200, body
+        assert get(f"{base}/healthz")[0] == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    # Socket Mode serves one workspace: OAuth without a bot token there says what to do
+    env["SLACK_APP_TOKEN"] = "xapp-1"
+    refused = subprocess.run(
+        [sys.executable, "-m", "bot", "serve", "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "needs HTTP (closebot serve --http" in refused.stderr

@@ -189,6 +189,8 @@ def bolt_app(
             # an event nothing listens to is acknowledged in the error handler, in one line
             raise_error_for_unhandled_request=True,
             oauth_settings=installations.oauth_settings() if installations else None,
+            # an Authorize instance, which Bolt takes as it is (its type says a function)
+            authorize=installations.authorize() if installations else None,  # type: ignore[arg-type]
         )
     except (BoltError, SlackApiError) as e:
         reason = slack_reason(e)

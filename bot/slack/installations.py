@@ -16,6 +16,7 @@ import logging
 import threading
 from pathlib import Path
 
+from slack_bolt.authorization.authorize import InstallationStoreAuthorize
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackTokenRotationError
@@ -87,6 +88,7 @@ class Installations:
         assert settings.slack_client_id and settings.slack_client_secret
         path = str(installations_path(settings.db_path))
         self.settings = settings
+        self.client = client
         self.store = SQLite3InstallationStore(database=path, client_id=settings.slack_client_id)
         self.states = SQLite3OAuthStateStore(database=path, expiration_seconds=STATE_SECONDS)
         self.rotator = TokenRotator(
@@ -109,6 +111,20 @@ class Installations:
             token_rotation_expiration_minutes=ROTATE_MINUTES,
             state_store=self.states,
             state_expiration_seconds=STATE_SECONDS,
+        )
+
+    def authorize(self) -> InstallationStoreAuthorize:
+        """Bolt's authorize from the installation store, per request by team_id /
+        enterprise_id, refreshing a rotating token through this client (OAuthSettings'
+        own would send the refresh to slack.com whatever SLACK_API_URL says)."""
+        return InstallationStoreAuthorize(
+            logger=logging.getLogger("slack_bolt.authorize"),
+            installation_store=self.store,
+            client_id=self.settings.slack_client_id,
+            client_secret=self.settings.slack_client_secret,
+            token_rotation_expiration_minutes=ROTATE_MINUTES,
+            bot_only=True,
+            client=self.client,
         )
 
     def bot(self, tenant: Tenant) -> Bot | None:
