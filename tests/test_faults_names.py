@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from bot.core.decision_log import decision_rows
 from bot.sandbox.slack_api import FakeSlack
 from bot.store import Store
@@ -102,3 +104,36 @@ def test_a_name_slack_changes_is_recorded_and_still_verifies(
     finally:
         store.close()
     assert cli(db_path, "doctor")[0] == 0
+
+
+def test_names_an_earlier_release_kept_verify_after_the_upgrade_and_an_edit_then_shows(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database of the release before names were covered: it kept names in `people` (the
+    table since m010) with no event of them. Made here from an earlier release's fixture
+    (tests/fixtures/upgrade) opened by today's code with the names' adoption left out, as
+    that release had none, and a name written as it wrote one. On the first start of this
+    release the names are recorded as they stand, everything verifies, and an edit made
+    after that is found."""
+    from bot.store.people import People
+    from tests.test_upgrade import load
+
+    old = load("5db3991", db_path)
+    with monkeypatch.context() as before:
+        before.setattr(People, "_adopt", lambda self: None)
+        store = Store(db_path)
+        store.close()
+    with sqlite3.connect(db_path) as conn:  # a name as that release kept it (users.info)
+        conn.execute(
+            "insert into people (id, real_name, display_name, handle, fetched_at) "
+            "values (?, 'Ben Ortiz', 'Ben', 'ben.ortiz', '2026-10-31T12:00:00+00:00')",
+            (APPROVER,),
+        )
+    assert cli(db_path, "audit", old.posted, "--verify")[0] == 0  # the first start adopts
+    assert cli(db_path, "doctor")[0] == 0
+    with sqlite3.connect(db_path) as conn:
+        conn.execute("update people set real_name = 'Mallory Fake' where id = ?", (APPROVER,))
+    code, out = cli(db_path, "audit", old.posted, "--verify")
+    assert code == 1 and f"people:{APPROVER}" in out and "changed after" in out, out
+    code, out = cli(db_path, "doctor")
+    assert code == 1 and f"people:{APPROVER}" in out, out

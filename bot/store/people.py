@@ -6,7 +6,7 @@ it is part of the record (issue 31): each new or changed name is an event of the
 (the audit events of no run) covering the row, and `closebot audit --verify` and `closebot
 doctor` name a row edited, deleted or added outside closebot. Only when a fetch is recorded
 and the names are unchanged is nothing audited. A database from before names were covered
-has its rows recorded as they stand, once, on this release's first start.
+has its rows recorded as they stand, once, on this release's first start (a new one: none).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from bot.store.audit import AuditChain
 from bot.store.core import StoreCore
 
 NAMES = ("real_name", "display_name", "handle")
-COVERS_PEOPLE = '%"people:%'  # an event's covers naming a people row
+ADOPTED_OR_NAMED = ("people_adopted", "person_named")  # the register's events of names
 
 
 class People:
@@ -68,11 +68,12 @@ class People:
             )
 
     def _adopt(self) -> None:
-        """A database whose names the register never recorded (an earlier release's) has
-        them recorded as they stand, once: from then on an edit of one shows."""
-        if not self.core.query("select 1 from people limit 1") or self.core.query(
-            "select 1 from audit_events where run_id is null and covers like ? limit 1",
-            (COVERS_PEOPLE,),
+        """On this release's first start on a database (an earlier release's, or a new
+        one), its names — none, for a new one — recorded as they stand, once: from then on
+        a name edited, deleted or added outside closebot shows."""
+        if self.core.query(
+            "select 1 from audit_events where run_id is null and kind in (?, ?) limit 1",
+            ADOPTED_OR_NAMED,
         ):
             return
         with self.core.write() as db:
@@ -82,8 +83,9 @@ class People:
                 kind="people_adopted",
                 actor=None,
                 detail={
-                    "why": "names kept by an earlier closebot, recorded as they stand when "
-                    "names became part of the audited record"
+                    "names": len(self.core.query("select id from people")),
+                    "why": "the names kept before names were part of the audited record "
+                    "(an earlier closebot's; none on a new database), recorded as they stand",
                 },
                 covers=[
                     ("people", "id", r["id"]) for r in self.core.query("select id from people")
