@@ -145,6 +145,7 @@ def build_service(
         defaults=settings,
         on_change=desk.republish,
         later=runner.fast,
+        user_of=users.user,
     )
     desk.settings_blocks = slack_settings.home_blocks
     deps = handlers.Deps(
@@ -157,7 +158,7 @@ def build_service(
         starter=starter,
         finance=settings.finance,
         replies=ReplyWindow(store, settings.thread_reply_seconds),
-        grid=GridIdentity(client),
+        grid=GridIdentity(client, users.user),
         settings=slack_settings,
     )
     handlers.register(app, deps)

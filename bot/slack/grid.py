@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -24,8 +26,12 @@ log = logging.getLogger(__name__)
 class GridIdentity:
     """`same(a, b)`: whether two identities are one person, by id or by their Grid identity."""
 
-    def __init__(self, client: WebClient) -> None:
+    def __init__(
+        self, client: WebClient, user_of: Callable[[str], dict[str, Any]] | None = None
+    ) -> None:
         self.client = client
+        # users.info, shared with the names and teams (bot/slack/people.py: asked once a while)
+        self.user_of = user_of or (lambda user: self.client.users_info(user=user).get("user") or {})
         self._known: dict[str, str] = {}  # Slack id → its org-wide id ('' when it has none)
         self._lock = threading.Lock()
 
@@ -37,7 +43,7 @@ class GridIdentity:
         if known is not None:
             return known or user
         try:
-            found = self.client.users_info(user=user).get("user") or {}
+            found = self.user_of(user)
         except SlackApiError as e:
             log.info("users.info %s: %s; compared by its id", user, e.response.get("error"))
             return user  # not remembered: asked again next time

@@ -10,11 +10,12 @@ from collections.abc import Callable
 from typing import Any
 
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 from bot.core.names import Lookup, Names, Profile
 from bot.store import Store
 
-KEPT_FOR = 600.0  # seconds a users.info answer serves every part that asks
+KEPT_FOR = 600.0  # seconds a users.info answer (or its refusal) serves every part that asks
 
 
 def profile_of(user: dict[str, Any]) -> Profile:
@@ -38,13 +39,15 @@ def users_info(client: WebClient) -> Lookup:
 
 
 class SlackUsers:
-    """users.info answers, kept KEPT_FOR seconds in memory: the names (`lookup`, for Names,
-    which keeps them in the store for a day) and the teams (`teams`) of one answer."""
+    """users.info answers, kept KEPT_FOR seconds in memory, for every part that asks: the
+    names (`lookup`, for Names, which keeps them in the store for a day), the teams (`teams`:
+    who may read a close) and the org-wide identity (bot/slack/grid.py). A refusal is kept
+    as long (raised again), so a failing look-up is not repeated on every message."""
 
     def __init__(self, client: WebClient, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.clock = clock
-        self._kept: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._kept: dict[str, tuple[float, dict[str, Any] | SlackApiError]] = {}
         self._lock = threading.Lock()
 
     def user(self, user_id: str) -> dict[str, Any]:
@@ -52,12 +55,19 @@ class SlackUsers:
         now = self.clock()
         with self._lock:
             kept = self._kept.get(user_id)
-        if kept is not None and now - kept[0] < KEPT_FOR:
-            return kept[1]
-        found = dict(self.client.users_info(user=user_id).get("user") or {})
-        with self._lock:
-            self._kept[user_id] = (now, found)
-        return found
+        if kept is None or now - kept[0] >= KEPT_FOR:
+            try:
+                found: dict[str, Any] | SlackApiError = dict(
+                    self.client.users_info(user=user_id).get("user") or {}
+                )
+            except SlackApiError as e:
+                found = e
+            kept = (now, found)
+            with self._lock:
+                self._kept[user_id] = kept
+        if isinstance(kept[1], SlackApiError):
+            raise kept[1]
+        return kept[1]
 
     def lookup(self, user_id: str) -> Profile:
         return profile_of(self.user(user_id))

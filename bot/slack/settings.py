@@ -56,8 +56,11 @@ class SlackSettings:
         parts: Iterable[Any] = (),
         on_change: Callable[[], None] | None = None,
         later: Callable[[Callable[[], None]], Any] | None = None,
+        user_of: Callable[[str], dict[str, Any]] | None = None,
     ) -> None:
         self.client = client
+        # users.info, shared with the names and teams (bot/slack/people.py: asked once a while)
+        self.user_of = user_of or (lambda user: self.client.users_info(user=user).get("user") or {})
         self.store = store
         self.defaults = defaults  # the environment's
         self.parts = list(parts)  # what the running bot is made of (retargeted on a change)
@@ -97,7 +100,7 @@ class SlackSettings:
             if known and known[1] > now:
                 return known[0]
         try:
-            person = self.client.users_info(user=user).get("user") or {}
+            person = self.user_of(user)
         except SlackApiError as e:
             log.warning("settings: who %s is not known (%s)", user, e.response.get("error"))
             return False
