@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
+from bot.close.books.exception_index import LINE_BY_LINE_CODE, group_of
 from bot.close.checks import Finding
 from bot.close.doi_master import money
 from bot.close.kinds import KINDS, book, option_entry, option_label
@@ -31,9 +32,10 @@ from bot.close.records import ExceptionRow
 from bot.core.questions import way_to_answer
 from bot.store import QuestionRecord, Store
 
+__all__ = ["LINE_BY_LINE_CODE", "group_of"]  # kept with the index of a run's exceptions
+
 PREFIX = "alike:"
 LINE_BY_LINE = way_to_answer("Decide line by line")  # never an override needing a Why
-LINE_BY_LINE_CODE = "line_by_line"  # recorded on each member (open) when the group is split
 DETAIL_COLUMNS = ("ref", "line", "found", "amount_at_stake", "recommended")
 GROUP_REF_RE = re.compile(r"\[ref (alike:[A-Za-z0-9_:.\-]+)\]")
 
@@ -79,15 +81,6 @@ def group_refs(findings: Iterable[Finding]) -> dict[str, str]:
         ref = f"{PREFIX}{kind}:{slug}:{digest}"
         out.update((i, ref) for i in ids)
     return out
-
-
-def group_of(exc: ExceptionRow) -> str | None:
-    """The group an exception is asked in, or None: asked on its own (never grouped, or its
-    group was split to be decided line by line)."""
-    ref = exc["details"].get("group")
-    if not ref or exc.get("extra", {}).get(LINE_BY_LINE_CODE):
-        return None
-    return str(ref)
 
 
 def members(exceptions: Iterable[ExceptionRow], ref: str) -> list[ExceptionRow]:

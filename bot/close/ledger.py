@@ -114,6 +114,14 @@ class Ledger(Batches):
         """The step's exceptions in the order found, from the kept index (read-only rows)."""
         return exception_index.run_exceptions(self.store, run_id, _exception).of_step(step)
 
+    def step_entries(
+        self, run_id: str, step: str
+    ) -> tuple[list[ExceptionRow], exception_index.StepEntries]:
+        """The run's rows and the step's entries over them (each exception on its own, each
+        group once, the open ones in order), from the kept index (read-only)."""
+        kept = exception_index.run_exceptions(self.store, run_id, _exception)
+        return kept.rows, kept.step_entries(step)
+
     def decide(
         self,
         exception_id: str,

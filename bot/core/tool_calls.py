@@ -50,6 +50,8 @@ class ToolCalls:
         self.tools = tools
         self.presenter = presenter
         self.question_ttl = question_ttl  # None: questions wait for a person indefinitely
+        # run → (the last message read for its latest step tool, that tool's step)
+        self._latest_step: dict[str, tuple[int, str | None]] = {}
 
     def settle(self, run_id: str, uses: list[dict[str, Any]], transcript: Transcript) -> str | None:
         """Give every tool_use of one assistant message a stored result; the id of the
@@ -204,10 +206,17 @@ class ToolCalls:
         return timedelta(minutes=minutes) if minutes else self.question_ttl
 
     def _mark_waiting(self, run_id: str, transcript: Transcript) -> dict[str, str] | None:
-        """The step of the latest step tool called now waits on a person."""
+        """The step of the latest step tool called now waits on a person (found among the
+        messages past those read last time: the transcript is append-only — issue 31)."""
+        read, step = self._latest_step.get(run_id, (0, None))
         for message in reversed(transcript.messages):
-            for use in reversed(tool_uses(message.content) if message.role == "assistant" else []):
-                tool = self.tools.get(use["name"])
-                if tool is not None and tool.step:
-                    return self.store.runs.set_step(run_id, tool.step, "waiting")
-        return None
+            if message.seq <= read:
+                break
+            uses = tool_uses(message.content) if message.role == "assistant" else []
+            found = [t.step for u in uses if (t := self.tools.get(u["name"])) and t.step]
+            if found:
+                step = found[-1]
+                break
+        if transcript.messages:
+            self._latest_step[run_id] = (transcript.messages[-1].seq, step)
+        return self.store.runs.set_step(run_id, step, "waiting") if step else None

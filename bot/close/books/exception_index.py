@@ -8,12 +8,18 @@ last one, the last decision, how many are open) says at each read whether anythi
 changed them (another process, a transaction rolled back): then the run is read again whole.
 
 Rows handed out are shared: treat them as read-only (build a new dict to change one).
+
+Each step's entries as its result lists them (each exception on its own, a group of alike
+ones once) are kept too, with the open ones in order: what is still open is found without
+walking the exceptions already decided (a decision's work does not grow with them).
 """
 
 from __future__ import annotations
 
+import heapq
 import threading
 import weakref
+from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,16 +34,90 @@ STAMP_SQL = (
 )
 
 
+LINE_BY_LINE_CODE = "line_by_line"  # recorded on each member (open) when a group is split
+
+
+def group_of(exc: ExceptionRow) -> str | None:
+    """The group an exception is asked in, or None: asked on its own (never grouped, or its
+    group was split to be decided line by line)."""
+    ref = exc["details"].get("group")
+    if not ref or exc.get("extra", {}).get(LINE_BY_LINE_CODE):
+        return None
+    return str(ref)
+
+
+@dataclass
+class StepEntries:
+    """A step's entries, by place in the run's rows: its exceptions on their own (the open
+    ones' places, in order) and its groups (each one's members' places, how many are open).
+    Shared once kept: a write changes a copy."""
+
+    singles: int = 0
+    open_singles: list[int] = field(default_factory=list)
+    groups: dict[str, list[int]] = field(default_factory=dict)
+    open_members: dict[str, int] = field(default_factory=dict)
+
+    def copy(self) -> StepEntries:
+        return StepEntries(
+            self.singles, list(self.open_singles), dict(self.groups), dict(self.open_members)
+        )
+
+    def count(self) -> int:
+        return self.singles + len(self.groups)
+
+    def add(self, at: int, row: ExceptionRow, sign: int = 1) -> None:
+        """The row at `at` counted in (sign 1) or out (sign -1)."""
+        group = group_of(row)
+        # as a step's result reads them: an exception open when its status is, a group while
+        # any member is not resolved
+        is_open = row["status"] == "open" if group is None else row["status"] != "resolved"
+        if group is None:
+            self.singles += sign
+            if is_open and sign > 0:
+                insort(self.open_singles, at)
+            elif is_open:
+                del self.open_singles[bisect_left(self.open_singles, at)]
+            return
+        members = list(self.groups.get(group, ()))
+        if sign > 0:
+            insort(members, at)
+        else:
+            members.remove(at)
+        if members:
+            self.groups[group] = members
+        else:
+            self.groups.pop(group, None)
+        self.open_members[group] = self.open_members.get(group, 0) + (sign if is_open else 0)
+        if group not in self.groups:
+            self.open_members.pop(group, None)
+
+    def first_open(self, limit: int) -> list[tuple[int, str | None]]:
+        """The first `limit` open entries in the order found: (the place of the exception, or
+        of its group's first member; the group or None)."""
+        groups = sorted(
+            (members[0], ref)
+            for ref, members in self.groups.items()
+            if self.open_members.get(ref, 0) > 0
+        )
+        singles = ((at, None) for at in self.open_singles)
+        merged: Iterator[tuple[int, str | None]] = heapq.merge(singles, groups)
+        return [entry for entry, _ in zip(merged, range(limit), strict=False)]
+
+
 @dataclass(frozen=True)
 class RunExceptions:
     stamp: tuple[Any, ...]
     rows: list[ExceptionRow]
     at: dict[str, int]  # exception id → its place in rows
     by_step: dict[str, list[str]] = field(default_factory=dict)  # step → its ids, in order
+    entries: dict[str, StepEntries] = field(default_factory=dict)  # step → its entries
 
     def of_step(self, step: str) -> Iterator[ExceptionRow]:
         for exception_id in self.by_step.get(step, ()):
             yield self.rows[self.at[exception_id]]
+
+    def step_entries(self, step: str) -> StepEntries:
+        return self.entries.get(step) or StepEntries()
 
 
 _runs: weakref.WeakKeyDictionary[Store, dict[str, RunExceptions]] = weakref.WeakKeyDictionary()
@@ -48,11 +128,17 @@ def _stamp(store: Store, run_id: str) -> tuple[Any, ...]:
     return tuple(store.query(STAMP_SQL, (run_id,))[0].values())
 
 
+def _step(row: ExceptionRow) -> str:
+    return str(row["details"].get("step"))
+
+
 def _indexed(stamp: tuple[Any, ...], rows: list[ExceptionRow]) -> RunExceptions:
     by_step: dict[str, list[str]] = {}
-    for e in rows:
-        by_step.setdefault(str(e["details"].get("step")), []).append(e["id"])
-    return RunExceptions(stamp, rows, {e["id"]: n for n, e in enumerate(rows)}, by_step)
+    entries: dict[str, StepEntries] = {}
+    for n, e in enumerate(rows):
+        by_step.setdefault(_step(e), []).append(e["id"])
+        entries.setdefault(_step(e), StepEntries()).add(n, e)
+    return RunExceptions(stamp, rows, {e["id"]: n for n, e in enumerate(rows)}, by_step, entries)
 
 
 def run_exceptions(store: Store, run_id: str, decode: Decode) -> RunExceptions:
@@ -83,18 +169,30 @@ def written(store: Store, run_id: str, exception_id: str, decode: Decode) -> Non
         return
     row = decode(found[0])
     rows = list(kept.rows)
+    step = _step(row)
+    entries = dict(kept.entries)
     if exception_id in kept.at:
-        rows[kept.at[exception_id]] = row
-        fresh = RunExceptions(stamp, rows, kept.at, kept.by_step)
-        if str(row["details"].get("step")) != str(
-            kept.rows[kept.at[exception_id]]["details"].get("step")
-        ):
-            fresh = _indexed(stamp, rows)  # its step changed (an earlier release's, upgraded)
+        at = kept.at[exception_id]
+        before = kept.rows[at]
+        rows[at] = row
+        if _step(before) != step:  # its step changed (an earlier release's, upgraded)
+            fresh = _indexed(stamp, rows)
+        else:
+            if (group_of(before), before["status"]) != (group_of(row), row["status"]):
+                changed = entries[step].copy()
+                changed.add(at, before, -1)
+                changed.add(at, row)
+                entries[step] = changed
+            fresh = RunExceptions(stamp, rows, kept.at, kept.by_step, entries)
     else:  # a new one: the last row
         rows.append(row)
-        step = str(row["details"].get("step"))
         by_step = {**kept.by_step, step: [*kept.by_step.get(step, ()), exception_id]}
-        fresh = RunExceptions(stamp, rows, {**kept.at, exception_id: len(rows) - 1}, by_step)
+        added = entries[step].copy() if step in entries else StepEntries()
+        added.add(len(rows) - 1, row)
+        entries[step] = added
+        fresh = RunExceptions(
+            stamp, rows, {**kept.at, exception_id: len(rows) - 1}, by_step, entries
+        )
     with _lock:
         _runs.setdefault(store, {})[run_id] = fresh
 

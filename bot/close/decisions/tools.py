@@ -218,30 +218,17 @@ class DecisionTools(GroupDecisionTools):
 def still_open(ledger: Ledger, run_id: str, step: str) -> dict[str, Any]:
     """What `_step_result` would list as still open for the step, when it lists more than
     MAX_LIST: the first MAX_LIST open entries (a group once, open while any member is), in the
-    order found — from the kept index, scanning only as far as it must (one decision no longer
-    reads, decodes and describes every exception of the run)."""
-    rows: list[ExceptionRow] | None = None  # the whole step, read only if a group is met
-    seen: set[str] = set()
-    entries = 0
-    still: list[dict[str, Any]] = []
-    for e in ledger.step_exceptions(run_id, step):
-        group = groups.group_of(e)
-        key = group or e["id"]
-        if key in seen:
-            continue
-        seen.add(key)
-        entries += 1
-        if group:
-            rows = rows if rows is not None else list(ledger.step_exceptions(run_id, step))
-            alike = [x for x in rows if groups.group_of(x) == group]
-            is_open = groups.status(alike) == "open"
-            subject = f"{len(alike)} × {e['details']['subject']} and alike"
-        else:
-            is_open, subject = e["status"] == "open", e["details"]["subject"]
-        if len(still) < MAX_LIST and is_open:
-            still.append({"ref": group or e["details"]["ref"], "step": step, "subject": subject})
-        if len(still) == MAX_LIST and entries > MAX_LIST:
-            break
-    if entries <= MAX_LIST:
+    order found — from the kept index of the step's open entries (one decision no longer
+    walks the exceptions already decided)."""
+    rows, entries = ledger.step_entries(run_id, step)
+    if entries.count() <= MAX_LIST:
         return {}
+    still: list[dict[str, Any]] = []
+    for at, group in entries.first_open(MAX_LIST):
+        e = rows[at]
+        if group:
+            subject = f"{len(entries.groups[group])} × {e['details']['subject']} and alike"
+        else:
+            subject = e["details"]["subject"]
+        still.append({"ref": group or e["details"]["ref"], "step": step, "subject": subject})
     return {"still_open": still} if still else {}
