@@ -15,6 +15,7 @@ import pytest
 
 from bot.close.playbook import PlaybookModel
 from bot.close.playbook.transcript import parse
+from bot.core import transcript as core_transcript
 from bot.store import Store
 from bot.store import transcript as store_transcript
 from tests.close_helpers import close_run
@@ -87,11 +88,21 @@ def test_a_close_reads_each_message_once_not_once_per_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Over a close with 40 distinct exceptions (each its own question): the store decodes
-    each message about once (plus the last one, read alone at each turn), and the playbook
-    reads each message's content about once — not the whole transcript at each of its steps."""
+    each message about once (plus the last one, read alone at each turn), each is encoded
+    for a model request about once (when it joins, and once more read back at the next
+    turn), and the playbook reads each message's content about once — not the whole
+    transcript at each of its steps."""
     data = tmp_path / "month"
     generate(data, 2000, seed=7, distinct=40)
     decoded = _count_decodes(monkeypatch)
+    encoded = [0]  # messages JSON-encoded for a model request
+    real_dumps = core_transcript.dumps
+
+    def dumps(value: Any) -> bytes:
+        encoded[0] += 1
+        return real_dumps(value)
+
+    monkeypatch.setattr(core_transcript, "dumps", dumps)
     shown: dict[int, _Counted] = {}  # one counting copy per message: the same object each turn
     kept: list[Any] = []
     calls = [0]
@@ -119,6 +130,9 @@ def test_a_close_reads_each_message_once_not_once_per_step(
     assert _READS[0] <= len(messages) + 2 * calls[0], (
         f"the playbook read {_READS[0]} messages over {calls[0]} steps "
         f"of a {len(messages)}-message transcript"
+    )
+    assert encoded[0] <= 2 * len(messages), (
+        f"{encoded[0]} messages encoded for a {len(messages)}-message transcript"
     )
     assert decoded[0] <= len(messages) + 3 * calls[0], (
         f"the store decoded {decoded[0]} rows over {calls[0]} steps "

@@ -86,8 +86,15 @@ class Transcript:
         return SentMessages(self._api, list(self._encoded))
 
     def _encode(self) -> None:
-        """Each message's JSON, made once (bot/core/encoded.py)."""
-        self._encoded = [dumps(m) for m in self._api]
+        """Each message's JSON, made once (bot/core/encoded.py): kept with the store's copy
+        of the message, so a turn encodes only the messages new since the last (issue 31)."""
+        self._encoded = [self._json(m, a) for m, a in zip(self._messages, self._api, strict=True)]
+
+    @staticmethod
+    def _json(message: Message, sent: dict[str, Any]) -> bytes:
+        if sent is not message.api():  # without its thinking: made for this copy only
+            return dumps(sent)
+        return message.derived("request_json", lambda: dumps(sent))
 
     def append(self, role: str, content: list[dict[str, Any]]) -> None:
         seq = self.store.transcript.append(self.run_id, role=role, content=content)
@@ -100,4 +107,4 @@ class Transcript:
         message = Message(seq=seq, role=role, content=content)
         self._messages.append(message)
         self._api.append(self._sent(message))
-        self._encoded.append(dumps(self._api[-1]))
+        self._encoded.append(self._json(message, self._api[-1]))
