@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -147,6 +147,7 @@ class PgConnection:
             raise sqlite3.OperationalError(f"unable to open database {display(url)}: {e}") from e
         _adapt(self._conn)
         self._lock_ms = int(timeout_s * 1000)
+        self._trace: Callable[[str], object] | None = None
         self._run(f"set lock_timeout = {self._lock_ms}", ())
         if read_only:
             self._run("set default_transaction_read_only = on", ())
@@ -159,7 +160,13 @@ class PgConnection:
     def closed(self) -> bool:
         return self._conn.closed
 
+    def set_trace_callback(self, trace: Callable[[str], object] | None) -> None:
+        """sqlite3's: `trace` is called with each statement the store executes, as written."""
+        self._trace = trace
+
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> PgCursor:
+        if self._trace is not None:
+            self._trace(sql)
         busy = _BUSY.match(sql)
         if busy:  # how long a lock is waited for: SQLite's busy timeout
             self._run(f"set lock_timeout = {int(busy.group(1))}", ())
