@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# bench/hosted.py is the PostgreSQL bench; these build and read their SQLite files directly
+pytestmark = pytest.mark.sqlite_only("the benchmarks read their SQLite files with sqlite3")
+
 ROOT = Path(__file__).resolve().parent.parent
 
 FIGURES = (
