@@ -39,9 +39,9 @@ _TYPES = (
 
 def ddl(statement: str) -> list[str]:
     """A statement SQLite ran, said in PostgreSQL's types (a new table with its rowid)."""
-    if not re.match(r"^\s*(create|alter)\b", statement, re.IGNORECASE):
-        return [statement]
     out = statement.rstrip().rstrip(";")
+    if not re.match(r"^\s*(create|alter)\b", statement, re.IGNORECASE):
+        return [out]
     for pattern, to in _TYPES:
         out = pattern.sub(to, out)
     made = _CREATE.match(statement)
@@ -112,6 +112,19 @@ def ensure_table(conn: PgConnection) -> None:
     )
 
 
+def _resync_rowids(conn: PgConnection) -> None:
+    """Each rowid sequence past the rows a migration copied with their rowids (sqlite-utils'
+    transform() rebuilds a table so), as SQLite's next rowid is."""
+    for (table,) in conn.execute(
+        "select table_name from information_schema.columns where table_schema = "
+        "current_schema() and column_name = 'rowid' and column_default like 'nextval%'"
+    ).fetchall():
+        conn.execute(
+            f"select setval(pg_get_serial_sequence('\"{table}\"', 'rowid'), "
+            f'coalesce(max(rowid), 0) + 1, false) from "{table}"'
+        )
+
+
 def apply(conn: PgConnection, mirror: Mirror, migration_set: Migrations, now: str) -> None:
     """Apply the set's migrations this database lacks, in order, each in one transaction under
     the write lock (another replica applying them at the same moment waits, then finds them)."""
@@ -134,6 +147,7 @@ def apply(conn: PgConnection, mirror: Mirror, migration_set: Migrations, now: st
                 for statement in statements:
                     for said in ddl(statement):
                         conn.execute(said)
+                _resync_rowids(conn)
                 conn.execute(
                     f"insert into {TABLE} (migration_set, name, applied_at) values (?, ?, ?)",
                     (migration_set.name, migration.name, now),
