@@ -221,6 +221,8 @@ class Harness:
             raise ActionError(f"{user} cannot see {message['channel']}: not their conversation")
         if action_id == SUBMIT_ACTION and (picks or other):
             message = self._chosen(question_id, message, picks or {}, other or {}, user)
+        if action_id == SUBMIT_ACTION and why and choice_buttons(message["blocks"]):
+            message = self._asked_why(question_id, message, (picks or {}).get(1, 1), user)
         values = sp.form_values(message["blocks"], picks or {}, other, why)
         if action_id == SUBMIT_ACTION and choice_buttons(message["blocks"]):
             # a form answered by its choices' own buttons (the posting approval): the
@@ -279,6 +281,38 @@ class Harness:
             b.get("type") == "input" for b in fresh["blocks"]
         )
         return fresh if redrawn else message
+
+    def _asked_why(
+        self, question_id: str, message: dict[str, Any], pick: int, user: str
+    ) -> dict[str, Any]:
+        """An approval card's choice against its ⭐, as a person meets it: pressed with no Why
+        box on the card, it is refused and the card redrawn with the box (issue 30)."""
+        button = next(
+            (
+                e
+                for e in choice_buttons(message["blocks"])
+                if e["action_id"] == f"{CHOICE_ACTION}{pick}"
+            ),
+            None,
+        )
+        has_why = "w" in blocks.form_parts(message["blocks"])[2]
+        if button is None or has_why or "⭐" in button["text"]["text"]:
+            return message
+        body = sp.block_action(
+            button["action_id"],
+            question_id,
+            user=user,
+            channel=message["channel"],
+            message=message,
+            values=sp.form_values(message["blocks"], {}),
+            response_url=self.fake.response_url(
+                channel=message["channel"], user=user, message_ts=message["ts"]
+            ),
+        )
+        assert self.dispatch(body, FORM).status == 200
+        self.idle()
+        fresh = self.form_of(question_id)
+        return fresh if "w" in blocks.form_parts(fresh["blocks"])[2] else message
 
     def _picks_hidden(self, message: dict[str, Any], picks: dict[int, Any]) -> bool:
         shown = {

@@ -90,8 +90,13 @@ def test_the_approval_form_fits_the_pane_and_confirms_only_approve(
     page.locator("#dialog-deny").click()
     expect(dialog).to_be_hidden()
     assert len(sandbox.fake.calls) == sent
-    # Keep as draft: no dialog, taken at once (its Why given: it goes against the
-    # recommendation), and nothing is posted
+    # Keep as draft: no dialog; it goes against the recommendation, so the card (which shows
+    # no Why box until one is needed: issue 30) asks why first, then takes it at once; nothing
+    # is posted
+    form = answered(pane, ts)
+    expect(form.locator("textarea, input[type=text]")).to_have_count(0)
+    form.get_by_role("button", name="Keep as draft").click()
+    expect(pane.locator(".msg.ephemeral", has_text="say why")).to_have_count(1)
     form = answered(pane, ts)
     form.locator("textarea, input[type=text]").first.fill("Waiting on the AFE support")
     form.get_by_role("button", name="Keep as draft").click()

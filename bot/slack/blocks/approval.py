@@ -98,6 +98,7 @@ def approval_form(
     confirm: str | None,
     facts: dict[str, Any] | None = None,
     deadline: str | None = None,
+    why: bool = False,
 ) -> list[dict[str, Any]]:
     """The posting approval as a card (issue 30): what is posted (the question's first line),
     what else comes with it (DOI changes, the limit) in small print, the batch by account
@@ -123,7 +124,9 @@ def approval_form(
         blocks.append(context(*(escape(lead(line, 16)) for line in rest)))
     if facts is not None:
         blocks.append(shortened_table(facts, CARD_TABLE_ROWS))
-    if why_applies(q):
+    # its Why box only once asked for: a choice against the ⭐ pressed without one is refused
+    # and the card redrawn with it (listeners/forms.py); Approve needs none (issue 30)
+    if why and why_applies(q):
         blocks.append(why_input(1, nonce))
     blocks.append(who_may_answer_block(who_may_answer, deadline, nonce))
     buttons = []

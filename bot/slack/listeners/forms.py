@@ -131,6 +131,13 @@ def settle(
         return
     except (AnswerError, blocks.FormError) as e:
         ack()
+        shown = blocks.form_parts((body.get("message") or {}).get("blocks"))[2]
+        if chosen is not None and "say why" in str(e) and "w" not in shown:
+            # a choice's own button against the ⭐: its card shows the Why box now (issue 30)
+            via = clicked(body, channel)
+            deps.work.runner.fast(partial(deps.work.presenter.ask_why_on_form, question_id, via))
+            notify(deps, channel, user, thread_ts, f"Not yet: {e} — the box is on the card now.")
+            return
         notify(
             deps,
             channel,

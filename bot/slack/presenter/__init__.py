@@ -125,6 +125,9 @@ class SlackPresenter:
     def pick_on_form(self, question_id: str, payload: dict[str, Any], via: Clicked | None) -> None:
         self.forms.pick(question_id, payload, via)
 
+    def ask_why_on_form(self, question_id: str, via: Clicked | None) -> None:
+        self.forms.ask_why(question_id, via)
+
     def refresh_form(self, question_id: str) -> None:
         self.forms.refresh(question_id)
 

@@ -72,7 +72,14 @@ class ApprovalForm:
         self.store = messages.store
 
     def form(
-        self, record: QuestionRecord, run: Run, ask: Ask, *, nonce: str, attach: bool
+        self,
+        record: QuestionRecord,
+        run: Run,
+        ask: Ask,
+        *,
+        nonce: str,
+        attach: bool,
+        why: bool = False,
     ) -> list[dict[str, Any]]:
         """The posting approval: the batch by account as a table, addressed to the people who
         may approve it (and why the others may not); Approve / Keep as draft / Reject as
@@ -112,6 +119,7 @@ class ApprovalForm:
             facts=facts,
             confirm=(confirm or "Post to the ledger? This cannot be undone.") if posts else None,
             deadline=blocks.deadline_note(ask, record.expires_at),
+            why=why,
         )
         # the approvals given so far and what changed since a batch withdrawn, after the
         # situation: the same card, not another copy of the batch

@@ -56,6 +56,7 @@ class Forms:
         expanded: bool = False,
         picks: blocks.Picks | None = None,
         typed: blocks.Typed | None = None,
+        why: bool = False,
     ) -> list[dict[str, Any]]:
         """A question's form, the decision card; `attach`: the first time an approval form is
         posted, with the draft journal attached before it; `expanded`: with its owners' and
@@ -63,7 +64,7 @@ class Forms:
         out = self.messages
         ask = self.named(ask, run)
         if header_of(record) in APPROVAL_HEADERS and len(ask.questions) == 1:
-            return self.approval.form(record, run, ask, nonce=nonce, attach=attach)
+            return self.approval.form(record, run, ask, nonce=nonce, attach=attach, why=why)
         return blocks.question_form(
             ask,
             question_id=record.id,
@@ -145,6 +146,27 @@ class Forms:
             )
         except SlackApiError as e:  # the Submit check still asks for a Why where one is due
             log.warning("question %s: box not shown: %s", record.id, slack_error(e))
+
+    def ask_why(self, question_id: str, via: Clicked | None = None) -> None:
+        """An approval's choice against the ⭐ pressed with no Why: the card (and each
+        approver's copy) redrawn with its Why box, to say why and press it again."""
+        record = self.store.questions.get(question_id)
+        if record.status != "pending" or not (record.channel and record.message_ts):
+            return
+        run = self.store.runs.get(record.run_id)
+        ask = ask_of(record)
+        nonce = f"{record.id[-8:]}y{int(time.time())}"
+        form = self.form(record, run, ask, nonce=nonce, why=True)
+        notice = self.approval.notice(record)  # a notice of thread messages stays on the form
+        form = [notice, *form] if notice else form
+        text = self.text(record, run, ask)
+        try:
+            self.messages.redraw(
+                channel=record.channel, ts=record.message_ts, text=text, blocks=form, via=via
+            )
+        except SlackApiError as e:  # the refusal said why; the next press is refused again
+            log.warning("question %s: Why box not shown: %s", record.id, slack_error(e))
+        self.approval.redraw_copies(record, text=text, form=form, via=via)
 
     def text(self, record: QuestionRecord, run: Run, ask: Ask) -> str:
         """A form's notification text: whom it waits on (mentioned) and the first question."""
