@@ -79,6 +79,22 @@ def _thread_screens(pane: Any) -> None:
         pane.screenshot(path=str(SCREENSHOTS / f"thread-{n + 1}.png"))
 
 
+def _unfolded(pane: Any) -> tuple[str, str]:
+    """The close's full summary and the first answered card's question, each opened with one
+    click on its fold (a collapsed container), saved as summary-full.png and card-asked.png."""
+    folds = pane.locator("details.bk-container")
+    summary = folds.last
+    summary.locator("summary").click()
+    summary.scroll_into_view_if_needed()
+    summary.screenshot(path=str(SCREENSHOTS / "summary-full.png"))
+    asked = folds.first
+    asked.locator("summary").click()
+    card = asked.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' msg ')][1]")
+    card.scroll_into_view_if_needed()
+    card.screenshot(path=str(SCREENSHOTS / "card-asked.png"))
+    return summary.inner_text(), asked.inner_text()
+
+
 def _again(measure: Any) -> Any:
     """A card redrawn while it is measured (the thread updates under it) is measured again."""
     from playwright.sync_api import Error
@@ -147,6 +163,7 @@ def test_a_full_close_taking_every_star_meets_the_targets(browser: Any, sandbox:
         " + (m.innerText.replace(/\\s+/g, ' ').slice(0, 70)))"
     )
     _thread_screens(pane)
+    unfolded = _unfolded(pane)
     words = [c["words"] for c in cards]
     tall = [c["height"] / c["pane"] for c in cards]
     report = (
@@ -161,6 +178,10 @@ def test_a_full_close_taking_every_star_meets_the_targets(browser: Any, sandbox:
     )
     context.close()
     assert not errors, errors
+    # nothing folded is lost: the summary's rest and each card's question, one click away
+    summary, asked = unfolded
+    assert "Journal batch" in summary and "Open items" in summary and "Steps" in summary
+    assert "Decision" in asked and "→" in asked
     assert statistics.median(words) <= 80, report
     assert max(tall) <= 1.0, report
     assert clicks.count <= len(cards) + 2, report  # one click a decision, and each Post confirmed
