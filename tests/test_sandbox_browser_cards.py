@@ -82,17 +82,18 @@ def _thread_screens(pane: Any) -> None:
 def _unfolded(pane: Any) -> tuple[str, str]:
     """The close's full summary and the first answered card's question, each opened with one
     click on its fold (a collapsed container), saved as summary-full.png and card-asked.png."""
+    from playwright.sync_api import expect
+
     folds = pane.locator("details.bk-container")
-    summary = folds.last
-    summary.locator("summary").click()
-    summary.scroll_into_view_if_needed()
-    summary.screenshot(path=str(SCREENSHOTS / "summary-full.png"))
-    asked = folds.first
-    asked.locator("summary").click()
-    card = asked.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' msg ')][1]")
-    card.scroll_into_view_if_needed()
-    card.screenshot(path=str(SCREENSHOTS / "card-asked.png"))
-    return summary.inner_text(), asked.inner_text()
+    shown = []
+    for fold, name in ((folds.last, "summary-full.png"), (folds.first, "card-asked.png")):
+        fold.locator("summary").click()
+        expect(fold).to_have_attribute("open", "")
+        card = fold.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' msg ')][1]")
+        card.scroll_into_view_if_needed()
+        card.screenshot(path=str(SCREENSHOTS / name))
+        shown.append(fold.inner_text())
+    return shown[0], shown[1]
 
 
 def _again(measure: Any) -> Any:
@@ -157,6 +158,9 @@ def test_a_full_close_taking_every_star_meets_the_targets(browser: Any, sandbox:
         expect(pane.locator(f'.msg[data-ts="{ts}"] .input-block')).to_have_count(0)
         expect(pane.locator(f'.msg[data-ts="{ts}"]').get_by_role("button")).to_have_count(0)
         assert len(cards) < MAX_FORMS, "the close kept asking"
+    # the whole thread as it ends: the summary and the files the close attaches after it
+    expect(pane.locator(".msg", has_text="Full summary")).to_have_count(1)
+    expect(pane.locator(".msg", has_text="Decision log")).to_have_count(1)
     screens = pane.evaluate("p => p.scrollHeight / p.clientHeight")
     heights = pane.evaluate(
         "p => [...p.querySelectorAll(':scope > .msg')].map(m => Math.round(m.offsetHeight) + ' '"

@@ -44,9 +44,13 @@ def item_facts(exc: ExceptionRow) -> dict[str, str]:
     d = exc["details"]
     facts = d.get("facts") or {}
     amount = Decimal(str(d.get("amount") or "0"))
+    basis = str(d["summary"]).strip()
+    if exc["kind"] == "flux_item":  # what the movement comes from, not "explain 6220 …"
+        draft = str(facts.get("draft") or "").strip()
+        basis = f"Comes from: {draft}" if draft else "Nothing in the documents explains it"
     return {
         "item": str(d["subject"]),
-        "basis": str(d["summary"]).strip(),
+        "basis": basis,
         "billed": _first(facts, BILLED),
         "expected": _first(facts, EXPECTED),
         "difference": _signed(facts.get("jib_difference")) or (money(amount) if amount else ""),
