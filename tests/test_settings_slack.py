@@ -131,8 +131,12 @@ def test_only_admins_owners_and_named_settings_owners_see_settings(
             assert "*Approval limit*: $250,000.00" in text
         assert settings_text(open_home(bot, "UALICE")) == ""
         # who is an admin is Slack's word: users.info, as the user object's is_admin/is_owner
-        asked = {c.params.get("user") for c in slack.calls if c.method == "users.info"}
-        assert {"UADMIN", "UOWNER", "UALICE"} <= asked
+        asked = [c.params.get("user") for c in slack.calls if c.method == "users.info"]
+        assert {"UADMIN", "UOWNER", "UALICE"} <= set(asked)
+        # once per person: the names came with the answer and are kept (store.people)
+        assert sorted(asked) == sorted(set(asked))
+        assert bot.service.presenter.names("UADMIN") == "Ada Admin"
+        assert [c.params.get("user") for c in slack.calls if c.method == "users.info"] == asked
     finally:
         bot.close()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -33,7 +32,6 @@ log = logging.getLogger(__name__)
 
 OPEN_ACTION = "closebot_settings_open"
 CALLBACK_ID = "closebot_settings"
-ROLE_SECONDS = 300.0  # how long users.info's answer on who is an admin is kept
 # the modal's input blocks, by the variable each sets
 BLOCKS = {
     "CLOSEBOT_APPROVERS": "approvers",
@@ -68,7 +66,6 @@ class SlackSettings:
         # how a saved change is put into effect after the ack (the runner's fast pool)
         self.later = later or (lambda job: job())
         self.applied = defaults  # the settings the running bot's parts hold now
-        self._roles: dict[str, tuple[bool, float]] = {}
         self._own_team: str | None = None
         self._lock = threading.Lock()
 
@@ -91,25 +88,17 @@ class SlackSettings:
 
     def may_change(self, user: str) -> bool:
         """A settings owner named at install, or a workspace admin or owner (users.info,
-        kept for a few minutes)."""
+        kept ten minutes)."""
         if user in self.defaults.settings_owners:
             return True
-        now = time.monotonic()
-        with self._lock:
-            known = self._roles.get(user)
-            if known and known[1] > now:
-                return known[0]
         try:
             person = self.user_of(user)
         except SlackApiError as e:
             log.warning("settings: who %s is not known (%s)", user, e.response.get("error"))
             return False
-        allowed = bool(
+        return bool(
             person.get("is_admin") or person.get("is_owner") or person.get("is_primary_owner")
         )
-        with self._lock:
-            self._roles[user] = (allowed, now + ROLE_SECONDS)
-        return allowed
 
     # -- taking effect -------------------------------------------------------------------
 
