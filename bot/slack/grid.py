@@ -44,8 +44,10 @@ class GridIdentity:
             return known or user
         try:
             found = self.user_of(user)
-        except SlackApiError as e:
-            log.info("users.info %s: %s; compared by its id", user, e.response.get("error"))
+        except (SlackApiError, OSError) as e:  # refused, or Slack unreachable: an approval's
+            # check is never a crash (a failed lookup compares by the id)
+            why = e.response.get("error") if isinstance(e, SlackApiError) else str(e)
+            log.info("users.info %s: %s; compared by its id", user, why)
             return user  # not remembered: asked again next time
         grid = found.get("enterprise_user") if isinstance(found, dict) else None
         org_id = str(grid.get("id") or "") if isinstance(grid, dict) else ""
