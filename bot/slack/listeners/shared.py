@@ -151,9 +151,8 @@ def already(record: QuestionRecord) -> tuple[str, tuple[str, ...]]:
         # only a posting approval is withdrawn by a change (decisions.changes.ask_change): one
         # given at the same instant as the change lost to it (issue 31)
         return (
-            f"Not approved: <@{record.answered_by}> changed a decision at the same moment, which "
-            "withdrew this approval; the batch is drafted again and a new approval will be "
-            "asked."
+            f"Not approved: <@{record.answered_by}> changed a decision, which withdrew this "
+            "approval; the batch is drafted again and a new approval will be asked."
         ), (record.answered_by or "",)
     return f"This question was already {record.status}{who_}; nothing was changed.", (
         record.answered_by or "",
