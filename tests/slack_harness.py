@@ -21,6 +21,7 @@ from bot.core.models import Model
 from bot.sandbox.client import ActionError
 from bot.sandbox.slack_api import BOT_USER, FakeSlack
 from bot.slack.app import Service, build_service
+from bot.slack.listeners.forms import pick_key
 from bot.store import Run, Store
 from tests import slack_payloads as sp
 
@@ -254,14 +255,18 @@ class Harness:
         input block dispatches (dispatch_action) reaches the bot as it is made, and the bot
         redraws the card with the Other or Why box it calls for (bot/slack/blocks/boxes.py)."""
         inputs = [b for b in message["blocks"] if b.get("type") == "input"]
-        if not any(b.get("dispatch_action") for b in inputs):
-            return message
         wanted = dict(picks)
+        touched = False  # a choice left as the card preselects it sends nothing
         for b in inputs:  # a typed answer is picked as the choice's "Other…", where it has one
             number = (blocks.parse_block_id(b["block_id"]) or ("", 0))[1]
             options = b["element"].get("options") or []
             if number in other and any(o["value"] == blocks.OTHER_VALUE for o in options):
                 wanted[number] = blocks.OTHER_VALUE
+            initial = (b["element"].get("initial_option") or {}).get("value")
+            if b.get("dispatch_action") and number in wanted and str(wanted[number]) != initial:
+                touched = True
+        if not touched:
+            return message
         body = sp.block_action(
             blocks.ANSWER_ACTION,
             "",
@@ -274,7 +279,9 @@ class Harness:
             ),
         )
         assert self.dispatch(body, FORM).status == 200
-        self.idle()
+        # the card's redraw on its way (not the whole runner: a slow download may hold it)
+        key = pick_key(question_id)
+        assert self.fake.wait_for(lambda: not self.service.runner.busy(key), timeout=20)
         # the card as redrawn; one answered meanwhile (or a copy the test keeps) as it was
         fresh = self.form_of(question_id)
         redrawn = fresh["ts"] == message["ts"] and any(

@@ -59,7 +59,12 @@ def pick(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
         except CloseBotError as e:  # the card stays; Submit still asks for what is due
             log.warning("question %s: choice not shown: %s", question_id, e)
 
-    deps.work.runner.fast(redraw)
+    deps.work.runner.fast(redraw, key=pick_key(question_id))
+
+
+def pick_key(question_id: str) -> str:
+    """The runner key a card's redraw after a choice runs under (busy while it is on its way)."""
+    return f"pick:{question_id}"
 
 
 def submit(deps: Deps, ack: Ack, body: dict[str, Any]) -> None:
