@@ -14,12 +14,15 @@ from html import unescape
 from pathlib import Path
 
 import pytest
+import yaml
 
 from bot.close import Ledger
 from bot.core.tenancy import Tenant
 from bot.sandbox.slack_api.oauth import FakeSlackHost, fake_slack_host
+from bot.sandbox.slack_api.scopes import MANIFEST
 from bot.slack.installations import INSTALL_SCOPES, installations_path
 from tests import slack_payloads as sp
+from tests.slack_harness import FORM
 from tests.workspaces_kit import (
     PEOPLE,
     Hosted,
@@ -246,3 +249,38 @@ def test_serve_over_http_installs_through_oauth_without_a_bot_token(
         timeout=60,
     )
     assert refused.returncode == 2 and "needs HTTP (closebot serve --http" in refused.stderr
+
+
+def test_the_install_asks_for_the_manifests_bot_scopes() -> None:
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    assert sorted(INSTALL_SCOPES) == sorted(manifest["oauth_config"]["scopes"]["bot"])
+    assert manifest["settings"]["org_deploy_enabled"] is True
+    assert manifest["oauth_config"]["redirect_urls"][0].endswith("/slack/oauth_redirect")
+
+
+def test_an_org_wide_install_serves_the_orgs_workspaces_by_enterprise_id(
+    db_path: Path,
+) -> None:
+    """Enterprise Grid: one install for the org (oauth.v2.access answers
+    is_enterprise_install with the enterprise and no team); a workspace of the org is
+    authorized by its enterprise_id, and its runs keep both ids."""
+    with fake_slack_host() as host:
+        org = add_workspace(host, "TAAAA", enterprise_id="E0ORG")
+        add_workspace(host, "TBBBB")
+        with served_workspaces(host, db_path, installed=False) as h:
+            status, body = install(host, h.base, "TAAAA", org_wide=True)
+            assert status == 200, body
+            installations = h.service.installations
+            assert installations is not None
+            org_bot = installations.bot(Tenant(None, "E0ORG"))
+            assert org_bot is not None and org_bot.is_enterprise_install
+            through_org = installations.bot(Tenant("TAAAA", "E0ORG"))  # found through its org
+            assert through_org is not None and through_org.bot_token == org_bot.bot_token
+            assert installations.bot(Tenant("TBBBB")) is None  # not in the org: not installed
+            command = sp.slash_command("2026-10", channel="CAFIN", user="UALICE")
+            body = command + "&enterprise_id=E0ORG&is_enterprise_install=true"
+            assert h.a.dispatch(body, FORM).status == 200
+            h.a.idle()
+            (run,) = h.store.runs.recent()
+            assert (run.team_id, run.enterprise_id) == ("TAAAA", "E0ORG")
+            assert {m["channel"] for m in org.messages.values()} == {"CAFIN"}
