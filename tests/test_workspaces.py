@@ -123,6 +123,15 @@ def test_done_when_two_workspaces_close_october_each_on_its_own(hosted: Hosted) 
             assert secret not in shown
         for person in PEOPLE["TBBBB" if fake is fa else "TAAAA"]:
             assert person not in shown  # nobody of the other workspace is named
+        # nor told, nor looked up but to find they are not this workspace's (the approvers
+        # the environment names for every workspace are each workspace's own only)
+        others = set(PEOPLE["TBBBB" if fake is fa else "TAAAA"])
+        reached = [
+            c.method
+            for c in fake.calls
+            if c.method != "users.info" and {c.params.get("user"), c.params.get("users")} & others
+        ]
+        assert reached == []
         # every call the bot made in this workspace carried a token it issued (the host
         # routes a call by its token: a call with the other's token would land there)
         assert fake.calls and not [c for c in fake.calls if c.method == "invalid_auth"]

@@ -6,7 +6,7 @@ intake, the one close start) wired once, and every listener attached by
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 
 from slack_bolt import App
@@ -32,7 +32,7 @@ from bot.slack.people import SlackUsers, slack_names
 from bot.slack.presenter import SlackPresenter
 from bot.slack.reply_window import ReplyWindow
 from bot.slack.settings import SlackSettings
-from bot.slack.tenants import SealedApp, seal_requests
+from bot.slack.tenants import Members, SealedApp, WorkspaceApprovers, seal_requests
 from bot.slack.work import SlackWork
 from bot.store import Store
 
@@ -92,10 +92,15 @@ def build_service(
     require(settings, socket_mode=socket_mode)
     client = web_client(settings)
     installations = None
+    members = Members()
     if settings.many_workspaces:  # each call carries its workspace's token
         installations = Installations(settings, client)
         client.token_for = installations.token
-    app = bolt_app(settings, client, installations)
+        # each workspace's approvers: of those named, the ones its token can see
+        settings = replace(
+            settings, approvers=WorkspaceApprovers(settings.approvers, members, client)
+        )
+    app = bolt_app(settings, client, installations, members)
     users = SlackUsers(client)  # users.info, asked once for a while whatever part asks
     names = slack_names(store, client, users)  # one cache of who people are, for every part
     presenter = presenter_for(settings, store, client, names)
@@ -177,7 +182,10 @@ def build_service(
 
 
 def bolt_app(
-    settings: Settings, client: KeepAliveWebClient, installations: Installations | None = None
+    settings: Settings,
+    client: KeepAliveWebClient,
+    installations: Installations | None = None,
+    members: Members | None = None,
 ) -> App:
     """The App over `client`; Bolt's auth.test refusing the token is a ConfigError that says
     which setting to check. Installed in many workspaces: Bolt's OAuth flow and its
@@ -207,7 +215,7 @@ def bolt_app(
             f"cannot reach Slack at SLACK_API_URL={settings.slack_api_url} ({e})"
         ) from e
     if installations is not None:
-        seal_requests(app)
+        seal_requests(app, members or Members())
     return app
 
 
