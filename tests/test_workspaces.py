@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
 from html import unescape
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from tests.workspaces_kit import (
 )
 
 JSON = "application/json"
+DAY = timedelta(days=1)
 
 
 @pytest.fixture
@@ -293,3 +295,20 @@ def test_an_org_wide_install_serves_the_orgs_workspaces_by_enterprise_id(
             (run,) = h.store.runs.recent()
             assert (run.team_id, run.enterprise_id) == ("TAAAA", "E0ORG")
             assert {m["channel"] for m in org.messages.values()} == {"CAFIN"}
+
+
+def test_the_watchdogs_reminders_go_out_with_each_runs_own_token(hosted: Hosted) -> None:
+    """Upkeep acts outside any request: each reminder is sent for its run's workspace."""
+    a = hosted.a.start("2026-10", user="UALICE", channel="CAFIN")
+    b = hosted.b.start("2026-10", user="UBEA", channel="CBFIN")
+    store = hosted.store
+    before = {}
+    for team, run in (("TAAAA", a), ("TBBBB", b)):
+        store.questions.set_remind_at(hosted.a.pending(run.id), store.now(after=-DAY))
+        before[team] = len(hosted.host.workspaces[team].to("chat.postMessage"))
+    reminded = hosted.service.work.remind_due()
+    assert sorted(reminded) == sorted(hosted.a.pending(r.id) for r in (a, b))
+    for team, run in (("TAAAA", a), ("TBBBB", b)):
+        posted = hosted.host.workspaces[team].to("chat.postMessage")[before[team] :]
+        assert [p["thread_ts"] for p in posted] == [run.thread_ts]
+        assert f"<@{run.started_by}>" in json.dumps(posted)  # the reminder pings who may answer

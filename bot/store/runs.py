@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from bot.core.errors import NotFoundError, PeriodTakenError
-from bot.core.tenancy import Tenant, current
+from bot.core.tenancy import Tenant, acting_for, current
 from bot.store.audit import AuditChain
 from bot.store.core import StoreCore, dumps, insert_row, known
 
@@ -136,6 +138,19 @@ class Runs:
             raise NotFoundError(f"no run with id {run_id!r} in {self.core.path}")
         row["steps"] = json.loads(row["steps"] or "{}")
         return Run(**known(Run, row))
+
+    @contextmanager
+    def acting_for(self, run_id: str) -> Iterator[None]:
+        """Do the block for the run's workspace — upkeep (the watchdog, recovery) acting on a
+        run outside any request; inside one (a workspace already named) as it is."""
+        if current() is not None:
+            yield
+            return
+        rows = self.core.query("select team_id, enterprise_id from runs where id = ?", (run_id,))
+        team, enterprise = (rows[0]["team_id"], rows[0]["enterprise_id"]) if rows else (None, None)
+        tenant = Tenant(team, enterprise) if team is not None or enterprise is not None else None
+        with acting_for(tenant):
+            yield
 
     def visible(self, run_id: str) -> bool:
         """Whether the work in hand may reach the run: it exists and is its workspace's."""

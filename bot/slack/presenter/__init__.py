@@ -169,7 +169,8 @@ class SlackPresenter:
         drawn = []
         for run_id, note in self.status.owed():
             try:
-                self.update_status(run_id, note)
+                with self.store.runs.acting_for(run_id):  # its workspace's token
+                    self.update_status(run_id, note)
                 drawn.append(run_id)
             except SlackApiError as e:  # owed still: the next tick tries again
                 log.warning("run %s: plan not drawn: %s", run_id, slack_error(e))

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from bot.core.errors import NotFoundError
-from bot.core.tenancy import acting_for, current
 from bot.slack.presenter.debounce import Latest
 
 if TYPE_CHECKING:
@@ -36,14 +34,10 @@ class RunJobs:
         store = work.store
 
         def job() -> None:
-            if current() is None:  # upkeep (recovery, the watchdog): for the run's workspace
-                try:
-                    tenant = store.runs.get(run_id).tenant
-                except NotFoundError:
-                    tenant = None
-                if tenant is not None:
-                    with acting_for(tenant):
-                        return job()
+            with store.runs.acting_for(run_id):  # upkeep's jobs too: for the run's workspace
+                in_workspace()
+
+        def in_workspace() -> None:
             if work.paused:  # a dead token: nothing to try until it works again
                 log.info("run %s: %s waits, Slack %s", run_id, what, work.slack_status)
                 if held:

@@ -61,7 +61,8 @@ class Watchdog:
         for record in store.questions.due_reminders():
             store.questions.set_remind_at(record.id, store.now(after=DAY))
             try:
-                self.work.presenter.remind(record)
+                with store.runs.acting_for(record.run_id):  # its workspace's token
+                    self.work.presenter.remind(record)
             except SlackApiError as e:
                 log.warning("question %s: reminder not posted: %s", record.id, slack_error(e))
                 continue
@@ -98,8 +99,9 @@ class Watchdog:
                 continue
             self._tried(q.id)
             healed["settled"].append(q.id)
-            # no lease needed, and never behind the run's turn
-            runner.fast(partial(turns.settle_form_again, q.id))
+            # no lease needed, and never behind the run's turn; for the run's workspace
+            with store.runs.acting_for(q.run_id):
+                runner.fast(partial(turns.settle_form_again, q.id))
         for run in store.runs.due_retries():  # the model API could not answer: try again now
             if runner.busy(run.id):
                 continue
@@ -110,11 +112,12 @@ class Watchdog:
                 continue  # (a run parked on questions put off waits for Decide, not for us)
             if self._tried(run.id) > work.max_attempts:
                 healed["failed"].append(run.id)
-                work.loop.fail(
-                    run.id,
-                    f"I could not continue this close after {work.max_attempts} attempts "
-                    "(Slack or the model kept failing)",
-                )
+                with store.runs.acting_for(run.id):
+                    work.loop.fail(
+                        run.id,
+                        f"I could not continue this close after {work.max_attempts} attempts "
+                        "(Slack or the model kept failing)",
+                    )
                 continue
             healed["runs"].append(run.id)
             if not run.status_ts:
