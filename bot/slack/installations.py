@@ -125,6 +125,9 @@ class Installations:
             token_rotation_expiration_minutes=ROTATE_MINUTES,
             bot_only=True,
             client=self.client,
+            # auth.test once per token, not once per request (an ack waits on it); kept by
+            # token, after the store is read: a workspace uninstalled finds no token at all
+            cache_enabled=True,
         )
 
     def bot(self, tenant: Tenant) -> Bot | None:
