@@ -173,6 +173,15 @@ def answer_button(pane: Any) -> Any:
     return submit_button(pane).or_(approve_button(pane))
 
 
+def expect_settled(form: Any) -> None:
+    """A form answered: no input left, nor anything that answers it (an approval card has no
+    input at all until a Why is asked for: issue 30)."""
+    from playwright.sync_api import expect
+
+    expect(form.locator(".input-block")).to_have_count(0)
+    expect(answer_button(form)).to_have_count(0)
+
+
 def pending_form(pane: Any) -> Any:
     """The thread's form that can still be answered (a Submit, or an approval's buttons)."""
     return pane.locator(".msg").filter(has=answer_button(pane.page)).last

@@ -17,6 +17,7 @@ from tests.sandbox_browser import (
     answer_button,
     answered,
     csv_links,
+    expect_settled,
     fill_form,
     open_thread,
     pending_form,
@@ -64,7 +65,7 @@ def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
         fill_form(answered(pane, ts))
         press_submit(page, answered(pane, ts))
         settled = answered(pane, ts)
-        expect(settled.locator(".input-block")).to_have_count(0)
+        expect_settled(settled)
         expect(settled).to_contain_text(f"{who.name} chose")
         forms += 1
         assert forms < MAX_FORMS, "the close kept asking"
@@ -73,7 +74,7 @@ def test_a_whole_close_by_clicking(page: Any, sandbox: Sandbox) -> None:
     expect(csv_links(pane).filter(has_text="Decision log")).to_have_count(1)
     expect(csv_links(pane).filter(has_text="Journal entries")).not_to_have_count(0)
     expect(pane).to_contain_text("finished")
-    expect(pane.locator(".input-block")).to_have_count(0)
+    expect_settled(pane)
     page.screenshot(path=str(ARTIFACTS / "sandbox-finished.png"))
     assert refused == [], "Slack would have refused some of the bot's calls"
     (run,) = sandbox.store.runs.recent()
@@ -108,7 +109,7 @@ def test_a_colleague_is_refused_privately_and_an_approver_may_answer(page: Any) 
     switch_to(page, APPROVER.id)
     fill_form(pending_form(pane))
     press_submit(page, pending_form(pane))
-    expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
+    expect_settled(answered(pane, ts))
     expect(answered(pane, ts)).to_contain_text(f"{APPROVER.name} chose")
 
 
@@ -137,7 +138,7 @@ def test_a_reload_mid_run_shows_the_same_state(page: Any) -> None:
     expect(checked).to_have_count(answered(pane, ts).locator("[role=radiogroup]").count())
 
     press_submit(page, answered(pane, ts))
-    expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
+    expect_settled(answered(pane, ts))
     label = re.sub(r"^\d+\. ", "", picked.replace("⭐", "").strip())  # '5. Hold …' → 'Hold …'
     expect(answered(pane, ts)).to_contain_text(label)
 
@@ -181,7 +182,7 @@ def test_a_confirm_dialog_stands_between_the_click_and_the_payload(
     answered(pane, ts).get_by_role("button", name="Cancel", exact=True).click()
     page.locator("#dialog-confirm").click()
     expect(answered(pane, ts)).to_contain_text(f"Put off by {STARTER.name}")
-    expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
+    expect_settled(answered(pane, ts))
 
 
 def test_every_kind_of_block_is_drawn(page: Any, sandbox: Sandbox) -> None:

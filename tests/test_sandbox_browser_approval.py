@@ -13,6 +13,7 @@ from tests.sandbox_browser import (
     ARTIFACTS,
     answered,
     approve_button,
+    expect_settled,
     fill_form,
     open_thread,
     pending_form,
@@ -39,7 +40,7 @@ def to_the_approval(page: Any) -> tuple[Any, str]:
         ts = pending_form(pane).get_attribute("data-ts")
         fill_form(answered(pane, ts))
         press_submit(page, answered(pane, ts))
-        expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
+        expect_settled(answered(pane, ts))
     raise AssertionError("no posting approval")
 
 

@@ -13,6 +13,7 @@ from tests.sandbox_browser import (
     ARTIFACTS,
     answer_button,
     answered,
+    expect_settled,
     fill_form,
     pending_form,
     press_submit,
@@ -51,7 +52,7 @@ def _answer_until(page: Any, pane: Any, done: Any, *, stop_at_approval: bool = F
         switch_to(page, who.id)
         fill_form(answered(pane, ts))
         press_submit(page, answered(pane, ts))
-        expect(answered(pane, ts).locator(".input-block")).to_have_count(0)
+        expect_settled(answered(pane, ts))
         forms += 1
         assert forms < MAX_FORMS, "the close kept asking"
 
@@ -71,7 +72,7 @@ def test_cancel_then_decide_brings_the_form_back_and_the_close_finishes(
     expect(dialog).to_contain_text("goes on without these answers")
     page.locator("#dialog-confirm").click()
     expect(form).to_contain_text("Put off by")
-    expect(form.locator(".input-block")).to_have_count(0)
+    expect_settled(form)
 
     root = _root(page)
     decide = root.get_by_role("button", name=re.compile(r"^Decide"))
@@ -129,7 +130,7 @@ def test_change_a_decision_from_the_channel_redrafts_and_needs_a_new_approval(
     page.locator("#dialog-confirm").click()
 
     # the approval form is withdrawn; the decision is asked again on its own
-    expect(answered(pane, approval_ts).locator(".input-block")).to_have_count(0)
+    expect_settled(answered(pane, approval_ts))
     change = pending_form(pane)
     expect(change).to_contain_text("Changing a decision")
     change_ts = change.get_attribute("data-ts")
@@ -141,7 +142,7 @@ def test_change_a_decision_from_the_channel_redrafts_and_needs_a_new_approval(
     form.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "change-form.png"))
     press_submit(page, form)
-    expect(form.locator(".input-block")).to_have_count(0)
+    expect_settled(form)
     expect(form).to_contain_text("Book billed, difference in suspense")
 
     finished = root.get_by_text("Finished: every step ran")
