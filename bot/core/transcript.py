@@ -4,6 +4,10 @@ thread as the model reads them."""
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from bot.core.encoded import SentMessages, dumps
@@ -50,6 +54,36 @@ def kept_prompt(store: Store, run_id: str, system: str, tools: list[dict[str, An
     return store.runs.keep_prompt(run_id, RunPrompt(system, tools, stale))
 
 
+@dataclass(frozen=True)
+class _Sent:
+    """A run's messages as a turn began with them (the store's objects), each as sent and its
+    JSON: shared, never changed."""
+
+    stale_before: int | None
+    messages: list[Message]
+    api: list[dict[str, Any]]
+    encoded: list[bytes]
+
+
+_SENT: weakref.WeakKeyDictionary[Store, OrderedDict[str, _Sent]] = weakref.WeakKeyDictionary()
+_SENT_LOCK = threading.Lock()
+SENT_RUNS = 32  # the runs kept (the most recently begun)
+
+
+def _kept_sent(store: Store, run_id: str) -> _Sent | None:
+    with _SENT_LOCK:
+        return _SENT.get(store, OrderedDict()).get(run_id)
+
+
+def _keep_sent(store: Store, run_id: str, sent: _Sent) -> None:
+    with _SENT_LOCK:
+        runs = _SENT.setdefault(store, OrderedDict())
+        runs[run_id] = sent
+        runs.move_to_end(run_id)
+        while len(runs) > SENT_RUNS:
+            runs.popitem(last=False)
+
+
 class Transcript:
     """A turn's copy of the run's transcript: read once, then appended to as the store is.
 
@@ -63,8 +97,7 @@ class Transcript:
         self.run_id = run_id
         self.stale_before = stale_before
         self._messages = store.transcript.messages(run_id)
-        self._api = [self._sent(m) for m in self._messages]
-        self._encode()
+        self._read_sent()
 
     def _sent(self, message: Message) -> dict[str, Any]:
         """The message as it is sent: before `stale_before`, without its thinking blocks."""
@@ -85,26 +118,38 @@ class Transcript:
         with each one's JSON made when it joined (bot/core/encoded.py)."""
         return SentMessages(self._api, list(self._encoded))
 
-    def _encode(self) -> None:
-        """Each message's JSON, made once (bot/core/encoded.py): kept with the store's copy
-        of the message, so a turn encodes only the messages new since the last (issue 31)."""
-        self._encoded = [self._json(m, a) for m, a in zip(self._messages, self._api, strict=True)]
-
-    @staticmethod
-    def _json(message: Message, sent: dict[str, Any]) -> bytes:
-        if sent is not message.api():  # without its thinking: made for this copy only
-            return dumps(sent)
-        return message.derived("request_json", lambda: dumps(sent))
+    def _read_sent(self) -> None:
+        """Each message as sent and its JSON (bot/core/encoded.py): those of the messages the
+        run's last turn began with kept, the rest made now — a turn's start costs what is new
+        since the last (issue 31)."""
+        kept = _kept_sent(self.store, self.run_id)
+        seen = 0
+        if (
+            kept is not None
+            and kept.stale_before == self.stale_before
+            and len(kept.messages) <= len(self._messages)
+            and self._messages[: len(kept.messages)] == kept.messages  # the same objects
+        ):
+            seen = len(kept.messages)
+        self._api = list(kept.api[:seen]) if kept is not None else []
+        self._encoded = list(kept.encoded[:seen]) if kept is not None else []
+        for m in self._messages[seen:]:
+            self._api.append(self._sent(m))
+            self._encoded.append(dumps(self._api[-1]))
+        _keep_sent(
+            self.store,
+            self.run_id,
+            _Sent(self.stale_before, list(self._messages), list(self._api), list(self._encoded)),
+        )
 
     def append(self, role: str, content: list[dict[str, Any]]) -> None:
         seq = self.store.transcript.append(self.run_id, role=role, content=content)
         expected = (self._messages[-1].seq if self._messages else 0) + 1
         if seq != expected:  # another writer got in between: take the store's word
             self._messages = self.store.transcript.messages(self.run_id)
-            self._api = [self._sent(m) for m in self._messages]
-            self._encode()
+            self._read_sent()
             return
         message = Message(seq=seq, role=role, content=content)
         self._messages.append(message)
         self._api.append(self._sent(message))
-        self._encoded.append(self._json(message, self._api[-1]))
+        self._encoded.append(dumps(self._api[-1]))

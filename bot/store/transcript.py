@@ -12,14 +12,11 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from bot.store.core import StoreCore, dumps, insert_row
-
-T = TypeVar("T")
 
 USAGE_FIELDS = (  # as the Messages API names them
     "input_tokens",
@@ -46,14 +43,6 @@ class Message:
     @cached_property
     def _api(self) -> dict[str, Any]:
         return {"role": self.role, "content": self.content}
-
-    def derived(self, key: str, make: Callable[[], T]) -> T:
-        """A value a reader derives from this message (its JSON in a model request, say),
-        made once and kept with it: the message is read-only, so is what is made of it."""
-        kept: dict[str, Any] = self.__dict__.setdefault("_derived", {})
-        if key not in kept:
-            kept[key] = make()
-        return cast(T, kept[key])
 
 
 def decoded(row: dict[str, Any]) -> Message:
