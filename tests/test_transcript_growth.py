@@ -167,3 +167,17 @@ def test_the_kept_reading_equals_a_reading_from_the_first_message(tmp_path: Path
         state = parse(api[:k])
         assert len(state.fed) == k
     assert turns > 20
+
+
+def test_a_kept_reading_is_lent_to_one_reader_at_a_time() -> None:
+    """Two replies at once on the same messages (two runs of a server, say) never feed one
+    state: while one reads it, the other reads afresh; after, the kept one is found again."""
+    from bot.close.playbook.transcript import reading
+
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "Run the close for 2026-10."}]},
+    ]
+    with reading(messages) as first:
+        second = parse(messages)
+        assert second is not first and second.period == first.period == "2026-10"
+    assert parse(messages) in (first, second)

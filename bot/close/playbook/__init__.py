@@ -30,7 +30,7 @@ from bot.close.playbook.transcript import (
     deferred_ask,
     entry_described,
     from_an_earlier_release,
-    parse,
+    reading,
     redraft,
     say,
     typed_before,
@@ -106,7 +106,10 @@ class PlaybookModel:
         return reply
 
     def _respond(self, messages: list[dict[str, Any]], *, keep: bool = True) -> Reply:
-        state = parse(messages, keep=keep)
+        with reading(messages, keep=keep) as state:
+            return self._reply(state, messages)
+
+    def _reply(self, state: State, messages: list[dict[str, Any]]) -> Reply:
         if state.last_user_text is not None and len(messages) > 1:
             return self._chat(state)
         if not state.period:

@@ -12,6 +12,8 @@ import re
 import threading
 import uuid
 from bisect import bisect_right
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from bot.close.controls import APPROVAL_HEADER as POSTING_HEADER
@@ -193,25 +195,41 @@ def parse(messages: list[dict[str, Any]], *, keep: bool = True) -> State:
     """The transcript read: a kept state fed only what is new, else read from the first
     message. `keep=False` for messages that are not the run's (a reply supposed, not sent):
     read afresh and not kept, so the run's own state stays as it is."""
-    if keep:
-        with _STATES_LOCK:
-            for n, state in enumerate(_STATES):
-                seen = len(state.fed)
-                if seen <= len(messages) and messages[:seen] == state.fed:
-                    # the given objects from now on: an equal copy (a message this process
-                    # appended, read back from the store) is compared whole only once
-                    state.fed = messages[:seen]
-                    _STATES.append(_STATES.pop(n))
-                    break
-            else:
-                state = _fresh(messages)
-                _STATES.append(state)
-                del _STATES[:-_STATES_KEPT]
-    else:
+    with reading(messages, keep=keep) as state:
+        return state
+
+
+@contextmanager
+def reading(messages: list[dict[str, Any]], *, keep: bool = True) -> Iterator[State]:
+    """`parse`, the state lent to one reader at a time: out of the kept ones while it is
+    read (another thread given the same first messages meanwhile reads afresh), kept again
+    after."""
+    state = _taken(messages) if keep else None
+    if state is None:
         state = _fresh(messages)
     for msg in messages[len(state.fed) :]:
         state.feed(msg)
-    return state
+    try:
+        yield state
+    finally:
+        if keep:
+            with _STATES_LOCK:
+                _STATES.append(state)
+                del _STATES[:-_STATES_KEPT]
+
+
+def _taken(messages: list[dict[str, Any]]) -> State | None:
+    """A kept state fed the first of these messages, taken out of the kept ones."""
+    with _STATES_LOCK:
+        for n in range(len(_STATES) - 1, -1, -1):
+            state = _STATES[n]
+            seen = len(state.fed)
+            if seen <= len(messages) and messages[:seen] == state.fed:
+                # the given objects from now on: an equal copy (a message this process
+                # appended, read back from the store) is compared whole only once
+                state.fed = messages[:seen]
+                return _STATES.pop(n)
+    return None
 
 
 def _fresh(messages: list[dict[str, Any]]) -> State:
