@@ -67,7 +67,7 @@ class _Sent:
 
 _SENT: weakref.WeakKeyDictionary[Store, OrderedDict[str, _Sent]] = weakref.WeakKeyDictionary()
 _SENT_LOCK = threading.Lock()
-SENT_RUNS = 32  # the runs kept (the most recently begun)
+SENT_RUNS = 8  # the runs kept (the most recently begun: those in flight)
 
 
 def _kept_sent(store: Store, run_id: str) -> _Sent | None:

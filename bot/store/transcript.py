@@ -58,7 +58,7 @@ class _Kept:
     last_raw: str  # the stored text of the last one, to check it is still there
 
 
-KEPT_RUNS = 32  # the runs whose messages are kept (the most recently read)
+KEPT_RUNS = 8  # the runs whose messages are kept (the most recently read: those in flight)
 
 
 @dataclass(frozen=True)
