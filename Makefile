@@ -60,7 +60,7 @@ bench-volume: $(STAMP)  ## a month at 2,000 / 20,000 / 200,000 JIB lines vs the 
 bench-ack: $(STAMP)  ## acks, bursts, model cost, memory of paused runs (issue 11); about five minutes
 	$(PY) bench/perf.py
 
-# MANY_CLOSES: the issue's figure is 10,000 /close at once; at most 7,900 periods fit the bench's
+# MANY_CLOSES: the issue's figure is 10,000 /close at once; at most 7,899 periods fit the bench's
 # data, and on a shared 2-core machine 2,000 finish in a few minutes (bench/many_closes.py)
 MANY_CLOSES ?= 2000
 
