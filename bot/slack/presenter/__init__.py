@@ -148,11 +148,6 @@ class SlackPresenter:
     def state_line(self, run: Run) -> str:
         return self.root.state_line(run)
 
-    def flush_on(self, schedule: Callable[[Callable[[], None]], None]) -> None:
-        """Where the status updates a turn asks for at once are sent: `schedule` (the runner's
-        fast pool), off the turn's thread (issue 33)."""
-        self._status_updates.hand_off = schedule
-
     def set_status(self, run_id: str, step: str | None = None, *, again: bool = False) -> None:
         self.status.set_line(run_id, step, again=again)
 

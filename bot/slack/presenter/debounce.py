@@ -25,9 +25,6 @@ class Debounce:
     def __init__(self, send: Callable[[str], None], *, window: float = WINDOW_S) -> None:
         self._send = send
         self.window = window
-        # where flush sends (issue 33): a pool's submit, so the caller (a turn) never waits on
-        # Slack for it; None: in the caller's thread
-        self.hand_off: Callable[[Callable[[], None]], None] | None = None
         self._due: dict[str, float] = {}  # key → when its folded update goes
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -45,12 +42,8 @@ class Debounce:
         """Send the pending update of `key` now, if there is one."""
         with self._changed:
             pending = self._due.pop(key, None) is not None
-        if not pending:
-            return
-        if self.hand_off is None:
+        if pending:
             self._send(key)
-        else:
-            self.hand_off(lambda: self._send(key))
 
     def drop(self, key: str) -> None:
         """Forget a pending update: the caller shows the final state itself."""

@@ -69,7 +69,6 @@ class SlackWork:
         self.paused_by: str | None = None  # tokens_revoked / app_uninstalled, until a token works
         # installed in many workspaces (issue 32): their installation store; None: one workspace
         self.installations: Installations | None = None
-        presenter.flush_on(lambda send: runner.fast(send))  # status updates off the turn
         self.jobs = RunJobs(self)
         self.opening = Opening(self)
         self.turns = Turns(self)
