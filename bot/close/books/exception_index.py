@@ -155,19 +155,38 @@ def run_exceptions(store: Store, run_id: str, decode: Decode) -> RunExceptions:
     return fresh
 
 
+def _stamp_after(
+    kept: RunExceptions, exception_id: str, row: ExceptionRow, rowid: int
+) -> tuple[Any, ...]:
+    """The stamp the table has after this one write to the kept run, worked out (not read:
+    the read is a scan of the run's rows — issue 31). Anything else that changed the table
+    since the kept stamp makes the next read's stamp differ from it, so the run is read again
+    (reading the stamp here would have taken that change in without its rows)."""
+    n, last, decided, open_ = kept.stamp
+    at = kept.at.get(exception_id)
+    before = kept.rows[at] if at is not None else None
+    if before is None:
+        n, last = n + 1, max(last or 0, rowid)
+    times = [t for t in (decided, row["resolved_at"]) if t is not None]
+    opened = (row["status"] == "open") - (before is not None and before["status"] == "open")
+    return (n, last, max(times) if times else None, (open_ or 0) + opened)
+
+
 def written(store: Store, run_id: str, exception_id: str, decode: Decode) -> None:
     """After the Ledger wrote one exception (inside its transaction): the kept run takes the
-    row as written, under the stamp it makes. A rollback changes the stamp back: read again."""
+    row as written, under the stamp that write makes. A rollback changes the table's stamp
+    back: read again."""
     with _lock:
         kept = _runs.get(store, {}).get(run_id)
     if kept is None:
         return
-    found = store.query("select * from exceptions where id = ?", (exception_id,))
-    stamp = _stamp(store, run_id)
+    found = store.query("select rowid as _at, * from exceptions where id = ?", (exception_id,))
     if not found:
         forget(store, run_id)
         return
+    rowid = found[0].pop("_at")
     row = decode(found[0])
+    stamp = _stamp_after(kept, exception_id, row, rowid)
     rows = list(kept.rows)
     step = _step(row)
     entries = dict(kept.entries)
