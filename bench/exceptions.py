@@ -9,8 +9,8 @@ Before issue 31: 304 exceptions 21 s, 643 78 s, 1,320 488 s, 2,708 not done in 6
 decision re-read and re-decoded every exception; the playbook re-decoded the transcript).
 With the exceptions indexed: 305 → 5.7 s CPU, 1,305 → 48.9 s, 2,700 not done in 194 s (the
 store decoded the whole transcript at each turn and the playbook re-read it at each step).
-With both read once (docs/performance.md, "Distinct exceptions (issue 31)"): 305 → 2.9 s CPU,
-1,305 → 11.1 s, 2,705 → 24.4 s (9.0 ms each; largest ÷ smallest 0.96).
+With both read once (docs/performance.md, issue 31): 1,305 → 8.9 s CPU, 2,705 → 18.0 s CPU and
+29.5 s wall (6.7 ms each at both sizes).
 Printed, never asserted: the machine is shared and its wall time moves with the load (CPU
 time is the steadier figure).
 """
