@@ -31,7 +31,8 @@ from bot.sandbox.slack_api.fake import FakeSlack, parse_params
 from bot.sandbox.slack_api.workspace import BOT_USER
 
 # oauth.v2.access: "The temporary authorization code expires after ten minutes", and a code
-# is exchanged once (docs.slack.dev/authentication/installing-with-oauth, step 3).
+# is exchanged once (docs.slack.dev/authentication/installing-with-oauth, "Exchanging a
+# temporary authorization code for an access token").
 CODE_SECONDS = 10 * 60
 # Rotated access tokens live 12 hours (`expires_in: 43200`, docs.slack.dev/authentication/
 # using-token-rotation).
