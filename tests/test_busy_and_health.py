@@ -26,13 +26,12 @@ from bot.slack.http.server import HttpServer
 from tests.conftest import WI_QUESTION, Clock, ScriptedModel, ask_input, text, tool_use
 from tests.slack_harness import Harness
 
-LOCKER = (
-    "import sqlite3, sys\n"
-    "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
-    "c.execute('BEGIN IMMEDIATE')\n"
-    "print('locked', flush=True)\n"
-    "sys.stdin.read()\n"
-    "c.execute('ROLLBACK')\n"
+LOCKER = (  # a store's write transaction: SQLite's BEGIN IMMEDIATE, PostgreSQL's write lock
+    "import sys\n"
+    "from bot.store import Store\n"
+    "with Store(sys.argv[1]).write():\n"
+    "    print('locked', flush=True)\n"
+    "    sys.stdin.read()\n"
 )
 BOUND = 5.0  # seconds; a request that waited on the lock would take the 10 s busy timeout
 
@@ -121,6 +120,7 @@ def test_a_thread_message_under_a_lock_is_answered_busy(bot: Harness, db_path: P
     assert "could not read your message" in notice
 
 
+@pytest.mark.sqlite_only("SQLite's query_only pragma makes the file read-only")
 def test_a_read_only_database_answers_close_with_a_reason_not_a_500(bot: Harness) -> None:
     bot.store.db.execute("pragma query_only = on")  # SQLite refuses every write: SQLITE_READONLY
     response = bot.command("2026-10")

@@ -118,6 +118,7 @@ def test_bad_input_gets_one_clear_line_and_changes_nothing(
         assert Store(db_path).runs.recent() == []
 
 
+@pytest.mark.sqlite_only("a file that is not an SQLite database")
 def test_a_file_that_is_not_a_database_is_refused_clearly(tmp_path: Path) -> None:
     bogus = tmp_path / "notes.txt"
     bogus.write_text("this is not sqlite " * 100)
@@ -187,6 +188,7 @@ def _read_until(
     raise AssertionError(f"{pattern!r} never appeared; got: {seen[-1500:]}")
 
 
+@pytest.mark.sqlite_only("reads the file with sqlite3 after the processes")
 def test_resume_after_the_process_was_killed_with_a_question_pending(db_path: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "bot", "run", "2026-10"],
