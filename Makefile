@@ -39,10 +39,14 @@ test: lint  ## lint, type-check and the whole test suite (on SQLite, then on a r
 	$(MAKE) test-pg
 
 # The same tests on a PostgreSQL server they start themselves (tests/pg_backend.py; Debian's
-# `postgresql` package, which .ci/run installs). The `slow` ones (subprocesses, browsers,
-# earlier releases' SQLite files) run on SQLite only, for now.
+# `postgresql` package, which .ci/run installs): every test not marked `slow`, and the slow
+# ones about processes sharing a database (replicas, a kill mid-turn, a held lock). The other
+# slow ones (browsers, earlier releases' SQLite files, benches) run on SQLite only, for now.
+PG_SLOW := tests/test_two_processes.py tests/test_recovery.py tests/test_busy_and_health.py \
+	tests/test_ack_path.py tests/test_approvals.py
 test-pg: $(STAMP)  ## the suite on PostgreSQL (CLOSEBOT_TEST_BACKEND=postgresql)
 	CLOSEBOT_TEST_BACKEND=postgresql $(VENV)/bin/pytest -q -m "not slow"
+	CLOSEBOT_TEST_BACKEND=postgresql $(VENV)/bin/pytest -q $(PG_SLOW)
 
 test-fast: $(STAMP)  ## while editing: ruff and the unit tests (not the `slow` ones), under a minute
 	$(VENV)/bin/ruff check bot tests bench
