@@ -45,35 +45,47 @@ class Schemas:
         self.server = server
         self.base = server.create_database(DATABASE)
         self.admin = psycopg.connect(self.base, autocommit=True)
+        self.made: dict[Path, str] = {}  # the files whose stores are kept here, and where
 
-    def drop_all(self) -> None:
-        """Drop every test schema (one a store left open still locks is left: its locks go
-        with the store, and the next test drops it)."""
+    def drop(self, paths: list[Path]) -> None:
+        """Drop the schemas of a test's own files (one a store left open still locks is left;
+        a module's files, made under another folder, stay for its other tests)."""
         self.admin.execute("set lock_timeout = 2000")
-        names = self.admin.execute(
-            "select nspname from pg_namespace where nspname like 's\\_%'"
-        ).fetchall()
-        for (name,) in names:
+        for name in {redirect.schema_for(p) for p in paths}:
+            for p in paths:
+                self.made.pop(p, None)
             with contextlib.suppress(psycopg.Error):
                 self.admin.execute(f"drop schema {name} cascade")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def pg_schemas() -> Iterator[Schemas | None]:
+    """The session's server, and every store opened on a file kept there from now on (before
+    any module's fixtures make theirs), in this process and the ones tests start."""
     if not on_postgresql():
         yield None
         return
     server = pg_server.start()
+    saved = {k: os.environ.get(k) for k in (redirect.BASE_ENV, "PYTHONPATH")}
     try:
         schemas = Schemas(server)
+        os.environ[redirect.BASE_ENV] = schemas.base
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SITE), saved["PYTHONPATH"]]))
+        original = redirect.install(schemas.base, schemas.made)
         yield schemas
+        StoreCore.__init__ = original  # type: ignore[method-assign]
         schemas.admin.close()
     finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         server.stop()
 
 
 @pytest.fixture(autouse=True)
-def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def store_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """'sqlite' or 'postgresql': where this test's stores are kept (see the module's doc)."""
     if not on_postgresql():
         yield "sqlite"
@@ -82,14 +94,6 @@ def store_backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     if only is not None:
         pytest.skip(f"SQLite only: {only.args[0] if only.args else 'about the SQLite file'}")
     schemas: Schemas = request.getfixturevalue("pg_schemas")
-    # the processes this test starts keep their stores on the server too (pg_site/)
-    monkeypatch.setenv(redirect.BASE_ENV, schemas.base)
-    monkeypatch.setenv(
-        "PYTHONPATH", os.pathsep.join(filter(None, [str(SITE), os.environ.get("PYTHONPATH")]))
-    )
-    original = redirect.install(schemas.base)
-    try:
-        yield "postgresql"
-    finally:
-        StoreCore.__init__ = original  # type: ignore[method-assign]
-        schemas.drop_all()
+    own = request.getfixturevalue("tmp_path").resolve()
+    yield "postgresql"
+    schemas.drop([p for p in list(schemas.made) if p.resolve().is_relative_to(own)])

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from bot.close import DOMAIN
 from bot.store import Store
 from tests.cli_run import ONE, TIMEOUT
@@ -81,6 +83,9 @@ def counts(db: Path) -> tuple[int, int]:
     return int(runs), int(events)
 
 
+@pytest.mark.sqlite_only(
+    "another process holds the SQLite file's lock through sqlite3 (on PostgreSQL, closebot run waits on the lock itself)"
+)
 def test_a_run_against_a_held_database_says_it_waits_and_carries_on_once_let_go(
     db_path: Path,
 ) -> None:
@@ -96,6 +101,9 @@ def test_a_run_against_a_held_database_says_it_waits_and_carries_on_once_let_go(
     assert counts(db_path)[0] == 1
 
 
+@pytest.mark.sqlite_only(
+    "another process holds the SQLite file's lock through sqlite3 (on PostgreSQL, closebot run waits on the lock itself)"
+)
 def test_a_run_whose_wait_passes_its_bound_exits_2_and_changes_nothing(db_path: Path) -> None:
     made(db_path)
     before = counts(db_path)

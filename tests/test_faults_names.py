@@ -49,6 +49,7 @@ def named_in_log(db: Path, run_id: str) -> set[str]:
         store.close()
 
 
+@pytest.mark.sqlite_only("edits the SQLite file through sqlite3, outside closebot")
 def test_an_approvers_name_edited_in_the_database_is_found_by_verify_and_the_doctor(
     fake: FakeSlack, db_path: Path
 ) -> None:
@@ -71,6 +72,7 @@ def test_an_approvers_name_edited_in_the_database_is_found_by_verify_and_the_doc
     assert code == 1 and "is sound" not in out and f"people:{APPROVER}" in out, out
 
 
+@pytest.mark.sqlite_only("edits the SQLite file through sqlite3, outside closebot")
 def test_a_name_added_or_deleted_outside_closebot_is_found(fake: FakeSlack, db_path: Path) -> None:
     run_id = closed_in_slack(fake, db_path)
     with sqlite3.connect(db_path) as conn:
@@ -86,6 +88,7 @@ def test_a_name_added_or_deleted_outside_closebot_is_found(fake: FakeSlack, db_p
     assert code == 1 and f"people:{APPROVER}" in out and "people:UMALLORY" in out, out
 
 
+@pytest.mark.sqlite_only("edits the SQLite file through sqlite3, outside closebot")
 def test_a_name_slack_changes_is_recorded_and_still_verifies(
     fake: FakeSlack, db_path: Path
 ) -> None:
@@ -106,6 +109,7 @@ def test_a_name_slack_changes_is_recorded_and_still_verifies(
     assert cli(db_path, "doctor")[0] == 0
 
 
+@pytest.mark.sqlite_only("edits the SQLite file through sqlite3, outside closebot")
 def test_names_an_earlier_release_kept_verify_after_the_upgrade_and_an_edit_then_shows(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -22,6 +22,9 @@ import pytest
 
 from tests.cli_run import ONE, closebot, run_id_of
 
+# the closes here are copied, read and tampered with as SQLite files, through sqlite3
+pytestmark = pytest.mark.sqlite_only("tampers with SQLite files through sqlite3")
+
 # every recommendation at the console (Baker short-paid, Smith's decimal accepted from
 # 2026-07-01), one approval, the flux item explained, signed off
 ONE_POSTER = "5\n3\n1\n1\n1\n3\n2\n1\n3\n1\n1\n1\n\n"
@@ -765,6 +768,7 @@ def doctor(db: Path) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file through sqlite3, outside closebot")
 @pytest.mark.parametrize("edit", EDITS, ids=[e.__name__ for e in EDITS])
 def test_each_tampering_edit_verify_finds_the_doctor_finds_too(
     closed: Closed, tmp_path: Path, edit: Edit
@@ -800,6 +804,7 @@ def delete_run_whole(conn: sqlite3.Connection, run: str) -> None:
     conn.execute("delete from runs where id = ?", (run,))
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file through sqlite3, outside closebot")
 def test_a_posted_run_deleted_whole_is_found_and_its_period_never_posts_twice(
     closed: Closed, tmp_path: Path
 ) -> None:
@@ -824,6 +829,7 @@ def test_a_posted_run_deleted_whole_is_found_and_its_period_never_posts_twice(
         assert one(conn, "select count(*) from journal_batches where status = 'posted'") == 0
 
 
+@pytest.mark.sqlite_only("tampers with the SQLite file through sqlite3, outside closebot")
 def test_the_register_cut_short_is_found(closed: Closed, tmp_path: Path) -> None:
     db = tmp_path / "closebot.db"
     shutil.copy(closed.db, db)

@@ -32,13 +32,14 @@ def url_for(base: str, path: Path) -> str:
     return f"{base}?options=-csearch_path%3D{name}"
 
 
-def install(base: str) -> Any:
-    """Redirect StoreCore to the server; returns the original __init__ (to put back)."""
+def install(base: str, made: dict[Path, str] | None = None) -> Any:
+    """Redirect StoreCore to the server; returns the original __init__ (to put back).
+    `made`: the paths redirected, and their URLs, are kept there."""
     from bot.store import pg
     from bot.store.core import StoreCore
 
     original = StoreCore.__init__
-    made: dict[Path, str] = {}
+    made = {} if made is None else made
 
     def on_server(self: StoreCore, path: Any, *, url: str | None = None, **kw: Any) -> None:
         if url is None and not pg.is_url(path) and str(path) != ":memory:":
