@@ -281,7 +281,7 @@ class Harness:
         assert self.dispatch(body, FORM).status == 200
         # the card's redraw on its way (not the whole runner: a slow download may hold it)
         key = pick_key(question_id)
-        assert self.fake.wait_for(lambda: not self.service.runner.busy(key), timeout=20)
+        assert self.service.runner.wait_done(key, 20), "the card's redraw did not finish"
         # the card as redrawn; one answered meanwhile (or a copy the test keeps) as it was
         fresh = self.form_of(question_id)
         redrawn = fresh["ts"] == message["ts"] and any(

@@ -194,6 +194,17 @@ class Runner:
             with self._lock:
                 queue.popleft()
 
+    def wait_done(self, key: str, timeout: float) -> bool:
+        """Block until no job with this key is held, queued or running (tests: one card's
+        redraw, while a slow download keeps the runner busy); False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(
+                lambda: (
+                    not self._outstanding and key not in self._queues and key not in self._fast_keys
+                ),
+                timeout=timeout,
+            )
+
     def wait_idle(self, timeout: float) -> bool:
         """Block until no job is queued or running (tests, shutdown); False on timeout."""
         with self._idle:
