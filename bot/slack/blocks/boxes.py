@@ -57,9 +57,22 @@ def why_needed(ask: Ask, picks: Picks) -> bool:
 
 def other_box(block_id: str, label: str, initial: str | None = None) -> dict[str, Any]:
     """The card's one box for a typed answer."""
+    return _text_box(block_id, OTHER_ACTION, label, initial, optional=True)
+
+
+def why_box(block_id: str, initial: str | None = None) -> dict[str, Any]:
+    """The card's one Why box: required only where the answer overrides a ⭐ (the server
+    checks it: bot/core/questions/responses.needs_why), so labelled so, not "(optional)"."""
+    return _text_box(block_id, WHY_ACTION, "Why (required if not the ⭐)", initial, optional=False)
+
+
+def _text_box(
+    block_id: str, action_id: str, label: str, initial: str | None, *, optional: bool
+) -> dict[str, Any]:
+    """An input block of one plain-text box (3,000 characters, Slack's most), kept as typed."""
     element: dict[str, Any] = {
         "type": "plain_text_input",
-        "action_id": OTHER_ACTION,
+        "action_id": action_id,
         "max_length": 3000,
     }
     if initial:
@@ -68,26 +81,7 @@ def other_box(block_id: str, label: str, initial: str | None = None) -> dict[str
         "type": "input",
         "block_id": block_id,
         "label": plain(label, MAX_LABEL),
-        "optional": True,
-        "element": element,
-    }
-
-
-def why_box(block_id: str, initial: str | None = None) -> dict[str, Any]:
-    """The card's one Why box: required only where the answer overrides a ⭐ (the server
-    checks it: bot/core/questions/responses.needs_why), so labelled so, not "(optional)"."""
-    element: dict[str, Any] = {
-        "type": "plain_text_input",
-        "action_id": WHY_ACTION,
-        "max_length": 3000,
-    }
-    if initial:
-        element["initial_value"] = initial[:3000]
-    return {
-        "type": "input",
-        "block_id": block_id,
-        "label": plain("Why (required if not the ⭐)", MAX_LABEL),
-        "optional": False,
+        "optional": optional,
         "element": element,
     }
 
